@@ -1,0 +1,59 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Meridian",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "meridian", targets: ["meridian"]),
+        .library(name: "MeridianCore", targets: ["MeridianCore"]),
+        .library(name: "MeridianProtocol", targets: ["MeridianProtocol"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // libwebsockets, imported only by MeridianTransport.
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        // The session model and its rules: no I/O, no clocks, no threads.
+        .target(name: "MeridianCore"),
+        // Protocol v1: JSON text frames <-> core commands and events.
+        .target(name: "MeridianProtocol", dependencies: ["MeridianCore"]),
+        // WebSocket + HTTP on libwebsockets: one service thread, framed fan-out.
+        .target(
+            name: "MeridianTransport",
+            dependencies: [
+                "CLibWebSockets",
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+        // Sessions hosted on the transport: routing, history, resume.
+        .target(
+            name: "MeridianServer",
+            dependencies: [
+                "MeridianCore", "MeridianProtocol", "MeridianTransport",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "meridian",
+            dependencies: [
+                "MeridianServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore", "MeridianProtocol"]),
+        .testTarget(
+            name: "MeridianServerTests",
+            dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore"]
+        ),
+    ]
+)

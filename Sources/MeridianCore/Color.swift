@@ -1,0 +1,48 @@
+/// An sRGB colour with alpha. Written on the wire as `#rrggbb` or `#rrggbbaa`.
+public struct Color: Hashable, Sendable, CustomStringConvertible {
+    public var red: UInt8
+    public var green: UInt8
+    public var blue: UInt8
+    public var alpha: UInt8
+
+    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+    }
+
+    /// Parses `#rgb`, `#rrggbb` or `#rrggbbaa` (hex digits in either case).
+    public init?(hex: String) {
+        let digits = Array(hex.utf8)
+        guard digits.first == UInt8(ascii: "#") else { return nil }
+        var values: [UInt8] = []
+        for d in digits.dropFirst() {
+            switch d {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(d - 48)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): values.append(d - 87)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): values.append(d - 55)
+            default: return nil
+            }
+        }
+        switch values.count {
+        case 3: self.init(red: values[0] * 17, green: values[1] * 17, blue: values[2] * 17)
+        case 6, 8:
+            let bytes = stride(from: 0, to: values.count, by: 2).map { values[$0] << 4 | values[$0 + 1] }
+            self.init(red: bytes[0], green: bytes[1], blue: bytes[2], alpha: bytes.count == 4 ? bytes[3] : 255)
+        default: return nil
+        }
+    }
+
+    public var description: String {
+        let hex = Array("0123456789abcdef")
+        var s = "#"
+        for b in alpha == 255 ? [red, green, blue] : [red, green, blue, alpha] {
+            s.append(hex[Int(b >> 4)])
+            s.append(hex[Int(b & 15)])
+        }
+        return s
+    }
+
+    public static let defaultTint = Color(red: 0x00, green: 0x7a, blue: 0xff)
+}

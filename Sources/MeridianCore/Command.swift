@@ -1,0 +1,80 @@
+/// Which camera a camera change moves.
+public enum CameraTarget: Hashable, Sendable {
+    /// The sender's own camera (presence).
+    case own
+    /// The session's shared (presenter) camera; needs the camera lease.
+    case shared
+}
+
+/// A step of a camera change (regionWillChange / regionIsChanging / regionDidChange).
+public enum CameraPhase: Hashable, Sendable {
+    case begin(animated: Bool)
+    case changing(Camera)
+    case end(Camera, animated: Bool)
+
+    public var camera: Camera? {
+        switch self {
+        case .begin: nil
+        case .changing(let c), .end(let c, _): c
+        }
+    }
+}
+
+/// What a participant asks to join as.
+public struct JoinRequest: Hashable, Sendable {
+    public var name: String
+    public var role: Role
+    public var hidden: Bool
+    public var color: Color?
+    public init(name: String, role: Role, hidden: Bool = false, color: Color? = nil) {
+        self.name = name
+        self.role = role
+        self.hidden = hidden
+        self.color = color
+    }
+}
+
+/// Everything a participant can ask of a session. Every command is validated
+/// by the session; a refused command changes nothing.
+public enum Command: Hashable, Sendable {
+    case camera(CameraTarget, CameraPhase, viewport: Viewport?)
+    case acquireCameraLease(force: Bool)
+    case releaseCameraLease
+    case follow(FollowTarget?)
+    case addAnnotation(Annotation)
+    case updateAnnotation(id: String, AnnotationPatch)
+    case removeAnnotation(id: String)
+    case select(annotation: String)
+    case deselect
+    case showCallout(Callout)
+    case hideCallout
+    case tapCallout(Callout.Part)
+    case drag(annotation: String, state: DragState, coordinate: Coordinate?)
+    case mapLoad(MapLoad)
+    case location(UserLocation?)
+    case configure(SettingsPatch)
+
+    /// The command's name on the wire, used in logs and metrics.
+    public var name: String {
+        switch self {
+        case .camera(_, .begin, _): "camera.begin"
+        case .camera(_, .changing, _): "camera.changing"
+        case .camera(_, .end, _): "camera.end"
+        case .acquireCameraLease: "camera.lease.acquire"
+        case .releaseCameraLease: "camera.lease.release"
+        case .follow: "follow"
+        case .addAnnotation: "annotation.add"
+        case .updateAnnotation: "annotation.update"
+        case .removeAnnotation: "annotation.remove"
+        case .select: "select"
+        case .deselect: "deselect"
+        case .showCallout: "callout.show"
+        case .hideCallout: "callout.hide"
+        case .tapCallout: "callout.tap"
+        case .drag: "drag"
+        case .mapLoad: "map.load"
+        case .location: "location"
+        case .configure: "session.configure"
+        }
+    }
+}

@@ -1,0 +1,60 @@
+/// Drag state of an annotation for one participant (`MKAnnotationViewDragState`).
+public enum DragState: String, Hashable, Sendable, CaseIterable {
+    case none, starting, dragging, canceling, ending
+
+    /// The legal transitions. `ending → none` and `canceling → none` are taken
+    /// by the server itself; `starting → none` is never legal.
+    public func canMove(to next: DragState) -> Bool {
+        switch (self, next) {
+        case (.none, .starting), (.starting, .dragging), (.starting, .canceling),
+             (.dragging, .dragging), (.dragging, .ending), (.dragging, .canceling),
+             (.ending, .none), (.canceling, .none):
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+/// How concurrent drags of one annotation are resolved.
+public enum DragPolicy: String, Hashable, Sendable, CaseIterable {
+    /// The first `starting` in server order leases the annotation; others are refused.
+    case exclusive
+    /// As exclusive, but an owner may take over an editor's drag.
+    case priority
+    /// No lease: moves apply in server order; the last `ending` decides.
+    case lastWriterWins = "last-writer-wins"
+}
+
+/// One participant's drag in progress (state `starting` or `dragging`).
+public struct ActiveDrag: Hashable, Sendable {
+    public var participant: ParticipantID
+    public var state: DragState
+    /// This drag's own latest coordinate (what its `ending` commits).
+    public var coordinate: Coordinate
+    /// When the lease was last refreshed by a `starting` or a move.
+    public var lastActivity: Duration
+}
+
+/// The drags in progress on one annotation. Under `exclusive` and `priority`
+/// there is at most one; under `last-writer-wins` there may be several.
+public struct DragGroup: Hashable, Sendable {
+    /// The last committed coordinate: what a final `canceling` restores.
+    public var origin: Coordinate
+    /// In the order they started.
+    public var drags: [ActiveDrag]
+
+    public func drag(of participant: ParticipantID) -> ActiveDrag? {
+        drags.first { $0.participant == participant }
+    }
+}
+
+/// Why the server ended a drag itself.
+public enum DragEndReason: String, Hashable, Sendable {
+    case leaseExpired = "lease_expired"
+    case holderLeft = "holder_left"
+    case preempted
+    case annotationRemoved = "annotation_removed"
+    case annotationChanged = "annotation_changed"
+    case policyChanged = "policy_changed"
+}

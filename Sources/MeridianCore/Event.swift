@@ -1,0 +1,47 @@
+/// A change the session broadcasts. Every participant sees events in the same order.
+public enum Event: Hashable, Sendable {
+    case participantJoined(Participant)
+    case participantLeft(ParticipantID, reason: String)
+    /// A camera step. For `.own` targets, `participant` is the mover.
+    case camera(CameraTarget, participant: ParticipantID, CameraPhase, viewport: Viewport?)
+    /// The shared camera lease changed hands (holder nil: released).
+    case cameraLease(holder: ParticipantID?, reason: String)
+    case follow(ParticipantID, FollowTarget?)
+    case annotationAdded(Annotation)
+    case annotationUpdated(Annotation)
+    case annotationRemoved(String)
+    /// A participant's selection. `showsCallout`: the selector's own callout shows.
+    case selection(ParticipantID, annotation: String?, showsCallout: Bool)
+    case calloutShown(Callout, by: ParticipantID)
+    case calloutHidden(reason: String)
+    case calloutTapped(Callout.Part, by: ParticipantID, anchor: Callout.Anchor)
+    /// A drag step. `coordinate` is the annotation's coordinate after the step.
+    case drag(annotation: String, participant: ParticipantID, state: DragState, coordinate: Coordinate, reason: DragEndReason?)
+    case mapLoad(ParticipantID, MapLoad)
+    /// The participant's location as others may see it (coarsened when reduced).
+    case location(ParticipantID, UserLocation?)
+    case settings(SessionSettings)
+}
+
+/// Key under which a newer transient event replaces an older unsent one.
+public enum ConflationKey: Hashable, Sendable {
+    case ownCamera(ParticipantID)
+    case sharedCamera
+    case dragMove(annotation: String, participant: ParticipantID)
+    case location(ParticipantID)
+}
+
+/// An event as the session emits it.
+public struct Emitted: Hashable, Sendable {
+    public var event: Event
+    /// Discrete events get the next `seq`; transient events carry the `seq`
+    /// they follow and are not numbered.
+    public var seq: UInt64
+    /// Set for transient events: frames that may be conflated for slow receivers
+    /// and are not kept in history.
+    public var conflation: ConflationKey?
+    /// A participant who must not receive it (it learns the change otherwise).
+    public var excluding: ParticipantID?
+
+    public var isTransient: Bool { conflation != nil }
+}

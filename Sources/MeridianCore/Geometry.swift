@@ -1,0 +1,107 @@
+/// A geographic coordinate in degrees (WGS 84).
+public struct Coordinate: Hashable, Sendable {
+    public var latitude: Double
+    public var longitude: Double
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
+/// A camera looking at the map: centre, zoom level, pitch (degrees from
+/// vertical) and bearing (degrees clockwise from north).
+public struct Camera: Hashable, Sendable {
+    public var center: Coordinate
+    public var zoom: Double
+    public var pitch: Double
+    public var bearing: Double
+    public init(center: Coordinate, zoom: Double, pitch: Double = 0, bearing: Double = 0) {
+        self.center = center
+        self.zoom = zoom
+        self.pitch = pitch
+        self.bearing = bearing
+    }
+}
+
+/// The size of a participant's map view, in points.
+public struct Viewport: Hashable, Sendable {
+    public var width: Double
+    public var height: Double
+    public init(width: Double, height: Double) {
+        self.width = width
+        self.height = height
+    }
+}
+
+/// A screen offset in points (x to the right, y down).
+public struct Offset: Hashable, Sendable {
+    public var dx: Double
+    public var dy: Double
+    public static let zero = Offset(dx: 0, dy: 0)
+    public init(dx: Double, dy: Double) {
+        self.dx = dx
+        self.dy = dy
+    }
+}
+
+/// A south-west / north-east box. When `southWest.longitude` is greater than
+/// `northEast.longitude` the box crosses the antimeridian.
+public struct Bounds: Hashable, Sendable {
+    public var southWest: Coordinate
+    public var northEast: Coordinate
+    public init(southWest: Coordinate, northEast: Coordinate) {
+        self.southWest = southWest
+        self.northEast = northEast
+    }
+
+    public var crossesAntimeridian: Bool { southWest.longitude > northEast.longitude }
+
+    public func contains(_ c: Coordinate) -> Bool {
+        guard c.latitude >= southWest.latitude, c.latitude <= northEast.latitude else { return false }
+        return containsLongitude(c.longitude)
+    }
+
+    func containsLongitude(_ lon: Double) -> Bool {
+        crossesAntimeridian
+            ? (lon >= southWest.longitude || lon <= northEast.longitude)
+            : (lon >= southWest.longitude && lon <= northEast.longitude)
+    }
+
+    /// The nearest coordinate inside the box.
+    public func clamp(_ c: Coordinate) -> Coordinate {
+        let lat = min(max(c.latitude, southWest.latitude), northEast.latitude)
+        guard !containsLongitude(c.longitude) else { return Coordinate(latitude: lat, longitude: c.longitude) }
+        // Outside in longitude: snap to whichever edge is nearer around the globe.
+        let toWest = Geo.angularDistance(c.longitude, southWest.longitude)
+        let toEast = Geo.angularDistance(c.longitude, northEast.longitude)
+        return Coordinate(latitude: lat, longitude: toWest <= toEast ? southWest.longitude : northEast.longitude)
+    }
+}
+
+/// Numeric limits and helpers shared by validation.
+public enum Geo {
+    /// The largest latitude Web Mercator can show.
+    public static let maxMercatorLatitude = 85.0511
+    public static let maxZoom = 24.0
+    public static let maxPitch = 85.0
+
+    /// Wraps a longitude into [-180, 180).
+    public static func wrapLongitude(_ lon: Double) -> Double {
+        var l = (lon + 180).truncatingRemainder(dividingBy: 360)
+        if l < 0 { l += 360 }
+        return l - 180
+    }
+
+    /// Wraps a bearing into [0, 360).
+    public static func wrapBearing(_ b: Double) -> Double {
+        var r = b.truncatingRemainder(dividingBy: 360)
+        if r < 0 { r += 360 }
+        return r == 360 ? 0 : r
+    }
+
+    /// Degrees between two longitudes the short way round.
+    static func angularDistance(_ a: Double, _ b: Double) -> Double {
+        let d = abs(wrapLongitude(a) - wrapLongitude(b))
+        return min(d, 360 - d)
+    }
+}

@@ -1,0 +1,90 @@
+/// A JSON value, used for free-form annotation metadata and by the wire codec.
+///
+/// Objects keep their keys sorted when written, so the same value always
+/// encodes to the same bytes.
+public enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+}
+
+extension JSONValue {
+    /// The value as compact JSON text (UTF-8).
+    public var encoded: [UInt8] {
+        var out: [UInt8] = []
+        JSONWriter.write(self, into: &out)
+        return out
+    }
+
+    /// True when every number inside is finite.
+    public var isFinite: Bool {
+        switch self {
+        case .number(let n): return n.isFinite
+        case .array(let a): return a.allSatisfy(\.isFinite)
+        case .object(let o): return o.values.allSatisfy(\.isFinite)
+        default: return true
+        }
+    }
+}
+
+/// Appends compact JSON text to a byte buffer. Shared by the core (to size
+/// metadata) and the wire codec (to encode every outgoing message).
+public enum JSONWriter {
+    public static func write(_ value: JSONValue, into out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): writeNumber(n, into: &out)
+        case .string(let s): writeString(s, into: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                write(item, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            out.append(UInt8(ascii: "{"))
+            for (i, key) in fields.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                write(fields[key]!, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Integral values within ±2^53 are written without a fraction; others in
+    /// Swift's shortest round-trip form. Non-finite numbers (never valid in
+    /// state) are written as null.
+    public static func writeNumber(_ n: Double, into out: inout [UInt8]) {
+        guard n.isFinite else { out.append(contentsOf: "null".utf8); return }
+        if n == n.rounded(), abs(n) < 9_007_199_254_740_992 {
+            out.append(contentsOf: String(Int64(n)).utf8)
+        } else {
+            out.append(contentsOf: "\(n)".utf8)
+        }
+    }
+
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
+            case 0x0A: out.append(contentsOf: [92, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [92, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [92, UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,127 @@
+extension Session {
+    mutating func drag(_ id: String, to next: DragState, coordinate: Coordinate?, by p: Participant, at now: Duration) throws(SessionError) -> [Emitted] {
+        try requireEditor(p, "drag annotations")
+        let a = try existingAnnotation(id)
+        guard let point = a.point else { throw SessionError(.notDraggable, "only point annotations can be dragged; \"\(id)\" is a \(a.shape.name)", field: "id") }
+        guard point.draggable, a.enabled else {
+            throw SessionError(.notDraggable, "annotation \"\(id)\" is \(a.enabled ? "not draggable" : "disabled")", field: "id")
+        }
+        if let coordinate { try validator.coordinate(coordinate, "coordinate") }
+        let current = dragState(of: id, by: p.id)
+        guard next != .none, current.canMove(to: next) else {
+            let hint = next == .none
+                ? "; a drag reaches none through ending or canceling, never from the client"
+                : ""
+            throw SessionError(.illegalDragTransition, "illegal drag transition \(current.rawValue) → \(next.rawValue) for \"\(id)\"\(hint)", field: "state")
+        }
+        switch next {
+        case .starting: return try startDrag(id, at: point.coordinate, by: p, now: now)
+        case .dragging:
+            guard let coordinate else { throw .invalid("coordinate", "required for dragging") }
+            return moveDrag(id, to: coordinate, by: p.id, now: now, first: current == .starting)
+        case .ending: return endDrag(id, at: coordinate, by: p.id)
+        case .canceling: return cancelDrag(of: id, by: p.id, reason: nil)
+        case .none: return []
+        }
+    }
+
+    private mutating func startDrag(_ id: String, at coordinate: Coordinate, by p: Participant, now: Duration) throws(SessionError) -> [Emitted] {
+        var out: [Emitted] = []
+        if settings.dragPolicy != .lastWriterWins, let holder = drags[id]?.drags.first {
+            let holderRole = participants[holder.participant]?.role
+            let preempts = settings.dragPolicy == .priority && p.role == .owner && holderRole != .owner
+            guard preempts else {
+                let name = participants[holder.participant]?.name ?? holder.participant
+                throw SessionError(.dragConflict, "annotation \"\(id)\" is being dragged by \(name) (\(holder.participant))", holder: holder.participant)
+            }
+            out += cancelDrag(of: id, by: holder.participant, reason: .preempted)
+        }
+        let live = annotations[id]!.point!.coordinate
+        let drag = ActiveDrag(participant: p.id, state: .starting, coordinate: live, lastActivity: now)
+        if drags[id] == nil {
+            drags[id] = DragGroup(origin: coordinate, drags: [drag])
+        } else {
+            drags[id]!.drags.append(drag)
+        }
+        out.append(emit(.drag(annotation: id, participant: p.id, state: .starting, coordinate: live, reason: nil)))
+        return out
+    }
+
+    /// A move. The first (`starting → dragging`) is a discrete event; later
+    /// moves are transient and may be conflated.
+    private mutating func moveDrag(_ id: String, to coordinate: Coordinate, by pid: ParticipantID, now: Duration, first: Bool) -> [Emitted] {
+        updateDrag(id, pid) {
+            $0.state = .dragging
+            $0.coordinate = coordinate
+            $0.lastActivity = now
+        }
+        setCoordinate(id, coordinate)
+        let key: ConflationKey? = first ? nil : .dragMove(annotation: id, participant: pid)
+        return [emit(.drag(annotation: id, participant: pid, state: .dragging, coordinate: coordinate, reason: nil), transient: key)]
+    }
+
+    /// `ending` commits the drag's coordinate, then the drag returns to `none`.
+    private mutating func endDrag(_ id: String, at coordinate: Coordinate?, by pid: ParticipantID) -> [Emitted] {
+        let final = coordinate ?? drags[id]!.drag(of: pid)!.coordinate
+        removeDrag(id, pid)
+        setCoordinate(id, final)
+        drags[id]?.origin = final
+        return [
+            emit(.drag(annotation: id, participant: pid, state: .ending, coordinate: final, reason: nil)),
+            emit(.drag(annotation: id, participant: pid, state: .none, coordinate: final, reason: nil)),
+        ]
+    }
+
+    /// `canceling` restores the coordinate the drag started from (unless
+    /// other drags of the annotation go on), then the drag returns to `none`.
+    mutating func cancelDrag(of id: String, by pid: ParticipantID, reason: DragEndReason?) -> [Emitted] {
+        guard let group = drags[id], group.drag(of: pid) != nil else { return [] }
+        removeDrag(id, pid)
+        if drags[id] == nil { setCoordinate(id, group.origin) }
+        let coordinate = annotations[id]!.point!.coordinate
+        return [
+            emit(.drag(annotation: id, participant: pid, state: .canceling, coordinate: coordinate, reason: reason)),
+            emit(.drag(annotation: id, participant: pid, state: .none, coordinate: coordinate, reason: reason)),
+        ]
+    }
+
+    mutating func cancelAllDrags(of id: String, reason: DragEndReason) -> [Emitted] {
+        var out: [Emitted] = []
+        while let pid = drags[id]?.drags.last?.participant {
+            out += cancelDrag(of: id, by: pid, reason: reason)
+        }
+        return out
+    }
+
+    /// Cancels every drag idle for longer than the lease timeout.
+    public mutating func expireDrags(at now: Duration) -> [Emitted] {
+        var out: [Emitted] = []
+        for id in drags.keys.sorted() {
+            for drag in drags[id]?.drags ?? [] where now - drag.lastActivity >= settings.leaseTimeout {
+                out += cancelDrag(of: id, by: drag.participant, reason: .leaseExpired)
+            }
+        }
+        return out
+    }
+
+    /// The earliest time a drag lease can expire, if any drag is in progress.
+    public var nextDragExpiry: Duration? {
+        drags.values.flatMap(\.drags).map { $0.lastActivity + settings.leaseTimeout }.min()
+    }
+
+    private mutating func updateDrag(_ id: String, _ pid: ParticipantID, _ change: (inout ActiveDrag) -> Void) {
+        guard let i = drags[id]?.drags.firstIndex(where: { $0.participant == pid }) else { return }
+        change(&drags[id]!.drags[i])
+    }
+
+    private mutating func removeDrag(_ id: String, _ pid: ParticipantID) {
+        drags[id]?.drags.removeAll { $0.participant == pid }
+        if drags[id]?.drags.isEmpty == true { drags[id] = nil }
+    }
+
+    private mutating func setCoordinate(_ id: String, _ c: Coordinate) {
+        guard case .point(var pt) = annotations[id]?.shape else { return }
+        pt.coordinate = c
+        annotations[id]!.shape = .point(pt)
+    }
+}

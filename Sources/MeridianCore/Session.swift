@@ -1,0 +1,79 @@
+/// One authoritative map session: the state every participant converges to,
+/// and the rules that change it.
+///
+/// `Session` is a pure value: it owns no sockets, threads or clocks. Time is
+/// passed in. Every accepted command returns the events to broadcast, in
+/// order; a refused command returns an error and leaves the session unchanged.
+public struct Session: Sendable {
+    public let id: String
+    /// Changes whenever the session is loaded anew, so a client can tell that
+    /// its `seq` belongs to an older life of the session.
+    public let epoch: String
+    /// The number of the last discrete event.
+    public private(set) var seq: UInt64
+    public internal(set) var settings: SessionSettings
+    public let limits: SessionLimits
+    public internal(set) var annotations: [String: Annotation] = [:]
+    public internal(set) var participants: [ParticipantID: Participant] = [:]
+    public internal(set) var sharedCamera: Camera?
+    public internal(set) var cameraLeaseHolder: ParticipantID?
+    public internal(set) var callout: Callout?
+    /// Who showed the current callout.
+    public internal(set) var calloutShownBy: ParticipantID?
+    public internal(set) var drags: [String: DragGroup] = [:]
+    /// Participants get ids `p1`, `p2`, … in join order.
+    public internal(set) var joinCount: Int = 0
+
+    var validator: Validator { Validator(limits: limits) }
+
+    public init(id: String, epoch: String, settings: SessionSettings = SessionSettings(), limits: SessionLimits = SessionLimits(), seq: UInt64 = 0) {
+        self.id = id
+        self.epoch = epoch
+        self.settings = settings
+        self.limits = limits
+        self.seq = seq
+    }
+
+    /// Listed participants in join order (hidden ones excluded).
+    public var visibleParticipants: [Participant] {
+        participants.values.filter { !$0.hidden }.sorted { $0.joinNumber < $1.joinNumber }
+    }
+
+    /// Annotations in stacking order: lowest `zIndex` first, then by id.
+    public var orderedAnnotations: [Annotation] {
+        annotations.values.sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
+    }
+
+    /// The drag of `annotation` by `participant`, or `.none`.
+    public func dragState(of annotation: String, by participant: ParticipantID) -> DragState {
+        drags[annotation]?.drag(of: participant)?.state ?? .none
+    }
+
+    // MARK: Emitting
+
+    /// Numbers a discrete event, or stamps a transient one with the current seq.
+    mutating func emit(_ event: Event, transient key: ConflationKey? = nil, excluding: ParticipantID? = nil) -> Emitted {
+        if key == nil { seq += 1 }
+        return Emitted(event: event, seq: seq, conflation: key, excluding: excluding)
+    }
+}
+
+/// The result of an accepted command.
+public struct Accepted: Hashable, Sendable {
+    /// Events to broadcast, in order.
+    public var events: [Emitted]
+    /// The camera the server applied when it differs from the one sent
+    /// (normalised or clamped), so the sender can adopt it.
+    public var camera: Camera?
+    public init(events: [Emitted], camera: Camera? = nil) {
+        self.events = events
+        self.camera = camera
+    }
+}
+
+public typealias ApplyResult = Result<Accepted, SessionError>
+
+extension Participant {
+    /// The numeric part of `p<N>` ids, for join ordering.
+    var joinNumber: Int { Int(id.dropFirst()) ?? 0 }
+}
