@@ -1,0 +1,146 @@
+import MeridianCore
+
+/// Where a reconnecting client left off.
+public struct ResumePoint: Hashable, Sendable {
+    public var epoch: String
+    public var seq: UInt64
+    public init(epoch: String, seq: UInt64) {
+        self.epoch = epoch
+        self.seq = seq
+    }
+}
+
+/// A decoded client request.
+public struct ClientRequest: Hashable, Sendable {
+    /// The client-chosen reference echoed in the answer (a string or a number).
+    public var ref: JSONValue
+    public var body: Body
+
+    public enum Body: Hashable, Sendable {
+        case join(session: String, JoinRequest, resume: ResumePoint?)
+        case leave
+        case ping
+        case command(Command)
+    }
+
+    /// The request's type name, for logs and metrics.
+    public var typeName: String {
+        switch body {
+        case .join: "join"
+        case .leave: "leave"
+        case .ping: "ping"
+        case .command(let c): c.name
+        }
+    }
+}
+
+extension ClientRequest {
+    /// Decodes one text frame. On failure the error carries whatever `ref`
+    /// could be read, so the answer can still name the request.
+    public static func decode(_ bytes: [UInt8]) -> Result<ClientRequest, ProtocolError> {
+        guard let json = JSONValue.parse(bytes) else {
+            return .failure(ProtocolError(.invalidMessage, "not valid JSON (NaN and Infinity are not JSON)"))
+        }
+        guard case .object(let o) = json else {
+            return .failure(ProtocolError(.invalidMessage, "a request must be a JSON object"))
+        }
+        let ref = o["ref"] ?? .null
+        do throws(ProtocolError) {
+            let f = try Fields(json, path: "")
+            let ref = try readRef(f)
+            let type = try f.string("type")
+            let body = try decodeBody(type, f)
+            try f.finish()
+            return .success(ClientRequest(ref: ref, body: body))
+        } catch {
+            var error = error
+            error.ref = ref
+            return .failure(error)
+        }
+    }
+
+    private static func readRef(_ f: Fields) throws(ProtocolError) -> JSONValue {
+        switch f.value("ref") {
+        case .string(let s) where !s.isEmpty && s.utf8.count <= 64: return .string(s)
+        case .number(let n) where n == n.rounded() && abs(n) <= 9_007_199_254_740_991: return .number(n)
+        case nil: throw .invalid("ref", "required: a string (1-64 bytes) or an integer that the answer will carry")
+        default: throw .invalid("ref", "must be a string (1-64 bytes) or an integer")
+        }
+    }
+
+    private static func decodeBody(_ type: String, _ f: Fields) throws(ProtocolError) -> Body {
+        switch type {
+        case "join":
+            var resume: ResumePoint?
+            if let r = try f.optionalObject("resume") {
+                guard let seq = try r.optionalInt("seq"), seq >= 0 else { throw .invalid("resume.seq", "required: a non-negative integer") }
+                resume = ResumePoint(epoch: try r.string("epoch"), seq: UInt64(seq))
+                try r.finish()
+            }
+            let request = JoinRequest(
+                name: try f.string("name"), role: try f.enumeration("role", Role.self),
+                hidden: try f.optionalBool("hidden") ?? false, color: try f.optionalColor("color"))
+            return .join(session: try f.string("session"), request, resume: resume)
+        case "leave": return .leave
+        case "ping": return .ping
+        default: return .command(try decodeCommand(type, f))
+        }
+    }
+
+    private static func decodeCommand(_ type: String, _ f: Fields) throws(ProtocolError) -> Command {
+        switch type {
+        case "camera.begin", "camera.changing", "camera.end":
+            let target: CameraTarget = switch try f.optionalEnumeration("target", TargetName.self) ?? .own {
+            case .own: .own
+            case .shared: .shared
+            }
+            let phase: CameraPhase = switch type {
+            case "camera.begin": .begin(animated: try f.optionalBool("animated") ?? false)
+            case "camera.changing": .changing(try f.camera("camera"))
+            default: .end(try f.camera("camera"), animated: try f.optionalBool("animated") ?? false)
+            }
+            return .camera(target, phase, viewport: try f.optionalViewport("viewport"))
+        case "camera.lease.acquire": return .acquireCameraLease(force: try f.optionalBool("force") ?? false)
+        case "camera.lease.release": return .releaseCameraLease
+        case "follow":
+            guard f.has("target") else { throw .invalid("target", "required: \"shared\", a participant id, or null") }
+            let target: FollowTarget? = switch try f.optionalString("target") {
+            case nil: nil
+            case "shared": .shared
+            case let pid?: .participant(pid)
+            }
+            return .follow(target)
+        case "annotation.add": return .addAnnotation(try f.annotation("annotation"))
+        case "annotation.update": return .updateAnnotation(id: try f.string("id"), try f.patch("changes"))
+        case "annotation.remove": return .removeAnnotation(id: try f.string("id"))
+        case "select": return .select(annotation: try f.string("id"))
+        case "deselect": return .deselect
+        case "callout.show": return .showCallout(try f.callout("callout"))
+        case "callout.hide": return .hideCallout
+        case "callout.tap": return .tapCallout(try f.enumeration("part", Callout.Part.self))
+        case "drag":
+            return .drag(annotation: try f.string("id"), state: try f.enumeration("state", DragState.self), coordinate: try f.optionalCoordinate("coordinate"))
+        case "map.load":
+            return .mapLoad(MapLoad(state: try f.enumeration("state", MapLoadState.self), message: try f.optionalString("message")))
+        case "location":
+            guard f.has("location") else { throw .invalid("location", "required: a location object, or null to stop sharing") }
+            return .location(try f.location("location"))
+        case "session.configure": return .configure(try settingsPatch(try f.object("settings")))
+        default:
+            throw ProtocolError(.unknownType, "unknown request type \"\(type)\"", field: "type")
+        }
+    }
+
+    private enum TargetName: String, CaseIterable { case own, shared }
+
+    private static func settingsPatch(_ f: Fields) throws(ProtocolError) -> SettingsPatch {
+        var p = SettingsPatch()
+        p.styleURL = try f.optionalString("styleURL")
+        p.tint = try f.optionalColor("tint")
+        p.dragPolicy = try f.optionalEnumeration("dragPolicy", DragPolicy.self)
+        if let ms = try f.optionalInt("leaseTimeoutMs") { p.leaseTimeout = .milliseconds(ms) }
+        if f.has("constraints") { p.constraints = try f.constraints("constraints") ?? CameraConstraints() }
+        try f.finish()
+        return p
+    }
+}
