@@ -1,0 +1,20 @@
+/// WebSocket close codes Meridian uses, with what a client should do
+/// (documented in `Protocol/SPEC.md`).
+public enum CloseCode {
+    /// Normal closure.
+    public static let normal: UInt16 = 1000
+    /// The server is shutting down: reconnect with backoff and resume.
+    public static let goingAway: UInt16 = 1001
+    /// A binary frame: fix the client; do not retry unchanged.
+    public static let unsupportedData: UInt16 = 1003
+    /// Invalid UTF-8 in a text frame: fix the client.
+    public static let invalidPayload: UInt16 = 1007
+    /// A message over the size limit: fix the client.
+    public static let messageTooBig: UInt16 = 1009
+    /// The server failed: reconnect with backoff and resume.
+    public static let internalError: UInt16 = 1011
+    /// The client did not keep up with its events: reconnect and resume.
+    public static let slowConsumer: UInt16 = 4008
+    /// Too many invalid requests: give up; fix the client.
+    public static let abusive: UInt16 = 4009
+}

@@ -1,0 +1,185 @@
+import Logging
+import MeridianCore
+import MeridianProtocol
+import MeridianTransport
+
+/// Routes connections to sessions. Lives on the transport's service thread:
+/// every method runs there, so sessions need no locks and apply commands in
+/// one total order.
+final class Hub: TransportHandler {
+    let configuration: ServerConfiguration
+    let logger: Logger
+    var sessions: [String: SessionHost] = [:]
+    var connections: [ConnectionID: ConnectionState] = [:]
+
+    struct ConnectionState {
+        var peer: String
+        var sessionID: String?
+        var participant: ParticipantID?
+        /// Times of recent protocol errors, for the abuse limit.
+        var recentErrors: [Duration] = []
+    }
+
+    init(configuration: ServerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    // MARK: TransportHandler
+
+    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
+        connections[connection] = ConnectionState(peer: peer)
+        logger.info("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
+    }
+
+    func transport(_ server: WebSocketServer, didReceive message: [UInt8], from connection: ConnectionID) {
+        guard connections[connection] != nil else { return }
+        switch ClientRequest.decode(message) {
+        case .failure(let error):
+            refuse(connection, ref: error.ref, request: "?", code: error.code, message: error.message, field: error.field, on: server)
+            countProtocolError(connection, on: server)
+        case .success(let request):
+            handle(request, from: connection, on: server)
+        }
+    }
+
+    func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {
+        guard let state = connections.removeValue(forKey: connection) else { return }
+        logger.info("connection closed", metadata: [
+            "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
+        ])
+        let why = code == CloseCode.slowConsumer ? "slow_consumer" : "disconnected"
+        leave(connection, state, reason: why, on: server)
+    }
+
+    func transportTick(_ server: WebSocketServer) {
+        let now = server.now
+        for host in sessions.values {
+            guard let due = host.session.nextDragExpiry, due <= now else { continue }
+            let events = host.session.expireDrags(at: now)
+            host.broadcast(events, on: server)
+        }
+    }
+
+    func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
+        nil
+    }
+
+    // MARK: Requests
+
+    private func handle(_ request: ClientRequest, from connection: ConnectionID, on server: WebSocketServer) {
+        let state = connections[connection]!
+        switch request.body {
+        case .join(let sessionID, let join, let resume):
+            guard state.sessionID == nil else {
+                return refuse(connection, ref: request.ref, request: "join", code: .alreadyJoined,
+                              message: "this connection already joined session \(state.sessionID!); send leave first", on: server)
+            }
+            self.join(sessionID, join, resume: resume, ref: request.ref, connection: connection, on: server)
+        case .ping:
+            let seq = state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
+            server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)), to: connection)
+        case .leave:
+            guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
+                return refuse(connection, ref: request.ref, request: "leave", code: .notJoined, message: "not in a session", on: server)
+            }
+            leave(connection, state, reason: "left", on: server)
+            connections[connection]?.sessionID = nil
+            connections[connection]?.participant = nil
+            server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq)), to: connection)
+        case .command(let command):
+            guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else {
+                return refuse(connection, ref: request.ref, request: command.name, code: .notJoined,
+                              message: "\(command.name) needs a joined session; send join first", on: server)
+            }
+            switch host.session.apply(command, from: pid, at: server.now) {
+            case .success(let accepted):
+                host.broadcast(accepted.events, on: server)
+                server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera)), to: connection)
+            case .failure(let error):
+                refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
+                       field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, on: server)
+            }
+        }
+    }
+
+    private func join(_ sessionID: String, _ request: JoinRequest, resume: ResumePoint?, ref: JSONValue, connection: ConnectionID, on server: WebSocketServer) {
+        guard Self.isValidSessionID(sessionID) else {
+            return refuse(connection, ref: ref, request: "join", code: .invalidField,
+                          message: "session: 1-128 characters of A-Z a-z 0-9 . _ -", field: "session", on: server)
+        }
+        let host = sessions[sessionID] ?? openSession(sessionID)
+        let before = host.session.seq
+        switch host.session.join(request, at: server.now) {
+        case .failure(let error):
+            if host.isEmpty && host.session.participants.isEmpty && before == 0 { sessions[sessionID] = nil }
+            refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, field: error.field, on: server)
+        case .success(let (pid, events)):
+            host.add(connection, as: pid)
+            connections[connection]?.sessionID = sessionID
+            connections[connection]?.participant = pid
+            logger.info("joined", metadata: [
+                "connection": "\(connection)", "session": "\(sessionID)", "participant": "\(pid)",
+                "role": "\(request.role.rawValue)", "hidden": "\(request.hidden)",
+            ])
+            let missed = resume.flatMap { r in r.epoch == host.session.epoch ? host.frames(after: r.seq, upTo: before) : nil }
+            server.send(OutboundFrame(text: ServerMessage.welcome(
+                ref: ref, session: host.session, participant: pid, resumedFrom: missed == nil ? nil : resume!.seq)), to: connection)
+            if let missed {
+                for frame in missed { server.send(frame, to: connection) }
+                host.broadcast(events, on: server)
+                server.send(OutboundFrame(text: ServerMessage.live(host.session)), to: connection)
+            } else {
+                host.broadcast(events, on: server, excludingConnection: connection)
+            }
+        }
+    }
+
+    private func openSession(_ id: String) -> SessionHost {
+        var rng = SystemRandomNumberGenerator()
+        let epoch = String(rng.next() as UInt64, radix: 16)
+        let host = SessionHost(
+            session: Session(id: id, epoch: epoch, settings: configuration.sessionDefaults, limits: configuration.limits),
+            historySize: configuration.historySize)
+        sessions[id] = host
+        logger.info("session opened", metadata: ["session": "\(id)", "epoch": "\(epoch)"])
+        return host
+    }
+
+    private func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: WebSocketServer) {
+        guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else { return }
+        host.remove(connection)
+        let events = host.session.leave(pid, reason: reason, at: server.now)
+        host.broadcast(events, on: server)
+        logger.info("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
+    }
+
+    private func refuse(
+        _ connection: ConnectionID, ref: JSONValue, request: String, code: SessionError.Code, message: String,
+        field: String? = nil, holder: Participant? = nil, on server: WebSocketServer
+    ) {
+        logger.debug("refused", metadata: [
+            "connection": "\(connection)", "request": "\(request)", "code": "\(code.rawValue)", "reason": "\(message)",
+        ])
+        let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)
+        server.send(OutboundFrame(text: frame), to: connection)
+    }
+
+    /// A client that keeps sending what cannot be decoded is closed with 4009.
+    private func countProtocolError(_ connection: ConnectionID, on server: WebSocketServer) {
+        let now = server.now
+        let window = configuration.abuseWindow
+        connections[connection]?.recentErrors.removeAll { now - $0 > window }
+        connections[connection]?.recentErrors.append(now)
+        if connections[connection]!.recentErrors.count > configuration.maxProtocolErrors {
+            logger.warning("closing abusive connection", metadata: ["connection": "\(connection)"])
+            server.close(connection, code: CloseCode.abusive, reason: "too many invalid requests")
+        }
+    }
+
+    static func isValidSessionID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy { b in
+            (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 46 || b == 95 || b == 45
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import MeridianCore
+import MeridianTransport
+
+/// Everything a Meridian server runs with. Reading files, environment and
+/// flags into it is the executable's job.
+public struct ServerConfiguration: Sendable {
+    public var transport: TransportConfiguration
+    /// Settings a new session starts with.
+    public var sessionDefaults: SessionSettings
+    public var limits: SessionLimits
+    /// Discrete events kept per session for resume.
+    public var historySize: Int
+    /// Protocol errors (unparseable or invalid requests) tolerated per
+    /// connection within `abuseWindow` before it is closed with 4009.
+    public var maxProtocolErrors: Int
+    public var abuseWindow: Duration
+
+    public init(
+        transport: TransportConfiguration = TransportConfiguration(),
+        sessionDefaults: SessionSettings = SessionSettings(),
+        limits: SessionLimits = SessionLimits(),
+        historySize: Int = 4_096,
+        maxProtocolErrors: Int = 100,
+        abuseWindow: Duration = .seconds(10)
+    ) {
+        self.transport = transport
+        self.sessionDefaults = sessionDefaults
+        self.limits = limits
+        self.historySize = historySize
+        self.maxProtocolErrors = maxProtocolErrors
+        self.abuseWindow = abuseWindow
+    }
+}

@@ -1,0 +1,76 @@
+import DequeModule
+import MeridianCore
+import MeridianProtocol
+import MeridianTransport
+
+/// A live session on the service thread: the core value, its connected
+/// members, and the bounded history of encoded discrete events for resume.
+final class SessionHost {
+    var session: Session
+    /// Connection of each member (hidden ones included).
+    private(set) var members: [ConnectionID: ParticipantID] = [:]
+    private var connectionOf: [ParticipantID: ConnectionID] = [:]
+    /// Encoded discrete events, oldest first, contiguous in seq.
+    private(set) var history: Deque<(seq: UInt64, frame: OutboundFrame)> = []
+    private let historySize: Int
+    /// Transient frames are conflated per key; the transport wants small integers.
+    private var conflationIDs: [ConflationKey: Int] = [:]
+    private var nextConflationID = 1
+
+    init(session: Session, historySize: Int) {
+        self.session = session
+        self.historySize = historySize
+    }
+
+    var isEmpty: Bool { members.isEmpty }
+
+    func add(_ connection: ConnectionID, as pid: ParticipantID) {
+        members[connection] = pid
+        connectionOf[pid] = connection
+    }
+
+    func remove(_ connection: ConnectionID) {
+        guard let pid = members.removeValue(forKey: connection) else { return }
+        connectionOf[pid] = nil
+        conflationIDs = conflationIDs.filter { key, _ in
+            switch key {
+            case .ownCamera(let p), .location(let p), .dragMove(_, let p): p != pid
+            case .sharedCamera: true
+            }
+        }
+    }
+
+    /// Encodes each event once and queues the same frame for every member.
+    func broadcast(_ events: [Emitted], on server: WebSocketServer, excludingConnection skip: ConnectionID? = nil) {
+        for e in events {
+            let frame = OutboundFrame(text: ServerMessage.event(e))
+            var key: Int?
+            if let k = e.conflation {
+                key = conflationIDs[k] ?? {
+                    defer { nextConflationID += 1 }
+                    conflationIDs[k] = nextConflationID
+                    return nextConflationID
+                }()
+            } else {
+                remember(seq: e.seq, frame)
+            }
+            let excluded = e.excluding.flatMap { connectionOf[$0] }
+            for connection in members.keys where connection != skip && connection != excluded {
+                server.send(frame, to: connection, conflationKey: key)
+            }
+        }
+    }
+
+    private func remember(seq: UInt64, _ frame: OutboundFrame) {
+        history.append((seq, frame))
+        if history.count > historySize { history.removeFirst() }
+    }
+
+    /// The frames after `seq`, if history still holds all of them.
+    func frames(after seq: UInt64, upTo last: UInt64) -> [OutboundFrame]? {
+        guard seq <= last else { return nil }
+        if seq == last { return [] }
+        guard let first = history.first?.seq, seq + 1 >= first else { return nil }
+        return history.filter { $0.seq > seq && $0.seq <= last }.map(\.frame)
+    }
+}

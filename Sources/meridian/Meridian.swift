@@ -1,0 +1,11 @@
+import ArgumentParser
+
+@main
+struct Meridian: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "meridian",
+        abstract: "Real-time collaboration server for shared maps.",
+        subcommands: [Serve.self],
+        defaultSubcommand: Serve.self
+    )
+}

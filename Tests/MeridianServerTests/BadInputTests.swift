@@ -1,0 +1,78 @@
+import MeridianCore
+import Testing
+
+@Suite("Bad input over real sockets")
+struct BadInputTests {
+    /// Sends raw text and returns the error; the session must be unchanged
+    /// and the connection still answer a ping.
+    func refuse(_ text: String, code: String, field: String? = nil, role: String = "editor") throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let client = try server.joined("s", name: "Eve", role: role)
+        let before = try server.joined("s", name: "Watcher", role: "viewer").welcome["snapshot"]
+        _ = try client.next("participant.joined")
+        client.sendText(text)
+        let error = try client.next()
+        #expect(error["type"]?.string == "error", "\(text) -> \(error)")
+        #expect(error["code"]?.string == code, "\(text) -> \(error)")
+        if let field { #expect(error["field"]?.string == field, "\(text) -> \(error)") }
+        #expect(error["message"]?.string?.isEmpty == false)
+        #expect(try client.request("ping")["type"]?.string == "ack")
+        var after = try server.joined("s", name: "Watcher2", role: "viewer").welcome["snapshot"]!
+        // Only the second watcher's own arrival differs.
+        if case .object(var o) = after, case .array(var ps) = o["participants"] {
+            ps.removeLast()
+            o["participants"] = .array(ps)
+            o["seq"] = before?["seq"]
+            after = .object(o)
+        }
+        #expect(after == before)
+    }
+
+    @Test func invalidJSON() throws { try refuse("{nope", code: "invalid_message") }
+    @Test func unknownType() throws { try refuse(#"{"type":"teleport","ref":1}"#, code: "unknown_type", field: "type") }
+    @Test func missingField() throws { try refuse(#"{"type":"select","ref":1}"#, code: "invalid_field", field: "id") }
+    @Test func wrongType() throws { try refuse(#"{"type":"select","ref":1,"id":7}"#, code: "invalid_field", field: "id") }
+    @Test func nan() throws {
+        try refuse(#"{"type":"camera.end","ref":1,"camera":{"center":{"latitude":NaN,"longitude":0},"zoom":3}}"#, code: "invalid_message")
+    }
+    @Test func latitude91() throws {
+        try refuse(#"{"type":"annotation.add","ref":1,"annotation":{"id":"x","type":"point","coordinate":{"latitude":91,"longitude":0}}}"#,
+                   code: "invalid_field", field: "annotation.coordinate.latitude")
+    }
+    @Test func viewerEdit() throws {
+        try refuse(#"{"type":"annotation.add","ref":1,"annotation":{"id":"x","type":"point","coordinate":{"latitude":1,"longitude":0}}}"#,
+                   code: "forbidden", role: "viewer")
+    }
+    @Test func unknownAnnotation() throws {
+        try refuse(#"{"type":"annotation.remove","ref":1,"id":"ghost"}"#, code: "not_found", field: "id")
+    }
+
+    @Test func startingToNoneIsRefused() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.joined("s", name: "Alice")
+        try alice.request("annotation.add", ["annotation": .point("pin", 1, 2)])
+        try alice.request("drag", ["id": .string("pin"), "state": .string("starting")])
+        let refused = try alice.request("drag", ["id": .string("pin"), "state": .string("none")])
+        #expect(refused["code"]?.string == "illegal_drag_transition")
+        #expect(refused["ref"]?.number != nil)
+    }
+
+    @Test func oversizedFrameClosesWith1009() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let client = try server.joined("s", name: "Eve")
+        client.sendText(#"{"type":"ping","ref":1,"pad":""# + String(repeating: "x", count: 2 << 20) + #""}"#)
+        let closed = try client.waitFor { $0["type"]?.string == "$closed" }
+        #expect(closed["code"]?.number == 1009)
+    }
+
+    @Test func commandBeforeJoin() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let client = try server.client()
+        let refused = try client.request("select", ["id": .string("x")])
+        #expect(refused["code"]?.string == "not_joined")
+    }
+}

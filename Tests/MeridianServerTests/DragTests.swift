@@ -1,0 +1,50 @@
+import MeridianCore
+import Testing
+
+@Suite("Drags over real sockets")
+struct DragTests {
+    @Test func exclusiveDragRefusesSecondStarterNamingHolder() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.joined("s", name: "Alice")
+        let bob = try server.joined("s", name: "Bob")
+        #expect(try alice.request("annotation.add", ["annotation": .point("pin", 1, 2)])["type"]?.string == "ack")
+
+        #expect(try alice.request("drag", ["id": .string("pin"), "state": .string("starting")])["type"]?.string == "ack")
+        let refused = try bob.request("drag", ["id": .string("pin"), "state": .string("starting")])
+        #expect(refused["type"]?.string == "error")
+        #expect(refused["code"]?.string == "drag_conflict")
+        #expect(refused["holder"]?["name"]?.string == "Alice")
+
+        try alice.request("drag", ["id": .string("pin"), "state": .string("dragging"), "coordinate": .coordinate(5, 6)])
+        try alice.request("drag", ["id": .string("pin"), "state": .string("ending")])
+        let none = try bob.waitFor { $0["type"]?.string == "drag" && $0["state"]?.string == "none" }
+        #expect(none["coordinate"] == .coordinate(5, 6))
+    }
+
+    @Test func holderDisconnectCancelsAndRestores() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.joined("s", name: "Alice")
+        var bob: TestClient? = try server.joined("s", name: "Bob")
+        try alice.request("annotation.add", ["annotation": .point("pin", 1, 2)])
+        try bob!.request("drag", ["id": .string("pin"), "state": .string("starting")])
+        try bob!.request("drag", ["id": .string("pin"), "state": .string("dragging"), "coordinate": .coordinate(7, 8)])
+        bob = nil  // closes the socket
+        let canceling = try alice.waitFor { $0["type"]?.string == "drag" && $0["state"]?.string == "canceling" }
+        #expect(canceling["reason"]?.string == "holder_left")
+        #expect(canceling["coordinate"] == .coordinate(1, 2))
+        let left = try alice.next("participant.left").message
+        #expect(left["reason"]?.string == "disconnected")
+    }
+
+    @Test func idleLeaseExpires() throws {
+        let server = try TestServer { $0.sessionDefaults.leaseTimeout = .milliseconds(200) }
+        defer { server.stop() }
+        let alice = try server.joined("s", name: "Alice")
+        try alice.request("annotation.add", ["annotation": .point("pin", 1, 2)])
+        try alice.request("drag", ["id": .string("pin"), "state": .string("starting")])
+        let canceled = try alice.waitFor { $0["type"]?.string == "drag" && $0["state"]?.string == "canceling" }
+        #expect(canceled["reason"]?.string == "lease_expired")
+    }
+}

@@ -1,0 +1,50 @@
+import MeridianCore
+import Testing
+
+@Suite("Reconnect and resume")
+struct ResumeTests {
+    @Test func resumeDeliversExactlyTheMissedEvents() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.joined("s", name: "Alice")
+        var bob: TestClient? = try server.joined("s", name: "Bob")
+        _ = try alice.next("participant.joined")
+        try bob!.request("annotation.add", ["annotation": .point("one", 1, 1)])
+        let bobSeq = try bob!.next("annotation.added").message["seq"]!.number!
+        let epoch = bob!.welcome["epoch"]!
+        bob = nil
+        _ = try alice.next("participant.left")
+
+        try alice.request("annotation.add", ["annotation": .point("two", 2, 2)])
+        try alice.request("annotation.update", ["id": .string("one"), "changes": .object(["title": .string("renamed")])])
+
+        let back = try server.joined("s", name: "Bob", extra: ["resume": .object(["epoch": epoch, "seq": .number(bobSeq)])])
+        #expect(back.welcome["resumed"]?.bool == true)
+        #expect(back.welcome["snapshot"] == nil)
+        let missed = try (0..<4).map { _ in try back.next() }
+        #expect(missed.map { $0["type"]?.string } == ["participant.left", "annotation.added", "annotation.updated", "participant.joined"])
+        #expect(missed.compactMap { $0["seq"]?.number } == (1...4).map { bobSeq + Double($0) })
+        #expect(try back.next()["type"]?.string == "live")
+    }
+
+    @Test func staleEpochGetsAFreshSnapshot() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.joined("s", name: "Alice")
+        try alice.request("annotation.add", ["annotation": .point("one", 1, 1)])
+        let bob = try server.joined("s", name: "Bob", extra: ["resume": .object(["epoch": .string("old"), "seq": .number(1)])])
+        #expect(bob.welcome["resumed"]?.bool == false)
+        #expect(bob.welcome["snapshot"]?["annotations"]?.array?.count == 1)
+    }
+
+    @Test func historyTooShortGetsAFreshSnapshot() throws {
+        let server = try TestServer { $0.historySize = 2 }
+        defer { server.stop() }
+        let alice = try server.joined("s", name: "Alice")
+        let epoch = alice.welcome["epoch"]!
+        for i in 0..<5 { try alice.request("annotation.add", ["annotation": .point("a\(i)", 1, 1)]) }
+        let bob = try server.joined("s", name: "Bob", extra: ["resume": .object(["epoch": epoch, "seq": .number(1)])])
+        #expect(bob.welcome["resumed"]?.bool == false)
+        #expect(bob.welcome["snapshot"]?["annotations"]?.array?.count == 5)
+    }
+}
