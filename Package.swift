@@ -50,7 +50,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore", "MeridianProtocol"]),
+        .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
+        .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
         .testTarget(
             name: "MeridianServerTests",
             dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore"]
