@@ -55,6 +55,10 @@ import Testing
         (point("a", at: C(0, -180.5)), .invalidField, "annotation.coordinate.longitude"),
         (point("a", at: C(.nan, 0)), .invalidField, "annotation.coordinate.latitude"),
         (point("", at: C(0, 0)), .invalidField, "annotation.id"),
+        (point(String(repeating: "i", count: 129)), .invalidField, "annotation.id"),
+        (Annotation(id: "a", shape: .point(Point(coordinate: C(0, 0))), kind: ""), .invalidField, "annotation.kind"),
+        (Annotation(id: "a", shape: .point(Point(coordinate: C(0, 0), image: ""))), .invalidField, "annotation.image"),
+        (Annotation(id: "a", shape: .point(Point(coordinate: C(0, 0), calloutOffset: Offset(dx: 0, dy: 20_000)))), .invalidField, "annotation.calloutOffset.dy"),
         (point("a", title: String(repeating: "t", count: 257)), .invalidField, "annotation.title"),
         (Annotation(id: "a", shape: .point(Point(coordinate: C(0, 0), centerOffset: Offset(dx: .infinity, dy: 0)))), .invalidField, "annotation.centerOffset.dx"),
         (Annotation(id: "a", shape: .point(Point(coordinate: C(0, 0))), subtitle: String(repeating: "s", count: 1_025)), .invalidField, "annotation.subtitle"),
@@ -128,6 +132,36 @@ import Testing
         try w.add(polyline("l"), by: e)
         try w.refuse(.updateAnnotation(id: "l", patch { $0.alpha = 1.5 }), by: e, .invalidField, field: "annotation.alpha")
         try w.refuse(.updateAnnotation(id: "l", patch { $0.coordinates = [C(0, 0)] }), by: e, .invalidField, field: "annotation.coordinates")
+    }
+}
+
+@Suite struct AnnotationLimitTests {
+    @Test func annotationCountIsLimited() throws {
+        var w = World(limits: { $0.maxAnnotations = 2 })
+        let e = try w.join("Ed")
+        try w.add(point("a"), by: e)
+        try w.add(point("b"), by: e)
+        try w.refuse(.addAnnotation(point("c")), by: e, .limitExceeded)
+        try w.ok(.removeAnnotation(id: "a"), by: e)
+        try w.add(point("c"), by: e)
+    }
+
+    @Test func shapeSizesAreLimited() throws {
+        var w = World(limits: { $0.maxCoordinatesPerShape = 5; $0.maxHolesPerPolygon = 1 })
+        let e = try w.join("Ed")
+        let ring = [C(0, 0), C(0, 1), C(1, 1)]
+        try w.add(polyline("ok", Array(repeating: C(0, 0), count: 5)), by: e)
+        try w.refuse(.addAnnotation(polyline("l", Array(repeating: C(0, 0), count: 6))), by: e, .limitExceeded, field: "annotation.coordinates")
+        try w.refuse(.addAnnotation(Annotation(id: "g", shape: .polygon(Polygon(coordinates: ring, holes: [ring, ring])))), by: e, .limitExceeded, field: "annotation.holes")
+        try w.refuse(.addAnnotation(Annotation(id: "g", shape: .polygon(Polygon(coordinates: ring, holes: [ring])))), by: e, .limitExceeded, field: "annotation.holes")
+        try w.refuse(.updateAnnotation(id: "ok", patch { $0.coordinates = Array(repeating: C(0, 0), count: 6) }), by: e, .limitExceeded, field: "annotation.coordinates")
+    }
+
+    @Test func metadataWithinTheLimitIsKept() throws {
+        var (w, _, e, _) = try trio()
+        let meta: [String: JSONValue] = ["blob": .string(String(repeating: "x", count: 4_000)), "n": .number(1), "tags": .array([.bool(true), .null])]
+        try w.add(Annotation(id: "m", shape: .point(Point(coordinate: C(0, 0))), metadata: meta), by: e)
+        #expect(w.annotation("m")?.metadata == meta)
     }
 }
 

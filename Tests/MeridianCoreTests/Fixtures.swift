@@ -86,6 +86,16 @@ struct World {
         session = Session(id: "s1", epoch: "e1", settings: settings)
     }
 
+    init(_ session: Session) {
+        self.session = session
+    }
+
+    init(limits change: (inout SessionLimits) -> Void) {
+        var limits = SessionLimits()
+        change(&limits)
+        self.init(Session(id: "s1", epoch: "e1", limits: limits))
+    }
+
     init(policy: DragPolicy) {
         self.init(SessionSettings(dragPolicy: policy))
     }

@@ -68,10 +68,3 @@ import Testing
         #expect(w.session.leave(e, reason: "x", at: .zero).isEmpty)
     }
 }
-
-extension World {
-    init(_ session: Session) {
-        self.init()
-        self.session = session
-    }
-}

@@ -124,6 +124,17 @@ let presenceCommands: [Command] = [
         #expect(s.seq == 0)
     }
 
+    @Test func participantCountIsLimited() throws {
+        var w = World(limits: { $0.maxParticipants = 2 })
+        let a = try w.join("A")
+        try w.join("B")
+        let seq = w.session.seq
+        #expect(throws: SessionError.self) { try w.session.join(JoinRequest(name: "C", role: .viewer), at: .zero).get() }
+        #expect(w.session.seq == seq)
+        _ = w.session.leave(a, reason: "bye", at: .zero)
+        try w.join("C")
+    }
+
     @Test func unknownParticipantIsNotFound() throws {
         var (w, _, _, _) = try trio()
         try w.refuse(.deselect, by: "p42", .notFound)

@@ -336,7 +336,6 @@ struct CommandGenerator {
             #expect(coverage.dragReasons[r.rawValue, default: 0] >= 5, "\(policy): drags ended for \(r.rawValue) \(coverage.dragReasons[r.rawValue, default: 0]) times")
         }
         if policy == .lastWriterWins { #expect(coverage.maxConcurrentDrags >= 3) }
-        print("coverage \(policy.rawValue): \(coverage)")
     }
 
     /// Runs one seeded scenario; records an issue naming the seed and returns
@@ -350,17 +349,20 @@ struct CommandGenerator {
         var step = 0
         let context = { "seed \(seed) policy \(policy.rawValue) step \(step)" }
 
-        func fail(_ message: String) -> Bool {
-            Issue.record("\(context()): \(message)")
-            return false
+        /// Expects `ok`, naming the seed and step; false ends the run.
+        func check(_ ok: Bool, _ message: @autoclosure () -> String) -> Bool {
+            #expect(ok, "\(context()): \(message())")
+            return ok
         }
+
+        func fail(_ message: String) -> Bool { check(false, message) }
 
         func broadcast(_ events: [Emitted]) -> Bool {
             for e in events {
                 if e.isTransient {
-                    guard e.seq == lastSeq else { return fail("transient \(e.event) carries seq \(e.seq), current is \(lastSeq)") }
+                    guard check(e.seq == lastSeq, "transient \(e.event) carries seq \(e.seq), current is \(lastSeq)") else { return false }
                 } else {
-                    guard e.seq == lastSeq + 1 else { return fail("discrete \(e.event) has seq \(e.seq) after \(lastSeq)") }
+                    guard check(e.seq == lastSeq + 1, "discrete \(e.event) has seq \(e.seq) after \(lastSeq)") else { return false }
                     lastSeq = e.seq
                 }
                 if case .drag(_, _, _, _, let reason?) = e.event { coverage.dragReasons[reason.rawValue, default: 0] += 1 }
@@ -415,12 +417,12 @@ struct CommandGenerator {
                 case .failure(let error):
                     coverage.refused[error.code.rawValue, default: 0] += 1
                     // (c) a refused command changes nothing.
-                    guard FullState(session) == before else { return fail("refused \(command) by \(pid) (\(error)) changed the session") }
+                    guard check(FullState(session) == before, "refused \(command) by \(pid) (\(error)) changed the session") else { return false }
                 }
             }
 
             // (d) the session's seq is the last discrete one broadcast.
-            guard session.seq == lastSeq else { return fail("session seq \(session.seq), last broadcast \(lastSeq)") }
+            guard check(session.seq == lastSeq, "session seq \(session.seq), last broadcast \(lastSeq)") else { return false }
             // (a) one drag per annotation under leased policies.
             if session.settings.dragPolicy != .lastWriterWins {
                 if let (id, g) = session.drags.first(where: { $0.value.drags.count > 1 }) {
@@ -436,8 +438,8 @@ struct CommandGenerator {
             // (b) every client's mirror equals the server.
             let server = ClientState(session)
             for (pid, mirror) in mirrors {
-                guard mirror.problems.isEmpty else { return fail("mirror of \(pid): \(mirror.problems)") }
-                guard mirror.state == server else { return fail("mirror of \(pid) diverged:\n\(mirror.state.diff(server))") }
+                guard check(mirror.problems.isEmpty, "mirror of \(pid): \(mirror.problems)") else { return false }
+                guard check(mirror.state == server, "mirror of \(pid) diverged:\n\(mirror.state.diff(server))") else { return false }
             }
         }
         return true
