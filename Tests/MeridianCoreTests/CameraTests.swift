@@ -101,6 +101,17 @@ import Testing
         #expect(w.participant(e)?.camera == cam(2, 2))
     }
 
+    @Test func everyOwnCameraFrameCarriesTheCurrentViewport() throws {
+        // A newer changing frame replaces an unsent older one for slow
+        // receivers, so each frame must carry the viewport in force.
+        var (w, _, e, _) = try trio()
+        let vp = Viewport(width: 320, height: 480)
+        try w.ok(.camera(.own, .changing(cam(1, 1)), viewport: vp), by: e)
+        #expect(try w.events(.camera(.own, .changing(cam(2, 2)), viewport: nil), by: e) == [.camera(.own, participant: e, .changing(cam(2, 2)), viewport: vp)])
+        #expect(try w.events(.camera(.own, .end(cam(3, 3), animated: false), viewport: nil), by: e) == [.camera(.own, participant: e, .end(cam(3, 3), animated: false), viewport: vp)])
+        #expect(w.participant(e)?.viewport == vp)
+    }
+
     @Test func sharedCameraChangingFramesUseTheSharedKey() throws {
         var (w, o, _, _) = try trio()
         try w.ok(.acquireCameraLease(force: false), by: o)

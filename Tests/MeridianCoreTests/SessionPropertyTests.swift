@@ -62,13 +62,34 @@ struct ClientState: Hashable {
         }
     }
 
-    /// The names of the fields that differ, for failure messages.
+    /// The paths of the fields that differ, for failure messages.
     func diff(_ other: ClientState) -> String {
-        zip(Mirror(reflecting: self).children, Mirror(reflecting: other).children)
-            .filter { String(describing: $0.0.value) != String(describing: $0.1.value) }
-            .map { "\($0.0.label ?? "?"): mirror \($0.0.value) vs server \($0.1.value)" }
-            .joined(separator: "\n")
+        fieldDiff(self, other, path: "state").joined(separator: "\n")
     }
+}
+
+/// Field-by-field differences between two values, as `path: a vs b` lines.
+func fieldDiff(_ a: Any, _ b: Any, path: String) -> [String] {
+    let (ma, mb) = (Mirror(reflecting: a), Mirror(reflecting: b))
+    if ma.displayStyle == .dictionary, mb.displayStyle == .dictionary {
+        func entries(_ m: Mirror) -> [String: Any] {
+            Dictionary(uniqueKeysWithValues: m.children.map {
+                let pair = Array(Mirror(reflecting: $0.value).children)
+                return ("\(pair[0].value)", pair[1].value)
+            })
+        }
+        let (ea, eb) = (entries(ma), entries(mb))
+        return Set(ea.keys).union(eb.keys).sorted().flatMap { key -> [String] in
+            switch (ea[key], eb[key]) {
+            case let (x?, y?): fieldDiff(x, y, path: "\(path)[\(key)]")
+            case let (x, y): ["\(path)[\(key)]: mirror \(x.map { "\($0)" } ?? "absent") vs server \(y.map { "\($0)" } ?? "absent")"]
+            }
+        }
+    }
+    if ma.displayStyle == .struct, mb.displayStyle == .struct, !ma.children.isEmpty {
+        return zip(ma.children, mb.children).flatMap { fieldDiff($0.value, $1.value, path: "\(path).\($0.label ?? "?")") }
+    }
+    return "\(a)" == "\(b)" ? [] : ["\(path): mirror \(a) vs server \(b)"]
 }
 
 /// A client's copy of the session: starts from a snapshot and applies the
@@ -77,9 +98,26 @@ struct ClientMirror {
     let me: ParticipantID
     var state: ClientState
     var problems: [String] = []
+    /// A slow receiver queues what it is sent; a newer transient event
+    /// replaces an older unsent one with the same conflation key.
+    var slow = false
+    var queue: [Emitted] = []
 
-    mutating func receive(_ emitted: Emitted) {
+    mutating func send(_ emitted: Emitted) {
         guard emitted.excluding != me else { return }
+        guard slow else { return receive(emitted) }
+        if let key = emitted.conflation { queue.removeAll { $0.conflation == key } }
+        queue.append(emitted)
+    }
+
+    /// Delivers everything queued.
+    mutating func flush() {
+        let pending = queue
+        queue = []
+        for e in pending { receive(e) }
+    }
+
+    private mutating func receive(_ emitted: Emitted) {
         if emitted.isTransient {
             if emitted.seq != state.seq { problems.append("transient event with seq \(emitted.seq), expected \(state.seq)") }
         } else {
@@ -366,7 +404,7 @@ struct CommandGenerator {
                     lastSeq = e.seq
                 }
                 if case .drag(_, _, _, _, let reason?) = e.event { coverage.dragReasons[reason.rawValue, default: 0] += 1 }
-                for pid in mirrors.keys { mirrors[pid]!.receive(e) }
+                for pid in mirrors.keys { mirrors[pid]!.send(e) }
             }
             return true
         }
@@ -378,7 +416,7 @@ struct CommandGenerator {
             case .failure(let e): return fail("join refused: \(e)")
             case .success(let (pid, events)):
                 guard broadcast(events) else { return false }
-                mirrors[pid] = ClientMirror(me: pid, state: ClientState(session))
+                mirrors[pid] = ClientMirror(me: pid, state: ClientState(session), slow: gen.rng.chance(0.5))
                 return true
             }
         }
@@ -437,7 +475,8 @@ struct CommandGenerator {
             }
             // (b) every client's mirror equals the server.
             let server = ClientState(session)
-            for (pid, mirror) in mirrors {
+            for pid in mirrors.keys where gen.rng.chance(0.3) { mirrors[pid]!.flush() }
+            for (pid, mirror) in mirrors where mirror.queue.isEmpty {
                 guard check(mirror.problems.isEmpty, "mirror of \(pid): \(mirror.problems)") else { return false }
                 guard check(mirror.state == server, "mirror of \(pid) diverged:\n\(mirror.state.diff(server))") else { return false }
             }
