@@ -468,11 +468,8 @@ struct CommandGenerator {
                 }
             }
             coverage.maxConcurrentDrags = max(coverage.maxConcurrentDrags, session.drags.values.map(\.drags.count).max() ?? 0)
-            for (id, g) in session.drags {
-                guard !g.drags.isEmpty, session.annotations[id] != nil,
-                      g.drags.allSatisfy({ session.participants[$0.participant] != nil && [.starting, .dragging].contains($0.state) })
-                else { return fail("stale drag group \(id): \(g)") }
-            }
+            // (e) what the session holds is consistent with its rules.
+            if let problem = Self.invariantViolation(session) { return fail(problem) }
             // (b) every client's mirror equals the server.
             let server = ClientState(session)
             for pid in mirrors.keys where gen.rng.chance(0.3) { mirrors[pid]!.flush() }
@@ -482,6 +479,38 @@ struct CommandGenerator {
             }
         }
         return true
+    }
+
+    /// Rules that hold between any two steps, whatever came before.
+    static func invariantViolation(_ s: Session) -> String? {
+        for (id, g) in s.drags {
+            guard let a = s.annotations[id], a.enabled, a.point?.draggable == true else { return "drag of \(id), which may not be dragged" }
+            guard !g.drags.isEmpty, g.drags.allSatisfy({ s.participants[$0.participant]?.role.canEdit == true && [.starting, .dragging].contains($0.state) })
+            else { return "stale drag group \(id): \(g)" }
+            guard Set(g.drags.map(\.participant)).count == g.drags.count else { return "a participant drags \(id) twice" }
+        }
+        if let holder = s.cameraLeaseHolder, s.participants[holder]?.role.canEdit != true { return "camera lease held by \(holder)" }
+        for p in s.participants.values {
+            if let id = p.selection, s.annotations[id]?.enabled != true { return "\(p.id) selects \(id), which cannot be selected" }
+            if case .participant(let other) = p.following, other == p.id || s.participants[other] == nil { return "\(p.id) follows \(other)" }
+            if let c = p.camera, !(abs(c.center.latitude) <= Geo.maxMercatorLatitude && (-180..<180).contains(c.center.longitude) && (0..<360).contains(c.bearing)) {
+                return "\(p.id) has a camera not in normal form: \(c)"
+            }
+            if let l = p.location, l.authorization == .reduced {
+                let onGrid = [l.coordinate.latitude, l.coordinate.longitude].allSatisfy {
+                    abs($0 / UserLocation.coarseGrid - ($0 / UserLocation.coarseGrid).rounded()) < 1e-9
+                }
+                guard onGrid, l.accuracy >= UserLocation.coarseAccuracy, l.heading == nil, l.course == nil else { return "\(p.id) holds a precise reduced location \(l)" }
+            }
+        }
+        switch s.callout?.anchor {
+        case .annotation(let id):
+            if s.annotations[id]?.showsCalloutWhenSelected != true { return "callout anchored to \(id), which may not show one" }
+        case .participant(let pid):
+            if s.participants[pid]?.location == nil || s.participants[pid]?.hidden == true { return "callout anchored to \(pid), who shares no location" }
+        default: break
+        }
+        return nil
     }
 
     @Test func generatorIsDeterministic() {
