@@ -2,7 +2,8 @@
 public enum Event: Hashable, Sendable {
     case participantJoined(Participant)
     case participantLeft(ParticipantID, reason: String)
-    /// A camera step. For `.own` targets, `participant` is the mover.
+    /// A camera step. For `.own` targets, `participant` is the mover and
+    /// `viewport` its current viewport (also when the step did not change it).
     case camera(CameraTarget, participant: ParticipantID, CameraPhase, viewport: Viewport?)
     /// The shared camera lease changed hands (holder nil: released).
     case cameraLease(holder: ParticipantID?, reason: String)

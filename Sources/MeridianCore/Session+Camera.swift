@@ -32,7 +32,10 @@ extension Session {
             if let camera = applied.camera { sharedCamera = camera }
         }
         let key: ConflationKey? = if case .changing = applied { target == .own ? .ownCamera(p.id) : .sharedCamera } else { nil }
-        let event = emit(.camera(target, participant: p.id, applied, viewport: viewport), transient: key)
+        // An own-camera event carries the mover's current viewport, so a newer
+        // changing frame that replaces an unsent one loses no viewport change.
+        let carried = target == .own ? participants[p.id]?.viewport : nil
+        let event = emit(.camera(target, participant: p.id, applied, viewport: carried), transient: key)
         return Accepted(events: [event], camera: adjusted)
     }
 

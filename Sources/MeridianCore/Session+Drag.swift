@@ -39,7 +39,7 @@ extension Session {
         let live = annotations[id]!.point!.coordinate
         let drag = ActiveDrag(participant: p.id, state: .starting, coordinate: live, lastActivity: now)
         if drags[id] == nil {
-            drags[id] = DragGroup(origin: coordinate, drags: [drag])
+            drags[id] = DragGroup(origin: live, drags: [drag])
         } else {
             drags[id]!.drags.append(drag)
         }
