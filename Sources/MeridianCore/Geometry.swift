@@ -87,6 +87,9 @@ public enum Geo {
 
     /// Wraps a longitude into [-180, 180).
     public static func wrapLongitude(_ lon: Double) -> Double {
+        // In-range values are returned as they are: the arithmetic below
+        // would perturb their last bits.
+        if lon >= -180 && lon < 180 { return lon }
         var l = (lon + 180).truncatingRemainder(dividingBy: 360)
         if l < 0 { l += 360 }
         return l - 180
@@ -94,6 +97,7 @@ public enum Geo {
 
     /// Wraps a bearing into [0, 360).
     public static func wrapBearing(_ b: Double) -> Double {
+        if b >= 0 && b < 360 { return b }
         var r = b.truncatingRemainder(dividingBy: 360)
         if r < 0 { r += 360 }
         return r == 360 ? 0 : r

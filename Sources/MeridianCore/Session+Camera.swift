@@ -65,9 +65,9 @@ extension Session {
 
     mutating func follow(_ target: FollowTarget?, by p: Participant) throws(SessionError) -> [Emitted] {
         if case .participant(let other) = target {
-            guard other != p.id else { throw .invalid("participant", "cannot follow yourself") }
+            guard other != p.id else { throw .invalid("target", "cannot follow yourself") }
             guard let o = participants[other], !o.hidden else {
-                throw SessionError(.notFound, "no participant \(other)", field: "participant")
+                throw SessionError(.notFound, "no participant \(other)", field: "target")
             }
         }
         participants[p.id]?.following = target

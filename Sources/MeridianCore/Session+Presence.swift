@@ -30,7 +30,7 @@ extension Session {
         guard p.role == .owner else { throw SessionError(.forbidden, "role \(p.role.rawValue) may not change session settings") }
         if let url = patch.styleURL { try validator.text(url, max: 2_048, "settings.styleURL") }
         if let t = patch.leaseTimeout, !(limits.minLeaseTimeout...limits.maxLeaseTimeout).contains(t) {
-            throw .invalid("settings.leaseTimeout", "must be within \(limits.minLeaseTimeout)...\(limits.maxLeaseTimeout)")
+            throw .invalid("settings.leaseTimeoutMs", "must be within \(limits.minLeaseTimeout)...\(limits.maxLeaseTimeout)")
         }
         if let c = patch.constraints { try validator.constraints(c, "settings.constraints") }
         var out: [Emitted] = []

@@ -65,6 +65,11 @@ extension Fields {
         p.holes = try f.holes("holes")
         p.alpha = try f.optionalDouble("alpha")
         p.lineWidth = try f.optionalDouble("lineWidth")
+        for key in ["zIndex", "enabled", "metadata", "coordinate", "centerOffset", "calloutOffset", "draggable",
+                    "canShowCallout", "scalesWithViewingDistance", "rotatesToMatchCamera", "coordinates", "holes",
+                    "alpha", "lineWidth"] where f.value(key, keepNull: true) == .null {
+            throw .invalid(f.name(key), "cannot be null; leave it out to keep the current value")
+        }
         for fixed in ["id", "type"] where f.has(fixed) {
             throw .invalid(f.name(fixed), "cannot be changed")
         }

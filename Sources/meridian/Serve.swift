@@ -60,7 +60,7 @@ struct Serve: ParsableCommand {
         let bound = try server.start()
         // Tests and scripts read this line to learn the port.
         print("meridian listening on http://\(host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")
-        fflush(stdout)
+        fflush(nil)
 
         let stopped = DispatchSemaphore(value: 0)
         let signals = [SIGTERM, SIGINT].map { sig in

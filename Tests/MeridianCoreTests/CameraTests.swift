@@ -271,9 +271,9 @@ import Testing
     @Test func cannotFollowSelfUnknownOrHidden() throws {
         var (w, _, e, v) = try trio()
         let h = try w.join("Dash", .viewer, hidden: true)
-        try w.refuse(.follow(.participant(v)), by: v, .invalidField, field: "participant")
-        try w.refuse(.follow(.participant("p99")), by: e, .notFound, field: "participant")
-        try w.refuse(.follow(.participant(h)), by: e, .notFound, field: "participant")
+        try w.refuse(.follow(.participant(v)), by: v, .invalidField, field: "target")
+        try w.refuse(.follow(.participant("p99")), by: e, .notFound, field: "target")
+        try w.refuse(.follow(.participant(h)), by: e, .notFound, field: "target")
     }
 
     @Test func followingEndsWhenTheFollowedLeaves() throws {

@@ -1,0 +1,107 @@
+"""Starts the real Meridian server binary for the tests.
+
+The binary is `$MERIDIAN_BIN`, default `.build/debug/meridian` in the repository
+root. Each server runs as `meridian serve --port 0 ...`; its port is read from
+the first stdout line `meridian listening on http://127.0.0.1:PORT ...`.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+REPO = Path(__file__).resolve().parents[2]
+LISTENING = re.compile(r"^meridian listening on http://([^:/\s]+):(\d+)")
+
+
+def binary():
+    path = Path(os.environ.get("MERIDIAN_BIN", REPO / ".build" / "debug" / "meridian"))
+    if not path.is_absolute():
+        path = REPO / path
+    return path
+
+
+class Server:
+    def __init__(self, *args):
+        path = binary()
+        if not path.exists():
+            pytest.fail(f"server binary not found at {path}: run `swift build` or set MERIDIAN_BIN")
+        self.args = ["serve", "--port", "0", *args]
+        self.log = tempfile.NamedTemporaryFile(prefix="meridian-", suffix=".log", delete=False)
+        self.process = subprocess.Popen([str(path), *self.args], stdout=subprocess.PIPE, stderr=self.log,
+                                        stdin=subprocess.DEVNULL, text=True)
+        line = self._first_line(timeout=20)
+        m = LISTENING.match(line or "")
+        if not m:
+            self.stop()
+            pytest.fail(f"server did not start: first stdout line {line!r}; log: {self.log_text()[-2000:]}")
+        self.host, self.port = m.group(1), int(m.group(2))
+        self.url = f"ws://{self.host}:{self.port}/"
+
+    def _first_line(self, timeout):
+        result = []
+        reader = threading.Thread(target=lambda: result.append(self.process.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        return result[0].strip() if result else None
+
+    def log_text(self):
+        try:
+            return Path(self.log.name).read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        if self.process.stdout:
+            self.process.stdout.close()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def server():
+    """A server with default options, shared by the whole run."""
+    s = Server()
+    yield s
+    crashed = not s.alive()
+    s.stop()
+    assert not crashed, f"the server exited during the tests; log tail:\n{s.log_text()[-4000:]}"
+
+
+@pytest.fixture
+def start_server():
+    """Starts a dedicated server with extra arguments, stopped after the test."""
+    started = []
+
+    def start(*args):
+        s = Server(*args)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        crashed = not s.alive()
+        s.stop()
+        assert not crashed, f"the server exited during the test; log tail:\n{s.log_text()[-4000:]}"
+
+
+@pytest.fixture
+def session_id():
+    return "t-" + uuid.uuid4().hex[:12]
