@@ -51,6 +51,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore", "MeridianProtocol"]),
+        .testTarget(name: "MeridianTransportTests", dependencies: ["MeridianTransport"]),
         .testTarget(
             name: "MeridianServerTests",
             dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore"]
