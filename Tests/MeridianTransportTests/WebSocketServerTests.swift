@@ -63,7 +63,8 @@ import Testing
         try tooBig.connect()
         defer { tooBig.close() }
         tooBig.send(String(repeating: "y", count: 200 * 1024))
-        #expect(try tooBig.receive() == .closed(code: 1009, reason: "message too big"))
+        let verdict = try tooBig.receive()
+        #expect(verdict == .closed(code: 1009, reason: "message too big"), "\(verdict)")
         #expect(handler.wait { _, closed in closed.contains { $0.code == 1009 } })
 
         // The other connection is unaffected.
@@ -184,3 +185,25 @@ import Testing
         second.stop()
     }
 }
+
+#if os(Linux)
+@Suite struct BindAddressTests {
+    /// Listening local addresses ("0100007F:1F90" style) for `port` in a /proc/net table.
+    private func listeners(in table: String, port: Int) throws -> [String] {
+        let text = try String(contentsOfFile: table, encoding: .utf8)
+        let portHex = String(format: "%04X", port)
+        return text.split(separator: "\n").dropFirst().compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 3, fields[3] == "0A", fields[1].hasSuffix(":" + portHex) else { return nil }
+            return String(fields[1])
+        }
+    }
+
+    @Test func ipv4LiteralBindsOnlyThatAddress() throws {
+        let (server, _, port) = try startServer()
+        defer { server.stop() }
+        #expect(try listeners(in: "/proc/net/tcp", port: port) == [String(format: "0100007F:%04X", port)])
+        #expect(try listeners(in: "/proc/net/tcp6", port: port).isEmpty)
+    }
+}
+#endif
