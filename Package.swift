@@ -52,6 +52,7 @@ let package = Package(
         ),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
+        .testTarget(name: "MeridianTransportTests", dependencies: ["MeridianTransport"]),
         .testTarget(
             name: "MeridianServerTests",
             dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore"]

@@ -1,0 +1,37 @@
+/// Per-connection state, confined to the service thread. lws's per-session memory holds only
+/// the `id`; this object lives in the server's dictionary.
+final class Connection {
+    let id: ConnectionID
+    /// The `struct lws *`; valid until LWS_CALLBACK_CLOSED.
+    let wsi: OpaquePointer
+    var queue = ConnectionQueue()
+    var writeBuffer: WriteBuffer
+    var writableRequested = false
+    /// When the queue went above the high-water mark (server `now`), nil when not behind.
+    var behindSince: Duration?
+    /// Set once the server decided to close; the close frame goes out from WRITEABLE.
+    var closing: (code: UInt16, reason: String)?
+    /// The peer's close frame, if it sent one.
+    var peerClose: (code: UInt16?, reason: String)?
+
+    /// Reassembly of the current inbound message.
+    var inbound: [UInt8] = []
+    /// True once the connection is being closed: its input is ignored from then on.
+    var refusingInput = false
+    /// Set when a message went over the size limit: the rest of it is read and discarded, then
+    /// the connection is closed with 1009. Closing mid-message would leave the peer's unsent
+    /// fragments unread, and closing a socket with unread input sends a RST that can destroy
+    /// the close frame before the peer reads it.
+    var discardedBytes: Int?
+
+    init(id: ConnectionID, wsi: OpaquePointer, headroom: Int) {
+        self.id = id
+        self.wsi = wsi
+        self.writeBuffer = WriteBuffer(headroom: headroom)
+    }
+
+    deinit {
+        // Only dropped after LWS_CALLBACK_CLOSED, when lws no longer reads the buffer.
+        writeBuffer.release()
+    }
+}

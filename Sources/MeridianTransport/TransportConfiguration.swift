@@ -1,0 +1,71 @@
+/// Identifies one WebSocket connection for the lifetime of a server. Never reused; 0 means "none".
+public typealias ConnectionID = UInt64
+
+/// Settings for a ``WebSocketServer``. Plain values; reading files or the environment is the caller's job.
+public struct TransportConfiguration: Sendable {
+    /// Bind address. An IPv4 literal binds only that address (IPv6 is disabled for it).
+    public var host: String = "127.0.0.1"
+    /// Listening port; 0 picks an ephemeral port, which ``WebSocketServer/start()`` returns.
+    public var port: Int = 8080
+    /// The only WebSocket subprotocol accepted; upgrades without it are refused.
+    public var subprotocol: String = "meridian.v1"
+    /// An inbound message larger than this closes the connection with 1009.
+    public var maxMessageBytes: Int = 65_536
+    /// Above this many queued bytes a connection is "behind".
+    public var queueHighWaterBytes: Int = 1 << 20
+    /// Above this many queued bytes a connection is closed at once with 4008.
+    public var queueHardLimitBytes: Int = 8 << 20
+    /// A connection behind continuously for longer than this is closed with 4008.
+    public var slowConsumerGrace: Duration = .seconds(2)
+    /// Idle time before lws sends a PING.
+    public var pingInterval: Duration = .seconds(30)
+    /// Idle time (without a valid PONG or data) before the connection is dropped; must exceed `pingInterval`.
+    public var idleTimeout: Duration = .seconds(75)
+    /// How often ``TransportHandler/transportTick(_:)`` is called.
+    public var tickInterval: Duration = .milliseconds(50)
+    /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.
+    public var shutdownGrace: Duration = .seconds(2)
+
+    /// Creates a configuration with the defaults above.
+    public init() {}
+
+    /// Creates a configuration, overriding any of the defaults.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        subprotocol: String = "meridian.v1",
+        maxMessageBytes: Int = 65_536,
+        queueHighWaterBytes: Int = 1 << 20,
+        queueHardLimitBytes: Int = 8 << 20,
+        slowConsumerGrace: Duration = .seconds(2),
+        pingInterval: Duration = .seconds(30),
+        idleTimeout: Duration = .seconds(75),
+        tickInterval: Duration = .milliseconds(50),
+        shutdownGrace: Duration = .seconds(2)
+    ) {
+        self.host = host
+        self.port = port
+        self.subprotocol = subprotocol
+        self.maxMessageBytes = maxMessageBytes
+        self.queueHighWaterBytes = queueHighWaterBytes
+        self.queueHardLimitBytes = queueHardLimitBytes
+        self.slowConsumerGrace = slowConsumerGrace
+        self.pingInterval = pingInterval
+        self.idleTimeout = idleTimeout
+        self.tickInterval = tickInterval
+        self.shutdownGrace = shutdownGrace
+    }
+}
+
+extension Duration {
+    /// Whole microseconds, rounded down, never negative.
+    var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+    }
+
+    /// Whole seconds clamped to the range lws's 16-bit policy fields hold (at least 1).
+    var clampedSeconds: UInt16 {
+        UInt16(clamping: max(1, components.seconds))
+    }
+}

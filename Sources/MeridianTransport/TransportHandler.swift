@@ -1,0 +1,27 @@
+/// Receives the server's events. Every method is called only on the server's service thread,
+/// where the handler may call the service-thread-only methods of ``WebSocketServer``.
+public protocol TransportHandler: AnyObject {
+    /// A WebSocket connection completed its handshake.
+    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String)
+    /// One whole text message arrived.
+    func transport(_ server: WebSocketServer, didReceive message: [UInt8], from connection: ConnectionID)
+    /// The connection is gone. `code` is the code the server closed with (4008, 1009, 1001, …),
+    /// else the peer's close code, or nil if there was none.
+    func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String)
+    /// Called every `tickInterval`.
+    func transportTick(_ server: WebSocketServer)
+    /// Answers an HTTP request other than /healthz and /readyz; nil gives a JSON 404.
+    func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse?
+}
+
+/// Counters for tests and metrics.
+public struct TransportStats: Sendable, Equatable {
+    /// Transient frames dropped because a newer frame with the same key superseded them.
+    public var conflatedFrames: Int = 0
+    /// Connections closed with 4008 for falling behind.
+    public var slowConsumerCloses: Int = 0
+    /// WebSocket connections currently open.
+    public var openConnections: Int = 0
+
+    public init() {}
+}

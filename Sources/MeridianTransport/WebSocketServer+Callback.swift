@@ -1,0 +1,153 @@
+internal import CLibWebSockets
+
+/// The single C entry point for both protocols. Recovers the server from the context's user
+/// pointer (retained by `start()` until after `lws_context_destroy`).
+func serverCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
+    _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else {
+        return 0
+    }
+    let server = Unmanaged<WebSocketServer>.fromOpaque(owner).takeUnretainedValue()
+    return server.handleCallback(wsi: wsi, reason: reason, user: user, input: input, length: length)
+}
+
+extension WebSocketServer {
+    func handleCallback(
+        wsi: OpaquePointer, reason: lws_callback_reasons,
+        user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
+    ) -> Int32 {
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            // Delivered once per protocol with a fake wsi; the queue is drained after lws_service.
+            return 0
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            return draining ? 1 : 0
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            // An upgrade without Sec-WebSocket-Protocol binds to protocols[0] (HTTP): refuse it.
+            let protocolID = lws_get_protocol(wsi)?.pointee.id
+            return !draining && protocolID == ProtocolID.webSocket ? 0 : 1
+        case LWS_CALLBACK_ESTABLISHED:
+            opened(wsi: wsi, user: user)
+            return 0
+        case LWS_CALLBACK_RECEIVE:
+            received(wsi: wsi, user: user, input: input, length: length)
+            return 0
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            return writable(wsi: wsi, user: user)
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            if let connection = connection(for: user) {
+                connection.peerClose = parseClosePayload(input, length)
+            }
+            return 0
+        case LWS_CALLBACK_CLOSED:
+            closed(user: user)
+            return 0
+        case LWS_CALLBACK_HTTP:
+            return httpRequest(wsi: wsi, user: user, input: input, length: length)
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            return httpWritable(wsi: wsi, user: user)
+        case LWS_CALLBACK_CLOSED_HTTP:
+            if let id = user?.load(as: UInt64.self), id != 0 {
+                httpExchanges[id] = nil
+                user?.storeBytes(of: 0, as: UInt64.self)
+            }
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        default:
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
+        }
+    }
+
+    /// The connection whose id is stored in lws's per-session memory, if any.
+    func connection(for user: UnsafeMutableRawPointer?) -> Connection? {
+        guard let id = user?.load(as: UInt64.self), id != 0 else { return nil }
+        return connections[id]
+    }
+
+    private func opened(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) {
+        guard let user else { return }
+        let id = nextID
+        nextID += 1
+        user.storeBytes(of: id, as: UInt64.self)
+        let connection = Connection(id: id, wsi: wsi, headroom: headroom)
+        connections[id] = connection
+        var name = [CChar](repeating: 0, count: 128)
+        let peer = lws_get_peer_simple(wsi, &name, name.count).map { String(cString: $0) } ?? ""
+        handler?.transport(self, didOpen: id, peer: peer)
+        if draining { close(connection, code: 1001, reason: "server shutting down") }
+    }
+
+    private func received(
+        wsi: OpaquePointer, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
+    ) {
+        guard let connection = connection(for: user), !connection.refusingInput else { return }
+        let messageEnds = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+        if let discarded = connection.discardedBytes {
+            // Over the limit: drop the rest of the message, but not forever.
+            let total = discarded + length
+            connection.discardedBytes = total
+            if messageEnds || total > Self.discardLimit(configuration.maxMessageBytes) {
+                close(connection, code: 1009, reason: "message too big")
+            }
+            return
+        }
+        if lws_frame_is_binary(wsi) != 0 {
+            close(connection, code: 1003, reason: "text frames only")
+            return
+        }
+        if lws_is_first_fragment(wsi) != 0 {
+            connection.inbound.removeAll(keepingCapacity: true)
+        }
+        // lws enforces no size limit: count here and stop buffering once past it.
+        guard connection.inbound.count + length <= configuration.maxMessageBytes else {
+            connection.inbound = []
+            connection.discardedBytes = length
+            if messageEnds { close(connection, code: 1009, reason: "message too big") }
+            return
+        }
+        if let input, length > 0 {
+            connection.inbound.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+        }
+        if messageEnds {
+            let message = connection.inbound
+            connection.inbound = []
+            handler?.transport(self, didReceive: message, from: connection.id)
+        }
+    }
+
+    /// How much of an oversized message is read and dropped before closing without waiting for its end.
+    static func discardLimit(_ maxMessageBytes: Int) -> Int {
+        max(16 << 20, maxMessageBytes.multipliedReportingOverflow(by: 4).partialValue)
+    }
+
+    private func closed(user: UnsafeMutableRawPointer?) {
+        guard let id = user?.load(as: UInt64.self), id != 0 else { return }
+        user?.storeBytes(of: 0, as: UInt64.self)
+        guard let connection = connections.removeValue(forKey: id) else { return }
+        behindConnections.remove(id)
+        let code = connection.closing?.code ?? connection.peerClose?.code
+        let reason = connection.closing?.reason ?? connection.peerClose?.reason ?? ""
+        handler?.transport(self, didClose: id, code: code, reason: reason)
+        if draining && connections.isEmpty { exitLoop = true }
+    }
+}
+
+/// Parses a close frame payload: a big-endian code and a UTF-8 reason.
+func parseClosePayload(_ input: UnsafeMutableRawPointer?, _ length: Int) -> (code: UInt16?, reason: String) {
+    guard let input, length >= 2 else { return (nil, "") }
+    let bytes = UnsafeRawBufferPointer(start: input, count: length)
+    let code = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
+    return (code, String(decoding: bytes[2...], as: UTF8.self))
+}
+
+/// `reason` cut to at most 123 UTF-8 bytes on a character boundary (the close frame limit).
+func closeReasonBytes(_ reason: String) -> [UInt8] {
+    var bytes: [UInt8] = []
+    for scalar in reason.unicodeScalars {
+        let encoded = Array(String(scalar).utf8)
+        if bytes.count + encoded.count > 123 { break }
+        bytes.append(contentsOf: encoded)
+    }
+    return bytes
+}

@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CLibWebSockets
+
+/// One HTTP response in flight. The body lives in C memory with LWS_PRE headroom until the
+/// connection's next request or close, so lws may keep reading it after `lws_write`.
+final class HTTPExchange {
+    let buffer: UnsafeMutableRawPointer
+    let bodyCount: Int
+
+    init(body: [UInt8], headroom: Int) {
+        buffer = malloc(headroom + max(body.count, 1))!
+        bodyCount = body.count
+        body.withUnsafeBytes { source in
+            if let base = source.baseAddress { (buffer + headroom).copyMemory(from: base, byteCount: body.count) }
+        }
+    }
+
+    deinit { free(buffer) }
+}
+
+extension WebSocketServer {
+    /// Answers /healthz and /readyz itself, asks the handler for anything else.
+    func response(to request: HTTPRequest) -> HTTPResponse {
+        switch request.path {
+        case "/healthz": return .healthy
+        case "/readyz": return draining ? .draining : .ready
+        default: return handler?.transport(self, handle: request) ?? .notFound
+        }
+    }
+
+    /// LWS_CALLBACK_HTTP: build the response, write its headers now and its body when writable.
+    func httpRequest(
+        wsi: OpaquePointer, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
+    ) -> Int32 {
+        guard let user else { return -1 }
+        var uri: UnsafeMutablePointer<CChar>?
+        var uriLength: Int32 = 0
+        let method = lws_http_get_uri_and_method(wsi, &uri, &uriLength)
+        let path: String
+        if let uri, uriLength > 0 {
+            path = String(decoding: UnsafeRawBufferPointer(start: uri, count: Int(uriLength)), as: UTF8.self)
+        } else if let input {
+            path = String(cString: input.assumingMemoryBound(to: CChar.self))
+        } else {
+            path = "/"
+        }
+        let request = HTTPRequest(method: httpMethodName(method), path: path, query: queryString(wsi))
+        let response = response(to: request)
+
+        var id = user.load(as: UInt64.self)
+        if id == 0 {
+            id = nextID
+            nextID += 1
+            user.storeBytes(of: id, as: UInt64.self)
+        }
+        httpExchanges[id] = HTTPExchange(body: response.body, headroom: headroom)
+
+        var header = [UInt8](repeating: 0, count: headroom + 1024)
+        let failed = header.withUnsafeMutableBufferPointer { buffer -> Bool in
+            let start = buffer.baseAddress! + headroom
+            let end = buffer.baseAddress! + buffer.count - 1
+            var cursor: UnsafeMutablePointer<UInt8>? = start
+            if lws_add_http_common_headers(
+                wsi, UInt32(response.status), response.contentType,
+                lws_filepos_t(response.body.count), &cursor, end) != 0 {
+                return true
+            }
+            return lws_finalize_write_http_header(wsi, start, &cursor, end) != 0
+        }
+        if failed { return 1 }
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// LWS_CALLBACK_HTTP_WRITEABLE: the whole body in one final write.
+    func httpWritable(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let id = user?.load(as: UInt64.self), id != 0, let exchange = httpExchanges[id] else { return 0 }
+        let body = (exchange.buffer + headroom).assumingMemoryBound(to: UInt8.self)
+        if lws_write(wsi, body, exchange.bodyCount, LWS_WRITE_HTTP_FINAL) < 0 { return -1 }
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    private func queryString(_ wsi: OpaquePointer) -> String {
+        let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
+        guard total > 0 else { return "" }
+        var buffer = [CChar](repeating: 0, count: total + 16)
+        let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS)
+        guard copied > 0 else { return "" }
+        return String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+private func httpMethodName(_ token: Int32) -> String {
+    guard token >= 0 else { return "GET" }
+    switch UInt32(token) {
+    case WSI_TOKEN_GET_URI.rawValue: return "GET"
+    case WSI_TOKEN_POST_URI.rawValue: return "POST"
+    case WSI_TOKEN_OPTIONS_URI.rawValue: return "OPTIONS"
+    case WSI_TOKEN_PUT_URI.rawValue: return "PUT"
+    case WSI_TOKEN_PATCH_URI.rawValue: return "PATCH"
+    case WSI_TOKEN_DELETE_URI.rawValue: return "DELETE"
+    case WSI_TOKEN_HEAD_URI.rawValue: return "HEAD"
+    default: return "GET"
+    }
+}

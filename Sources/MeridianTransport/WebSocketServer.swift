@@ -1,0 +1,151 @@
+import Foundation
+internal import CLibWebSockets
+
+/// A WebSocket + HTTP server on libwebsockets with one service thread.
+///
+/// Every lws call happens on the service thread. Other threads talk to it only through
+/// ``execute(_:)`` (a locked queue plus `lws_cancel_service`), ``start()`` and ``stop()``.
+/// The handler is held strongly until the service thread ends.
+public final class WebSocketServer: @unchecked Sendable {
+    enum LifecycleState {
+        case idle
+        case starting
+        case running(port: Int)
+        case failed(TransportError)
+        case stopping
+        case finished
+    }
+
+    /// Name of the single vhost, used to read back the bound port.
+    static let vhostName = "meridian"
+    /// Most bytes copied into one `lws_write`; a single larger frame is written alone.
+    static let writeChunk = 256 * 1024
+
+    /// The configuration the server was created with.
+    public let configuration: TransportConfiguration
+    let startInstant = ContinuousClock.now
+    let headroom = Int(mrd_lws_pre())
+
+    // MARK: Shared between threads, guarded by `lock`.
+    let lock = NSCondition()
+    var state = LifecycleState.idle
+    var pendingWork: [@Sendable () -> Void] = []
+    /// Non-nil exactly while other threads may call `lws_cancel_service` on it.
+    var wakeableContext: OpaquePointer?
+
+    // MARK: Service-thread only.
+    var handler: TransportHandler?
+    var context: OpaquePointer?
+    var serviceThread: pthread_t?
+    var retainedSelf: Unmanaged<WebSocketServer>?
+    let allocations = CAllocations()
+    var tickTimer: UnsafeMutablePointer<mrd_timer>?
+    var connections: [ConnectionID: Connection] = [:]
+    var behindConnections: Set<ConnectionID> = []
+    var httpExchanges: [UInt64: HTTPExchange] = [:]
+    var nextID: UInt64 = 1
+    var counters = TransportStats()
+    var draining = false
+    var drainDeadline = Duration.zero
+    var exitLoop = false
+
+    /// Creates a server; nothing happens until ``start()``.
+    public init(configuration: TransportConfiguration, handler: TransportHandler) {
+        self.configuration = configuration
+        self.handler = handler
+    }
+
+    deinit {
+        assert(context == nil, "WebSocketServer released while its service thread runs")
+    }
+
+    /// Monotonic time since the server was created.
+    public var now: Duration { ContinuousClock.now - startInstant }
+
+    /// Creates the lws context on a new service thread, binds, and returns the bound port once
+    /// listening. Throws a ``TransportError`` if binding fails.
+    public func start() throws -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        guard case .idle = state else { throw TransportError.alreadyStarted }
+        state = .starting
+        // Balanced by the service thread after lws_context_destroy: lws holds this pointer.
+        retainedSelf = Unmanaged.passRetained(self)
+        let thread = Thread { [self] in runServiceLoop() }
+        thread.name = "meridian-transport"
+        thread.start()
+        while case .starting = state { lock.wait() }
+        switch state {
+        case .running(let port): return port
+        case .failed(let error): throw error
+        default: throw TransportError.bindFailed("stopped while starting")
+        }
+    }
+
+    /// Thread-safe graceful stop: refuses new connections, makes /readyz answer 503, closes every
+    /// WebSocket with 1001 "server shutting down", waits up to `shutdownGrace` for them to go,
+    /// destroys the context on the service thread and returns when that thread has ended.
+    /// Idempotent. Called on the service thread itself it only begins the drain and returns.
+    public func stop() {
+        if isOnServiceThread {
+            beginDrain()
+            return
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        while case .starting = state { lock.wait() }
+        switch state {
+        case .idle:
+            state = .finished
+            return
+        case .running:
+            state = .stopping
+            pendingWork.append { [self] in beginDrain() }
+            if let wakeableContext { lws_cancel_service(wakeableContext) }
+        case .stopping:
+            break
+        case .starting, .failed, .finished:
+            return
+        }
+        while true {
+            if case .finished = state { return }
+            lock.wait()
+        }
+    }
+
+    /// Thread-safe: runs `body` on the service thread soon. Dropped once the server has stopped.
+    public func execute(_ body: @escaping @Sendable () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        switch state {
+        case .failed, .finished: return
+        default: break
+        }
+        pendingWork.append(body)
+        // The only lws call allowed off the service thread; the context is alive while set.
+        if let wakeableContext { lws_cancel_service(wakeableContext) }
+    }
+
+    /// Counters for tests and metrics. Service thread only.
+    public var stats: TransportStats {
+        assertOnServiceThread()
+        var stats = counters
+        stats.openConnections = connections.count
+        return stats
+    }
+
+    /// Bytes queued and not yet written for `connection` (0 if unknown). Service thread only.
+    public func queuedBytes(of connection: ConnectionID) -> Int {
+        assertOnServiceThread()
+        return connections[connection]?.queue.bytes ?? 0
+    }
+
+    var isOnServiceThread: Bool {
+        guard let serviceThread else { return false }
+        return pthread_equal(serviceThread, pthread_self()) != 0
+    }
+
+    func assertOnServiceThread(_ function: StaticString = #function) {
+        assert(isOnServiceThread, "\(function) must be called on the transport's service thread")
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import MeridianTransport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Echoes every message back to its sender and records opens and closes.
+final class EchoHandler: TransportHandler, @unchecked Sendable {
+    struct Close: Equatable {
+        var connection: ConnectionID
+        var code: UInt16?
+        var reason: String
+    }
+
+    private let condition = NSCondition()
+    private var _opened: [ConnectionID] = []
+    private var _closed: [Close] = []
+    var echo = true
+
+    var opened: [ConnectionID] { condition.withLock { _opened } }
+    var closed: [Close] { condition.withLock { _closed } }
+
+    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
+        condition.withLock {
+            _opened.append(connection)
+            condition.broadcast()
+        }
+    }
+
+    func transport(_ server: WebSocketServer, didReceive message: [UInt8], from connection: ConnectionID) {
+        if echo { server.send(OutboundFrame(text: message), to: connection) }
+    }
+
+    func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {
+        condition.withLock {
+            _closed.append(Close(connection: connection, code: code, reason: reason))
+            condition.broadcast()
+        }
+    }
+
+    func transportTick(_ server: WebSocketServer) {}
+
+    func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
+        guard request.path == "/hello" else { return nil }
+        return .json(200, #"{"hello":"\#(request.query)"}"#)
+    }
+
+    /// Waits (on a condition variable) until `predicate` holds for the recorded state.
+    func wait(timeout: TimeInterval = 5, until predicate: (_ opened: [ConnectionID], _ closed: [Close]) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(_opened, _closed) {
+            if !condition.wait(until: deadline) { return predicate(_opened, _closed) }
+        }
+        return true
+    }
+}
+
+/// Starts a server on an ephemeral port.
+func startServer(
+    handler: EchoHandler = EchoHandler(), _ configure: (inout TransportConfiguration) -> Void = { _ in }
+) throws -> (server: WebSocketServer, handler: EchoHandler, port: Int) {
+    var configuration = TransportConfiguration()
+    configuration.port = 0
+    configure(&configuration)
+    let server = WebSocketServer(configuration: configuration, handler: handler)
+    let port = try server.start()
+    return (server, handler, port)
+}
+
+/// Runs `body` on the server's service thread and waits for its result.
+func onServiceThread<T: Sendable>(_ server: WebSocketServer, _ body: @escaping @Sendable () -> T) -> T {
+    let box = ResultBox<T>()
+    server.execute { box.set(body()) }
+    return box.get()
+}
+
+final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var value: T?
+
+    func set(_ newValue: T) {
+        condition.withLock {
+            value = newValue
+            condition.broadcast()
+        }
+    }
+
+    func get() -> T {
+        condition.withLock {
+            while value == nil { condition.wait() }
+            return value!
+        }
+    }
+}
+
+/// A plain HTTP/1.1 GET over a POSIX socket; returns the status code and body.
+func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TransportError.connectFailed("socket") }
+    defer { Glibc.close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else { throw TransportError.connectFailed("connect") }
+    let request = Array("GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+    guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+        throw TransportError.connectFailed("send")
+    }
+    var response: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = recv(fd, &chunk, chunk.count, 0)
+        if count <= 0 { break }
+        response.append(contentsOf: chunk[0..<count])
+    }
+    let text = String(decoding: response, as: UTF8.self)
+    guard let headerEnd = text.range(of: "\r\n\r\n") else { throw TransportError.connectFailed("no HTTP response") }
+    let statusLine = text[..<headerEnd.lowerBound].split(separator: "\r\n").first ?? ""
+    let parts = statusLine.split(separator: " ")
+    let status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+    return (status, String(text[headerEnd.upperBound...]))
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+@testable import MeridianTransport
+
+@Suite(.serialized) struct WebSocketServerTests {
+    @Test func roundTripsMessages() throws {
+        let (server, _, port) = try startServer { $0.maxMessageBytes = 2 << 20 }
+        defer { server.stop() }
+        let client = WebSocketClient(port: port)
+        try client.connect()
+        defer { client.close() }
+
+        client.send("hello")
+        #expect(try client.receive() == .text("hello"))
+
+        // Larger than one client part and one server write chunk: continuation frames in,
+        // a 64-bit-length frame written alone out.
+        let big = String(repeating: "0123456789abcdef", count: 1 << 16)
+        client.send(big)
+        #expect(try client.receive() == .text(big))
+    }
+
+    @Test func upgradeWithoutOrWithOtherSubprotocolIsRefused() throws {
+        let (server, handler, port) = try startServer()
+        defer { server.stop() }
+        #expect(throws: TransportError.self) {
+            try WebSocketClient(port: port, subprotocol: nil).connect()
+        }
+        #expect(throws: TransportError.self) {
+            try WebSocketClient(port: port, subprotocol: "other.v1").connect()
+        }
+        #expect(handler.opened.isEmpty)
+    }
+
+    @Test func healthReadinessAndUnknownPaths() throws {
+        let (server, _, port) = try startServer()
+        defer { server.stop() }
+        let health = try httpGet(port: port, path: "/healthz")
+        #expect(health.status == 200)
+        #expect(health.body == #"{"status":"ok"}"#)
+        let ready = try httpGet(port: port, path: "/readyz")
+        #expect(ready.status == 200)
+        #expect(ready.body == #"{"status":"ready"}"#)
+        let hello = try httpGet(port: port, path: "/hello?name=x")
+        #expect(hello.status == 200)
+        #expect(hello.body == #"{"hello":"name=x"}"#)
+        let missing = try httpGet(port: port, path: "/nope")
+        #expect(missing.status == 404)
+        #expect(missing.body == #"{"error":"not_found","message":"no such path"}"#)
+    }
+
+    @Test func oversizedMessageClosesWith1009() throws {
+        let (server, handler, port) = try startServer { $0.maxMessageBytes = 64 * 1024 }
+        defer { server.stop() }
+        let fits = WebSocketClient(port: port)
+        try fits.connect()
+        defer { fits.close() }
+        let sixty = String(repeating: "x", count: 60 * 1024)
+        fits.send(sixty)
+        #expect(try fits.receive() == .text(sixty))
+
+        let tooBig = WebSocketClient(port: port)
+        try tooBig.connect()
+        defer { tooBig.close() }
+        tooBig.send(String(repeating: "y", count: 200 * 1024))
+        let verdict = try tooBig.receive()
+        #expect(verdict == .closed(code: 1009, reason: "message too big"), "\(verdict)")
+        #expect(handler.wait { _, closed in closed.contains { $0.code == 1009 } })
+
+        // The other connection is unaffected.
+        fits.send("still here")
+        #expect(try fits.receive() == .text("still here"))
+    }
+
+    @Test func broadcastArrivesCompleteAndInOrder() throws {
+        let (server, handler, port) = try startServer()
+        defer { server.stop() }
+        let clients = (0..<5).map { _ in WebSocketClient(port: port) }
+        for client in clients { try client.connect() }
+        defer { for client in clients { client.close() } }
+        #expect(handler.wait { opened, _ in opened.count == 5 })
+        let ids = handler.opened
+
+        let frameCount = 10_000
+        server.execute {
+            for index in 0..<frameCount {
+                let frame = OutboundFrame(text: Array("{\"seq\":\(index)}".utf8))
+                for id in ids { server.send(frame, to: id) }
+            }
+        }
+        for client in clients {
+            for index in 0..<frameCount {
+                #expect(try client.receive() == .text("{\"seq\":\(index)}"))
+            }
+        }
+    }
+
+    @Test func slowConsumerIsClosedWith4008WhileOthersGetEverything() throws {
+        let (server, handler, port) = try startServer {
+            $0.queueHighWaterBytes = 64 * 1024
+            $0.queueHardLimitBytes = 1 << 20
+            $0.slowConsumerGrace = .milliseconds(300)
+        }
+        defer { server.stop() }
+        let healthy = WebSocketClient(port: port)
+        try healthy.connect()
+        defer { healthy.close() }
+        let slow = WebSocketClient(port: port)
+        try slow.connect()
+        defer { slow.close() }
+        #expect(handler.wait { opened, _ in opened.count == 2 })
+        let ids = handler.opened
+        let (healthyID, slowID) = (ids[0], ids[1])
+        slow.pauseReading()
+
+        // Batches stay below the high-water mark so the healthy client never counts as behind.
+        let payload = String(repeating: "p", count: 1000)
+        var sent = 0
+        var stats = TransportStats()
+        for _ in 0..<4000 {
+            let first = sent
+            stats = onServiceThread(server) {
+                for index in first..<(first + 32) {
+                    let frame = OutboundFrame(text: Array("d\(index):\(payload)".utf8))
+                    server.send(frame, to: healthyID)
+                    server.send(frame, to: slowID)
+                    let transient = OutboundFrame(text: Array("t\(index)".utf8))
+                    server.send(transient, to: healthyID, conflationKey: 1)
+                    server.send(transient, to: slowID, conflationKey: 1)
+                }
+                return server.stats
+            }
+            sent += 32
+            if stats.slowConsumerCloses > 0 { break }
+        }
+        #expect(stats.slowConsumerCloses == 1)
+        #expect(stats.conflatedFrames > 0)
+
+        slow.resumeReading()
+        var last = try slow.receive(timeout: .seconds(10))
+        while case .text = last { last = try slow.receive(timeout: .seconds(10)) }
+        #expect(last == .closed(code: 4008, reason: "slow consumer"))
+        #expect(handler.wait { _, closed in closed.contains { $0.connection == slowID && $0.code == 4008 } })
+
+        server.execute { server.send(OutboundFrame(text: Array("end".utf8)), to: healthyID) }
+        var expected = 0
+        while true {
+            guard case .text(let text) = try healthy.receive() else {
+                Issue.record("healthy client closed")
+                break
+            }
+            if text == "end" { break }
+            if text.hasPrefix("t") { continue }
+            #expect(text == "d\(expected):\(payload)")
+            expected += 1
+        }
+        #expect(expected == sent)
+    }
+
+    @Test func stopClosesClientsWith1001() throws {
+        let (server, handler, port) = try startServer()
+        let first = WebSocketClient(port: port)
+        let second = WebSocketClient(port: port)
+        try first.connect()
+        try second.connect()
+        #expect(handler.wait { opened, _ in opened.count == 2 })
+
+        server.stop()
+        #expect(try first.receive() == .closed(code: 1001, reason: "server shutting down"))
+        #expect(try second.receive() == .closed(code: 1001, reason: "server shutting down"))
+        #expect(handler.closed.count == 2)
+        #expect(handler.closed.allSatisfy { $0.code == 1001 })
+        server.stop()  // idempotent
+        first.close()
+        second.close()
+        #expect(throws: TransportError.self) { try WebSocketClient(port: port).connect(timeout: .seconds(2)) }
+    }
+
+    @Test func bindingATakenPortThrows() throws {
+        let (server, _, port) = try startServer()
+        defer { server.stop() }
+        let second = WebSocketServer(
+            configuration: TransportConfiguration(port: port), handler: EchoHandler())
+        #expect(throws: TransportError.self) { try second.start() }
+        second.stop()
+    }
+}
+
+#if os(Linux)
+@Suite struct BindAddressTests {
+    /// Listening local addresses ("0100007F:1F90" style) for `port` in a /proc/net table.
+    private func listeners(in table: String, port: Int) throws -> [String] {
+        let text = try String(contentsOfFile: table, encoding: .utf8)
+        let portHex = String(format: "%04X", port)
+        return text.split(separator: "\n").dropFirst().compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 3, fields[3] == "0A", fields[1].hasSuffix(":" + portHex) else { return nil }
+            return String(fields[1])
+        }
+    }
+
+    @Test func ipv4LiteralBindsOnlyThatAddress() throws {
+        let (server, _, port) = try startServer()
+        defer { server.stop() }
+        #expect(try listeners(in: "/proc/net/tcp", port: port) == [String(format: "0100007F:%04X", port)])
+        #expect(try listeners(in: "/proc/net/tcp6", port: port).isEmpty)
+    }
+}
+#endif
