@@ -45,4 +45,11 @@ public struct Emitted: Hashable, Sendable {
     public var excluding: ParticipantID?
 
     public var isTransient: Bool { conflation != nil }
+
+    public init(event: Event, seq: UInt64, conflation: ConflationKey? = nil, excluding: ParticipantID? = nil) {
+        self.event = event
+        self.seq = seq
+        self.conflation = conflation
+        self.excluding = excluding
+    }
 }

@@ -21,7 +21,7 @@ struct RequestDecodingTests {
     }
 
     @Test func joinWithResume() throws {
-        let r = try decode(#"{"type":"join","ref":"j1","session":"s","name":"Ada","role":"viewer","hidden":true,"color":"#ff0000","resume":{"epoch":"e","seq":7}}"#).get()
+        let r = try decode(##"{"type":"join","ref":"j1","session":"s","name":"Ada","role":"viewer","hidden":true,"color":"#ff0000","resume":{"epoch":"e","seq":7}}"##).get()
         #expect(r.ref == .string("j1"))
         #expect(r.body == .join(session: "s", JoinRequest(name: "Ada", role: .viewer, hidden: true, color: Color(red: 255, green: 0, blue: 0)), resume: ResumePoint(epoch: "e", seq: 7)))
     }
@@ -33,7 +33,7 @@ struct RequestDecodingTests {
 
     @Test func polygonWithHoles() throws {
         let ring = #"[{"latitude":0,"longitude":0},{"latitude":0,"longitude":1},{"latitude":1,"longitude":1}]"#
-        let c = try command(#"{"type":"annotation.add","ref":1,"annotation":{"id":"g","type":"polygon","coordinates":\#(ring),"holes":[\#(ring)],"fillColor":"#00ff0080","alpha":0.5}}"#)
+        let c = try command(##"{"type":"annotation.add","ref":1,"annotation":{"id":"g","type":"polygon","coordinates":\##(ring),"holes":[\##(ring)],"fillColor":"#00ff0080","alpha":0.5}}"##)
         guard case .addAnnotation(let a) = c, case .polygon(let g) = a.shape else { Issue.record("\(c)"); return }
         #expect(g.holes.count == 1)
         #expect(g.fillColor == Color(red: 0, green: 255, blue: 0, alpha: 128))

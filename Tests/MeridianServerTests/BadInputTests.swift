@@ -9,7 +9,7 @@ struct BadInputTests {
         let server = try TestServer()
         defer { server.stop() }
         let client = try server.joined("s", name: "Eve", role: role)
-        let before = try server.joined("s", name: "Watcher", role: "viewer").welcome["snapshot"]
+        let watcher = try server.joined("s", name: "Watcher", role: "viewer")
         _ = try client.next("participant.joined")
         client.sendText(text)
         let error = try client.next()
@@ -18,15 +18,16 @@ struct BadInputTests {
         if let field { #expect(error["field"]?.string == field, "\(text) -> \(error)") }
         #expect(error["message"]?.string?.isEmpty == false)
         #expect(try client.request("ping")["type"]?.string == "ack")
-        var after = try server.joined("s", name: "Watcher2", role: "viewer").welcome["snapshot"]!
-        // Only the second watcher's own arrival differs.
-        if case .object(var o) = after, case .array(var ps) = o["participants"] {
-            ps.removeLast()
+        // Nothing changed: a later joiner sees the watcher's snapshot plus itself.
+        let later = try server.joined("s", name: "Later", role: "viewer")
+        var expected = try #require(watcher.welcome["snapshot"])
+        if case .object(var o) = expected, case .array(var ps) = o["participants"], let me = later.welcome["snapshot"]?["participants"]?.array?.last {
+            ps.append(me)
             o["participants"] = .array(ps)
-            o["seq"] = before?["seq"]
-            after = .object(o)
+            o["seq"] = .number(3)
+            expected = .object(o)
         }
-        #expect(after == before)
+        #expect(later.welcome["snapshot"] == expected)
     }
 
     @Test func invalidJSON() throws { try refuse("{nope", code: "invalid_message") }

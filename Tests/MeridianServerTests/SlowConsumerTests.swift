@@ -25,7 +25,7 @@ struct SlowConsumerTests {
         while !slowLeft && sent < 15_000 {
             for _ in 0..<200 {
                 writer.send(.object([
-                    "type": .string("annotation.update"), "ref": .number(Double(sent)), "id": .string("pin"),
+                    "type": .string("annotation.update"), "ref": .string("flood-\(sent)"), "id": .string("pin"),
                     "changes": .object(["metadata": .object(["pad": pad, "n": .number(Double(sent))])]),
                 ]))
                 sent += 1
@@ -41,7 +41,7 @@ struct SlowConsumerTests {
                 if m["type"]?.string == "participant.left", m["reason"]?.string == "slow_consumer" { slowLeft = true }
             }
         }
-        #expect(slowLeft, "the slow reader was not closed after \(sent) events")
+        #expect(slowLeft, "the slow reader was not closed after \(sent) events, last seq \(lastSeq)")
         slow.socket.resumeReading()
         let closed = try slow.waitFor(timeout: .seconds(10)) { $0["type"]?.string == "$closed" }
         #expect(closed["code"]?.number == 4008)
