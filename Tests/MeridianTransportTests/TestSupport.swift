@@ -16,6 +16,8 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
     private var _opened: [ConnectionID] = []
     private var _closed: [Close] = []
     var echo = true
+    /// Runs on every tick, on the service thread.
+    var onTick: ((WebSocketServer) -> Void)?
 
     var opened: [ConnectionID] { condition.withLock { _opened } }
     var closed: [Close] { condition.withLock { _closed } }
@@ -38,7 +40,7 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
         }
     }
 
-    func transportTick(_ server: WebSocketServer) {}
+    func transportTick(_ server: WebSocketServer) { onTick?(server) }
 
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
         guard request.path == "/hello" else { return nil }
@@ -84,6 +86,17 @@ final class ResultBox<T: Sendable>: @unchecked Sendable {
         condition.withLock {
             value = newValue
             condition.broadcast()
+        }
+    }
+
+    /// The value, or nil if none was set within `timeout` seconds.
+    func get(timeout: TimeInterval) -> T? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return condition.withLock {
+            while value == nil {
+                if !condition.wait(until: deadline) { break }
+            }
+            return value
         }
     }
 
