@@ -151,10 +151,3 @@ public final class WebSocketClient: @unchecked Sendable {
         if let wakeableContext { lws_cancel_service(wakeableContext) }
     }
 }
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-}
