@@ -11,6 +11,8 @@ final class Connection {
     var behindSince: Duration?
     /// Set once the server decided to close; the close frame goes out from WRITEABLE.
     var closing: (code: UInt16, reason: String)?
+    /// True once the close frame was handed to lws (it then awaits the peer's answer).
+    var closeFrameSent = false
     /// The peer's close frame, if it sent one.
     var peerClose: (code: UInt16?, reason: String)?
 

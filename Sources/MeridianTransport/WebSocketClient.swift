@@ -55,6 +55,7 @@ public final class WebSocketClient: @unchecked Sendable {
     var partBuffer = WriteBuffer(headroom: Int(mrd_lws_pre()))
     var inbound: [UInt8] = []
     var closeRequest: (code: UInt16, reason: String)?
+    var closeFrameSent = false
     var peerClose: (code: UInt16?, reason: String)?
     var exitLoop = false
 

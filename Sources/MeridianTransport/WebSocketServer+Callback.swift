@@ -48,7 +48,7 @@ extension WebSocketServer {
             return httpRequest(wsi: wsi, user: user, input: input, length: length)
         case LWS_CALLBACK_HTTP_WRITEABLE:
             return httpWritable(wsi: wsi, user: user)
-        case LWS_CALLBACK_CLOSED_HTTP:
+        case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_HTTP_DROP_PROTOCOL:
             if let id = user?.load(as: UInt64.self), id != 0 {
                 httpExchanges[id] = nil
                 user?.storeBytes(of: 0, as: UInt64.self)
@@ -129,7 +129,7 @@ extension WebSocketServer {
         let code = connection.closing?.code ?? connection.peerClose?.code
         let reason = connection.closing?.reason ?? connection.peerClose?.reason ?? ""
         handler?.transport(self, didClose: id, code: code, reason: reason)
-        if draining && connections.isEmpty { exitLoop = true }
+        if draining && connections.isEmpty { requestLoopExit() }
     }
 }
 

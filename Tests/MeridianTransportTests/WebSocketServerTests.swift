@@ -260,6 +260,28 @@ import Testing
         #expect(throws: TransportError.self) { try WebSocketClient(port: port).connect(timeout: .seconds(2)) }
     }
 
+    @Test func readinessAnswers503WhileDraining() throws {
+        let (server, handler, port) = try startServer { $0.shutdownGrace = .seconds(2) }
+        // A peer that never answers the close handshake keeps the drain going for the grace period.
+        let hanging = try HTTPConnection(port: port)
+        #expect(try hanging.upgrade(subprotocol: "meridian.v1") == 101)
+        #expect(handler.wait { opened, _ in opened.count == 1 })
+        let http = try HTTPConnection(port: port)
+        #expect(try http.get("/readyz").status == 200)
+
+        server.execute { server.stop() }  // on the service thread: begins the drain, returns
+        _ = onServiceThread(server) { true }
+        let draining = try http.get("/readyz")
+        #expect(draining.status == 503)
+        #expect(draining.body == #"{"status":"draining"}"#)
+        #expect(throws: TransportError.self) { try WebSocketClient(port: port).connect(timeout: .seconds(2)) }
+        let stopping = ContinuousClock.now
+        server.stop()
+        // Ends at the grace period, not at lws's own 5 s close timeout.
+        #expect(ContinuousClock.now - stopping < .seconds(4))
+        #expect(handler.closed.map(\.code) == [1001])
+    }
+
     @Test func bindingATakenPortThrows() throws {
         let (server, _, port) = try startServer()
         defer { server.stop() }
