@@ -11,6 +11,8 @@ final class Connection {
     var behindSince: Duration?
     /// Set once the server decided to close; the close frame goes out from WRITEABLE.
     var closing: (code: UInt16, reason: String)?
+    /// True once the close frame was handed to lws (it then awaits the peer's answer).
+    var closeFrameSent = false
     /// The peer's close frame, if it sent one.
     var peerClose: (code: UInt16?, reason: String)?
 
@@ -18,11 +20,6 @@ final class Connection {
     var inbound: [UInt8] = []
     /// True once the connection is being closed: its input is ignored from then on.
     var refusingInput = false
-    /// Set when a message went over the size limit: the rest of it is read and discarded, then
-    /// the connection is closed with 1009. Closing mid-message would leave the peer's unsent
-    /// fragments unread, and closing a socket with unread input sends a RST that can destroy
-    /// the close frame before the peer reads it.
-    var discardedBytes: Int?
 
     init(id: ConnectionID, wsi: OpaquePointer, headroom: Int) {
         self.id = id

@@ -13,15 +13,3 @@ public protocol TransportHandler: AnyObject {
     /// Answers an HTTP request other than /healthz and /readyz; nil gives a JSON 404.
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse?
 }
-
-/// Counters for tests and metrics.
-public struct TransportStats: Sendable, Equatable {
-    /// Transient frames dropped because a newer frame with the same key superseded them.
-    public var conflatedFrames: Int = 0
-    /// Connections closed with 4008 for falling behind.
-    public var slowConsumerCloses: Int = 0
-    /// WebSocket connections currently open.
-    public var openConnections: Int = 0
-
-    public init() {}
-}

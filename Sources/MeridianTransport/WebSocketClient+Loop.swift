@@ -53,7 +53,7 @@ extension WebSocketClient {
     private var localProtocolName: String { subprotocol ?? "meridian-client" }
 
     private func makeContext() -> OpaquePointer? {
-        lws_set_log_level(LLL_ERR, nil)
+        configureLWSLogging()
         let protocols = allocations.zeroed(lws_protocols.self, count: 2)
         protocols[0].name = UnsafePointer(allocations.string(localProtocolName))
         protocols[0].callback = clientCallback
@@ -166,6 +166,9 @@ extension WebSocketClient {
     /// is only reused at the next WRITEABLE.
     private func writable(_ wsi: OpaquePointer) -> Int32 {
         if let closeRequest {
+            // Once sent, lws awaits the server's answer; -1 again would cut that short.
+            guard !closeFrameSent else { return 0 }
+            closeFrameSent = true
             var reason = closeReasonBytes(closeRequest.reason)
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(closeRequest.code)), &reason, reason.count)
             return -1

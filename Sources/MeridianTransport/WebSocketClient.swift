@@ -55,6 +55,7 @@ public final class WebSocketClient: @unchecked Sendable {
     var partBuffer = WriteBuffer(headroom: Int(mrd_lws_pre()))
     var inbound: [UInt8] = []
     var closeRequest: (code: UInt16, reason: String)?
+    var closeFrameSent = false
     var peerClose: (code: UInt16?, reason: String)?
     var exitLoop = false
 
@@ -149,12 +150,5 @@ public final class WebSocketClient: @unchecked Sendable {
         commands.append(command)
         // The only lws call made off the service thread; the context is alive while set.
         if let wakeableContext { lws_cancel_service(wakeableContext) }
-    }
-}
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }

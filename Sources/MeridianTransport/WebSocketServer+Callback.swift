@@ -48,7 +48,7 @@ extension WebSocketServer {
             return httpRequest(wsi: wsi, user: user, input: input, length: length)
         case LWS_CALLBACK_HTTP_WRITEABLE:
             return httpWritable(wsi: wsi, user: user)
-        case LWS_CALLBACK_CLOSED_HTTP:
+        case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_HTTP_DROP_PROTOCOL:
             if let id = user?.load(as: UInt64.self), id != 0 {
                 httpExchanges[id] = nil
                 user?.storeBytes(of: 0, as: UInt64.self)
@@ -82,16 +82,6 @@ extension WebSocketServer {
         wsi: OpaquePointer, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
     ) {
         guard let connection = connection(for: user), !connection.refusingInput else { return }
-        let messageEnds = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
-        if let discarded = connection.discardedBytes {
-            // Over the limit: drop the rest of the message, but not forever.
-            let total = discarded + length
-            connection.discardedBytes = total
-            if messageEnds || total > Self.discardLimit(configuration.maxMessageBytes) {
-                close(connection, code: 1009, reason: "message too big")
-            }
-            return
-        }
         if lws_frame_is_binary(wsi) != 0 {
             close(connection, code: 1003, reason: "text frames only")
             return
@@ -99,26 +89,20 @@ extension WebSocketServer {
         if lws_is_first_fragment(wsi) != 0 {
             connection.inbound.removeAll(keepingCapacity: true)
         }
-        // lws enforces no size limit: count here and stop buffering once past it.
+        // lws enforces no size limit: count here and stop buffering once past it. Further input
+        // is ignored (refusingInput); lws reads and drops it until the peer answers our close.
         guard connection.inbound.count + length <= configuration.maxMessageBytes else {
-            connection.inbound = []
-            connection.discardedBytes = length
-            if messageEnds { close(connection, code: 1009, reason: "message too big") }
+            close(connection, code: 1009, reason: "message too big")
             return
         }
         if let input, length > 0 {
             connection.inbound.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
         }
-        if messageEnds {
+        if lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0 {
             let message = connection.inbound
             connection.inbound = []
             handler?.transport(self, didReceive: message, from: connection.id)
         }
-    }
-
-    /// How much of an oversized message is read and dropped before closing without waiting for its end.
-    static func discardLimit(_ maxMessageBytes: Int) -> Int {
-        max(16 << 20, maxMessageBytes.multipliedReportingOverflow(by: 4).partialValue)
     }
 
     private func closed(user: UnsafeMutableRawPointer?) {
@@ -129,7 +113,7 @@ extension WebSocketServer {
         let code = connection.closing?.code ?? connection.peerClose?.code
         let reason = connection.closing?.reason ?? connection.peerClose?.reason ?? ""
         handler?.transport(self, didClose: id, code: code, reason: reason)
-        if draining && connections.isEmpty { exitLoop = true }
+        if draining && connections.isEmpty { requestLoopExit() }
     }
 }
 

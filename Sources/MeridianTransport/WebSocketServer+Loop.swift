@@ -88,7 +88,7 @@ extension WebSocketServer {
         if let handler { handler.transportTick(self) }
         closeSlowConsumers()
         if draining, connections.isEmpty || now >= drainDeadline {
-            exitLoop = true
+            requestLoopExit()
             return
         }
         scheduleTick()
@@ -103,11 +103,18 @@ extension WebSocketServer {
         for connection in connections.values {
             close(connection, code: 1001, reason: "server shutting down")
         }
-        if connections.isEmpty { exitLoop = true }
+        if connections.isEmpty { requestLoopExit() }
+    }
+
+    /// Ends the service loop after the current `lws_service`. Timers run before lws polls, so
+    /// without the wake-up the poll could sleep until some unrelated lws timeout.
+    func requestLoopExit() {
+        exitLoop = true
+        if let context { lws_cancel_service(context) }
     }
 
     func makeContext() -> OpaquePointer? {
-        lws_set_log_level(LLL_ERR, nil)
+        configureLWSLogging()
 
         let protocols = allocations.zeroed(lws_protocols.self, count: 3)
         protocols[0].name = UnsafePointer(allocations.string("http"))

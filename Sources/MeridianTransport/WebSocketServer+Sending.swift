@@ -75,6 +75,10 @@ extension WebSocketServer {
         guard let connection = connection(for: user) else { return 0 }
         connection.writableRequested = false
         if let closing = connection.closing {
+            // lws may deliver WRITEABLE again while it awaits the close answer; returning -1
+            // then would drop the connection without waiting.
+            guard !connection.closeFrameSent else { return 0 }
+            connection.closeFrameSent = true
             var reason = closeReasonBytes(closing.reason)
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(closing.code)), &reason, reason.count)
             return -1

@@ -16,6 +16,8 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
     private var _opened: [ConnectionID] = []
     private var _closed: [Close] = []
     var echo = true
+    /// Runs on every tick, on the service thread.
+    var onTick: ((WebSocketServer) -> Void)?
 
     var opened: [ConnectionID] { condition.withLock { _opened } }
     var closed: [Close] { condition.withLock { _closed } }
@@ -38,7 +40,7 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
         }
     }
 
-    func transportTick(_ server: WebSocketServer) {}
+    func transportTick(_ server: WebSocketServer) { onTick?(server) }
 
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
         guard request.path == "/hello" else { return nil }
@@ -87,6 +89,17 @@ final class ResultBox<T: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// The value, or nil if none was set within `timeout` seconds.
+    func get(timeout: TimeInterval) -> T? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return condition.withLock {
+            while value == nil {
+                if !condition.wait(until: deadline) { break }
+            }
+            return value
+        }
+    }
+
     func get() -> T {
         condition.withLock {
             while value == nil { condition.wait() }
@@ -129,4 +142,78 @@ func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
     let parts = statusLine.split(separator: " ")
     let status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
     return (status, String(text[headerEnd.upperBound...]))
+}
+
+/// A keep-alive HTTP/1.1 connection over a POSIX socket, for requests made during a drain.
+final class HTTPConnection {
+    private let fd: Int32
+    private var buffered: [UInt8] = []
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TransportError.connectFailed("socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            Glibc.close(fd)
+            throw TransportError.connectFailed("connect")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Sends a WebSocket upgrade request and returns the response status; the socket is then
+    /// never read again, like a peer that hangs without answering the close handshake.
+    func upgrade(subprotocol: String) throws -> Int {
+        try get("/", headers: "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + "Sec-WebSocket-Protocol: \(subprotocol)\r\n", expectBody: false).status
+    }
+
+    /// Sends a GET and reads one response (headers plus Content-Length bytes of body).
+    func get(_ path: String, headers: String = "", expectBody: Bool = true) throws -> (status: Int, body: String) {
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: x\r\n\(headers)\r\n".utf8)
+        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+            throw TransportError.connectFailed("send")
+        }
+        let separator = Array("\r\n\r\n".utf8)
+        var headerEnd: Int?
+        while headerEnd == nil {
+            headerEnd = buffered.indices.dropLast(3).first { Array(buffered[$0..<$0 + 4]) == separator }
+            if headerEnd == nil { try fill() }
+        }
+        let head = String(decoding: buffered[..<headerEnd!], as: UTF8.self)
+        let lines = head.split(separator: "\r\n")
+        let status = Int(lines.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+        let length = lines.dropFirst().compactMap { line -> Int? in
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+            return Int(parts[1].trimmingCharacters(in: .whitespaces))
+        }.first ?? 0
+        guard expectBody else {
+            buffered.removeFirst(headerEnd! + 4)
+            return (status, "")
+        }
+        let bodyStart = headerEnd! + 4
+        while buffered.count < bodyStart + length { try fill() }
+        let body = String(decoding: buffered[bodyStart..<bodyStart + length], as: UTF8.self)
+        buffered.removeFirst(bodyStart + length)
+        return (status, body)
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &chunk, chunk.count, 0)
+        guard count > 0 else { throw TransportError.connectFailed("connection closed") }
+        buffered.append(contentsOf: chunk[0..<count])
+    }
 }

@@ -157,6 +157,90 @@ import Testing
         #expect(expected == sent)
     }
 
+    @Test func connectionBehindLongerThanGraceIsClosed() throws {
+        let (server, handler, port) = try startServer {
+            $0.queueHighWaterBytes = 64 * 1024
+            $0.queueHardLimitBytes = 1 << 30
+            $0.slowConsumerGrace = .milliseconds(300)
+        }
+        defer { server.stop() }
+        let slow = WebSocketClient(port: port)
+        try slow.connect()
+        defer { slow.close() }
+        #expect(handler.wait { opened, _ in opened.count == 1 })
+        let id = handler.opened[0]
+        slow.pauseReading()
+
+        // Fill socket buffers until the server's own queue grows well above the high-water mark.
+        // Between batches (32 KiB) the server writes up to 256 KiB, so only a backed-up socket
+        // lets the queue reach 512 KiB.
+        let frame = OutboundFrame(text: Array(String(repeating: "q", count: 16 * 1024).utf8))
+        var queued = 0
+        for _ in 0..<10_000 {
+            queued = onServiceThread(server) {
+                for _ in 0..<2 { server.send(frame, to: id) }
+                return server.queuedBytes(of: id)
+            }
+            if queued > 512 * 1024 { break }
+        }
+        #expect(queued > 512 * 1024)
+        // Keep it paused until a tick has decided to close it (after the grace period).
+        let decided = ResultBox<Bool>()
+        server.execute {
+            handler.onTick = { server in
+                if server.stats.slowConsumerCloses > 0 { decided.set(true) }
+            }
+        }
+        #expect(decided.get(timeout: 10) == true)
+        slow.resumeReading()
+        var last = try slow.receive(timeout: .seconds(10))
+        while case .text = last { last = try slow.receive(timeout: .seconds(10)) }
+        #expect(last == .closed(code: 4008, reason: "slow consumer"))
+        #expect(handler.wait { _, closed in closed.contains { $0.connection == id && $0.code == 4008 } })
+        #expect(onServiceThread(server) { server.stats.slowConsumerCloses } == 1)
+    }
+
+    @Test func keepalivePingsDoNotCorruptPreFramedWrites() throws {
+        let handler = EchoHandler()
+        let (server, _, port) = try startServer(handler: handler) {
+            $0.pingInterval = .seconds(1)
+            $0.idleTimeout = .seconds(2)
+            $0.tickInterval = .milliseconds(5)
+        }
+        defer { server.stop() }
+        let client = WebSocketClient(port: port)
+        try client.connect()
+        defer { client.close() }
+        #expect(handler.wait { opened, _ in opened.count == 1 })
+        let id = handler.opened[0]
+        // About 3 s of frames from the tick, spanning several PING/PONG exchanges, then "done".
+        server.execute {
+            let start = server.now
+            var sequence = 0
+            handler.onTick = { server in
+                guard sequence >= 0 else { return }
+                guard server.now - start < .seconds(3) else {
+                    server.send(OutboundFrame(text: Array("done".utf8)), to: id)
+                    sequence = -1
+                    return
+                }
+                for _ in 0..<20 {
+                    server.send(OutboundFrame(text: Array("n\(sequence)".utf8)), to: id)
+                    sequence += 1
+                }
+            }
+        }
+        var expected = 0
+        while case .text(let text) = try client.receive(), text != "done" {
+            #expect(text == "n\(expected)")
+            expected += 1
+        }
+        #expect(expected > 100)
+        // Still open after more than idleTimeout: PONGs kept it valid.
+        client.send("alive")
+        #expect(try client.receive() == .text("alive"))
+    }
+
     @Test func stopClosesClientsWith1001() throws {
         let (server, handler, port) = try startServer()
         let first = WebSocketClient(port: port)
@@ -174,6 +258,28 @@ import Testing
         first.close()
         second.close()
         #expect(throws: TransportError.self) { try WebSocketClient(port: port).connect(timeout: .seconds(2)) }
+    }
+
+    @Test func readinessAnswers503WhileDraining() throws {
+        let (server, handler, port) = try startServer { $0.shutdownGrace = .seconds(2) }
+        // A peer that never answers the close handshake keeps the drain going for the grace period.
+        let hanging = try HTTPConnection(port: port)
+        #expect(try hanging.upgrade(subprotocol: "meridian.v1") == 101)
+        #expect(handler.wait { opened, _ in opened.count == 1 })
+        let http = try HTTPConnection(port: port)
+        #expect(try http.get("/readyz").status == 200)
+
+        server.execute { server.stop() }  // on the service thread: begins the drain, returns
+        _ = onServiceThread(server) { true }
+        let draining = try http.get("/readyz")
+        #expect(draining.status == 503)
+        #expect(draining.body == #"{"status":"draining"}"#)
+        #expect(throws: TransportError.self) { try WebSocketClient(port: port).connect(timeout: .seconds(2)) }
+        let stopping = ContinuousClock.now
+        server.stop()
+        // Ends at the grace period, not at lws's own 5 s close timeout.
+        #expect(ContinuousClock.now - stopping < .seconds(4))
+        #expect(handler.closed.map(\.code) == [1001])
     }
 
     @Test func bindingATakenPortThrows() throws {
