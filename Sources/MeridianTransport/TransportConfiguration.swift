@@ -25,6 +25,10 @@ public struct TransportConfiguration: Sendable {
     public var tickInterval: Duration = .milliseconds(50)
     /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.
     public var shutdownGrace: Duration = .seconds(2)
+    /// How long a connection the server is closing may take to read what is
+    /// ahead of the close frame (a slow consumer drains its socket buffers
+    /// first) before it is dropped without one.
+    public var closeTimeout: Duration = .seconds(30)
 
     /// Creates a configuration with the defaults above.
     public init() {}
@@ -41,7 +45,8 @@ public struct TransportConfiguration: Sendable {
         pingInterval: Duration = .seconds(30),
         idleTimeout: Duration = .seconds(75),
         tickInterval: Duration = .milliseconds(50),
-        shutdownGrace: Duration = .seconds(2)
+        shutdownGrace: Duration = .seconds(2),
+        closeTimeout: Duration = .seconds(30)
     ) {
         self.host = host
         self.port = port
@@ -54,5 +59,6 @@ public struct TransportConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.tickInterval = tickInterval
         self.shutdownGrace = shutdownGrace
+        self.closeTimeout = closeTimeout
     }
 }

@@ -40,8 +40,9 @@ extension WebSocketServer {
         connection.inbound = []
         connection.queue.removeAll()
         markCaughtUp(connection)
-        // Backstop: a peer that never reads never makes us WRITEABLE; drop it after 5 s.
-        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_SEND, 5)
+        // Backstop: a peer that never reads never makes us WRITEABLE; drop it
+        // after closeTimeout (the peer then sees 1006).
+        lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_SEND, Int32(configuration.closeTimeout.clampedSeconds))
         requestWritable(connection)
     }
 

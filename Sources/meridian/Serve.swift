@@ -20,6 +20,8 @@ struct Serve: ParsableCommand {
     @Option(help: "Outgoing bytes queued for a client before it counts as behind.") var queueHighWater = 1 << 20
     @Option(help: "Outgoing bytes queued for a client before it is closed at once (4008).") var queueHardLimit = 8 << 20
     @Option(help: "Seconds a client may stay behind before it is closed (4008).") var slowConsumerGrace = 2.0
+    @Option(help: "Seconds a closing client may take to read what is ahead of its close frame.")
+    var closeTimeout = 30
     @Option(help: "Seconds between keepalive pings.") var pingInterval = 30
     @Option(help: "Seconds without a pong before the connection is dropped.") var idleTimeout = 75
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: Logger.Level = .info
@@ -32,6 +34,7 @@ struct Serve: ParsableCommand {
         guard queueHighWater > 0, queueHardLimit > queueHighWater else {
             throw ValidationError("--queue-hard-limit must exceed --queue-high-water")
         }
+        guard closeTimeout >= 1 else { throw ValidationError("--close-timeout must be at least 1 s") }
         guard idleTimeout > pingInterval, pingInterval > 0 else { throw ValidationError("--idle-timeout must exceed --ping-interval") }
     }
 
@@ -49,6 +52,7 @@ struct Serve: ParsableCommand {
         transport.queueHighWaterBytes = queueHighWater
         transport.queueHardLimitBytes = queueHardLimit
         transport.slowConsumerGrace = .milliseconds(Int(slowConsumerGrace * 1000))
+        transport.closeTimeout = .seconds(closeTimeout)
         transport.pingInterval = .seconds(pingInterval)
         transport.idleTimeout = .seconds(idleTimeout)
         var defaults = SessionSettings()

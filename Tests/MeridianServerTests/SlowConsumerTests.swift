@@ -8,6 +8,8 @@ struct SlowConsumerTests {
             $0.transport.queueHighWaterBytes = 64 << 10
             $0.transport.queueHardLimitBytes = 1 << 20
             $0.transport.slowConsumerGrace = .milliseconds(300)
+            // The reader parses megabytes before it sees the slow one leave.
+            $0.transport.closeTimeout = .seconds(120)
         }
         defer { server.stop() }
         let writer = try server.joined("s", name: "Writer")
@@ -43,7 +45,7 @@ struct SlowConsumerTests {
         }
         #expect(slowLeft, "the slow reader was not closed after \(sent) events, last seq \(lastSeq)")
         slow.socket.resumeReading()
-        let closed = try slow.waitFor(timeout: .seconds(10)) { $0["type"]?.string == "$closed" }
+        let closed = try slow.waitFor(timeout: .seconds(30)) { $0["type"]?.string == "$closed" }
         #expect(closed["code"]?.number == 4008)
     }
 }

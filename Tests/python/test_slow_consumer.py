@@ -10,7 +10,8 @@ BLOB = "x" * 2000  # ~2 KB per event (titles are limited to 256 characters; meta
 
 
 def test_slow_consumer_is_closed_with_4008(start_server, session_id):
-    s = start_server("--queue-high-water", "65536", "--queue-hard-limit", "1048576", "--slow-consumer-grace", "0.5")
+    s = start_server("--queue-high-water", "65536", "--queue-hard-limit", "1048576", "--slow-consumer-grace", "0.5",
+                     "--close-timeout", "120")
 
     async def scenario():
         editor = await Client.open(s.url, "editor")
@@ -27,7 +28,7 @@ def test_slow_consumer_is_closed_with_4008(start_server, session_id):
         watcher_saw_left = asyncio.Event()
 
         async def slow_reads_again():
-            # The slow client reads again once the others were told it left.
+            # The slow client reads again once the others are told it left.
             await asyncio.wait_for(watcher_saw_left.wait(), 60)
             return await slow.wait_closed(timeout=30)
 
@@ -48,6 +49,7 @@ def test_slow_consumer_is_closed_with_4008(start_server, session_id):
                     pending.discard(m["ref"])
                 elif m["type"] == "participant.left":
                     left_seen_by_editor = m
+                    watcher_saw_left.set()
             # The watcher receives every update, in order, with contiguous seq.
             updates = []
             left = None
