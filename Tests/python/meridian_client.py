@@ -89,7 +89,9 @@ class Client:
         sock.setblocking(False)
         await asyncio.wait_for(asyncio.get_running_loop().sock_connect(sock, (host, port)), TIMEOUT)
         ws = await asyncio.wait_for(connect(f"ws://{host}:{port}/", sock=sock, subprotocols=[SUBPROTOCOL], proxy=None,
-                                            max_queue=1, compression=None, max_size=64 * 1024 * 1024), TIMEOUT)
+                                            max_queue=1, compression=None, max_size=64 * 1024 * 1024,
+                                            # Its own keepalive would give up on the stalled stream first.
+                                            ping_interval=None), TIMEOUT)
         return cls(ws, name, reader=False)
 
     async def _read(self):
