@@ -108,40 +108,9 @@ final class ResultBox<T: Sendable>: @unchecked Sendable {
     }
 }
 
-/// A plain HTTP/1.1 GET over a POSIX socket; returns the status code and body.
+/// One HTTP/1.1 GET on a fresh connection; returns the status code and body.
 func httpGet(port: Int, path: String) throws -> (status: Int, body: String) {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw TransportError.connectFailed("socket") }
-    defer { Glibc.close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var timeout = timeval(tv_sec: 5, tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard connected == 0 else { throw TransportError.connectFailed("connect") }
-    let request = Array("GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
-    guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
-        throw TransportError.connectFailed("send")
-    }
-    var response: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = recv(fd, &chunk, chunk.count, 0)
-        if count <= 0 { break }
-        response.append(contentsOf: chunk[0..<count])
-    }
-    let text = String(decoding: response, as: UTF8.self)
-    guard let headerEnd = text.range(of: "\r\n\r\n") else { throw TransportError.connectFailed("no HTTP response") }
-    let statusLine = text[..<headerEnd.lowerBound].split(separator: "\r\n").first ?? ""
-    let parts = statusLine.split(separator: " ")
-    let status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-    return (status, String(text[headerEnd.upperBound...]))
+    try HTTPConnection(port: port).get(path)
 }
 
 /// A keep-alive HTTP/1.1 connection over a POSIX socket, for requests made during a drain.
