@@ -42,10 +42,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The browser dashboard's static files, served by the server.
+        .target(
+            name: "MeridianDashboard",
+            dependencies: ["MeridianTransport"],
+            resources: [.copy("Static")]
+        ),
         .executableTarget(
             name: "meridian",
             dependencies: [
-                "MeridianServer",
+                "MeridianServer", "MeridianDashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

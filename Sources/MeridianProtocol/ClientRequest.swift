@@ -20,6 +20,8 @@ public struct ClientRequest: Hashable, Sendable {
         case join(session: String, JoinRequest, resume: ResumePoint?)
         case leave
         case ping
+        /// Subscribe this connection to the server's `overview` messages.
+        case overviewWatch
         case command(Command)
     }
 
@@ -29,6 +31,7 @@ public struct ClientRequest: Hashable, Sendable {
         case .join: "join"
         case .leave: "leave"
         case .ping: "ping"
+        case .overviewWatch: "overview.watch"
         case .command(let c): c.name
         }
     }
@@ -83,6 +86,7 @@ extension ClientRequest {
             return .join(session: try f.string("session"), request, resume: resume)
         case "leave": return .leave
         case "ping": return .ping
+        case "overview.watch": return .overviewWatch
         default: return .command(try decodeCommand(type, f))
         }
     }

@@ -11,6 +11,8 @@ final class Hub: TransportHandler {
     let logger: Logger
     var sessions: [String: SessionHost] = [:]
     var connections: [ConnectionID: ConnectionState] = [:]
+    /// `overview.watch` subscribers and the counts behind the overview's rates.
+    var overview = OverviewState()
 
     struct ConnectionState {
         var peer: String
@@ -45,6 +47,7 @@ final class Hub: TransportHandler {
 
     func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {
         guard let state = connections.removeValue(forKey: connection) else { return }
+        overview.watchers.remove(connection)
         logger.info("connection closed", metadata: [
             "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
         ])
@@ -59,10 +62,11 @@ final class Hub: TransportHandler {
             let events = host.session.expireDrags(at: now)
             host.broadcast(events, on: server)
         }
+        tickOverview(server)
     }
 
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
-        nil
+        configuration.http?(request)
     }
 
     // MARK: Requests
@@ -79,6 +83,8 @@ final class Hub: TransportHandler {
         case .ping:
             let seq = state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
             server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)), to: connection)
+        case .overviewWatch:
+            watchOverview(connection, ref: request.ref, on: server)
         case .leave:
             guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
                 return refuse(connection, ref: request.ref, request: "leave", code: .notJoined, message: "not in a session", on: server)
@@ -92,6 +98,7 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: command.name, code: .notJoined,
                               message: "\(command.name) needs a joined session; send join first", on: server)
             }
+            host.requestsIn += 1
             switch host.session.apply(command, from: pid, at: server.now) {
             case .success(let accepted):
                 host.broadcast(accepted.events, on: server)
@@ -99,6 +106,7 @@ final class Hub: TransportHandler {
             case .failure(let error):
                 refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
                        field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, on: server)
+                announceRefusal(command, error, by: pid, in: host, on: server)
             }
         }
     }

@@ -14,6 +14,10 @@ public struct ServerConfiguration: Sendable {
     /// connection within `abuseWindow` before it is closed with 4009.
     public var maxProtocolErrors: Int
     public var abuseWindow: Duration
+    /// Answers plain HTTP requests other than /healthz and /readyz (e.g. the
+    /// dashboard's files); nil, or a nil answer, gives a JSON 404. Called on
+    /// the service thread: it must not block.
+    public var http: (@Sendable (HTTPRequest) -> HTTPResponse?)?
 
     public init(
         transport: TransportConfiguration = TransportConfiguration(),

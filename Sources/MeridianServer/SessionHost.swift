@@ -16,6 +16,9 @@ final class SessionHost {
     /// Transient frames are conflated per key; the transport wants small integers.
     private var conflationIDs: [ConflationKey: Int] = [:]
     private var nextConflationID = 1
+    /// Requests from members and frames queued for them, for the overview's rates.
+    var requestsIn = 0
+    private(set) var deliveriesOut = 0
 
     init(session: Session, historySize: Int) {
         self.session = session
@@ -57,8 +60,14 @@ final class SessionHost {
             let excluded = e.excluding.flatMap { connectionOf[$0] }
             for connection in members.keys where connection != skip && connection != excluded {
                 server.send(frame, to: connection, conflationKey: key)
+                deliveriesOut += 1
             }
         }
+    }
+
+    /// Members that joined hidden (dashboards).
+    func hiddenMembers(in session: Session) -> [ConnectionID] {
+        members.compactMap { connection, pid in session.participants[pid]?.hidden == true ? connection : nil }
     }
 
     private func remember(seq: UInt64, _ frame: OutboundFrame) {

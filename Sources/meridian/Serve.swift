@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import MeridianCore
+import MeridianDashboard
 import MeridianServer
 import MeridianTransport
 
@@ -24,6 +25,10 @@ struct Serve: ParsableCommand {
     var closeTimeout = 30
     @Option(help: "Seconds between keepalive pings.") var pingInterval = 30
     @Option(help: "Seconds without a pong before the connection is dropped.") var idleTimeout = 75
+    @Option(help: "Raster tile URL template ({z}/{x}/{y}) under the dashboard's map; none draws a graticule.")
+    var dashboardTiles: String?
+    @Option(help: "Serve the dashboard from this directory instead of the built-in files.")
+    var dashboardDirectory: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: Logger.Level = .info
 
     func validate() throws {
@@ -58,8 +63,11 @@ struct Serve: ParsableCommand {
         var defaults = SessionSettings()
         defaults.dragPolicy = dragPolicy
         defaults.leaseTimeout = .milliseconds(Int(leaseTimeout * 1000))
-        let server = MeridianServer(configuration: ServerConfiguration(
-            transport: transport, sessionDefaults: defaults, historySize: historySize))
+        var configuration = ServerConfiguration(transport: transport, sessionDefaults: defaults, historySize: historySize)
+        let dashboard = try Dashboard(configuration: Dashboard.Configuration(
+            tileURL: dashboardTiles, directory: dashboardDirectory.map { URL(fileURLWithPath: $0) }))
+        configuration.http = { request in dashboard.response(to: request) }
+        let server = MeridianServer(configuration: configuration)
 
         let bound = try server.start()
         // Tests and scripts read this line to learn the port.

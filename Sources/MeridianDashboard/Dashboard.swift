@@ -1,0 +1,74 @@
+import Foundation
+import MeridianTransport
+
+/// The browser dashboard: static files (HTML, CSS, ES modules) answered from
+/// memory. Files are read once, when the dashboard is created.
+public struct Dashboard: Sendable {
+    public struct Configuration: Sendable {
+        /// Optional raster tile URL template (`{z}`, `{x}`, `{y}`) drawn under the
+        /// annotations; without it the map draws a graticule on a plain background.
+        public var tileURL: String?
+        /// Serve files from this directory instead of the built-in ones.
+        public var directory: URL?
+
+        public init(tileURL: String? = nil, directory: URL? = nil) {
+            self.tileURL = tileURL
+            self.directory = directory
+        }
+    }
+
+    private let files: [String: HTTPResponse]
+
+    public init(configuration: Configuration = Configuration()) throws {
+        guard let root = configuration.directory ?? Bundle.module.url(forResource: "Static", withExtension: nil) else {
+            throw DashboardError.missingFiles
+        }
+        var files: [String: HTTPResponse] = [:]
+        let names = try FileManager.default.contentsOfDirectory(atPath: root.path)
+        for name in names.sorted() {
+            guard let type = Self.contentType(of: name) else { continue }
+            let data = try Data(contentsOf: root.appendingPathComponent(name))
+            files["/dashboard/" + name] = HTTPResponse(status: 200, contentType: type, body: Array(data))
+        }
+        guard let index = files["/dashboard/index.html"] else { throw DashboardError.missingFiles }
+        files["/"] = index
+        files["/dashboard"] = index
+        files["/dashboard/"] = index
+        let config = try JSONSerialization.data(withJSONObject: ["tileURL": configuration.tileURL.map { $0 as Any } ?? NSNull()], options: [.sortedKeys])
+        files["/dashboard/config.json"] = HTTPResponse(status: 200, contentType: "application/json", body: Array(config))
+        self.files = files
+    }
+
+    /// The file for a GET or HEAD of `request.path`, else nil.
+    public func response(to request: HTTPRequest) -> HTTPResponse? {
+        guard request.method == "GET" || request.method == "HEAD" else { return nil }
+        return files[request.path]
+    }
+
+    /// Paths served, for logs and tests.
+    public var paths: [String] { files.keys.sorted() }
+
+    static func contentType(of name: String) -> String? {
+        switch name.split(separator: ".").last {
+        case "html": "text/html; charset=utf-8"
+        case "css": "text/css; charset=utf-8"
+        case "js": "text/javascript; charset=utf-8"
+        case "json": "application/json"
+        case "svg": "image/svg+xml"
+        case "png": "image/png"
+        default: nil
+        }
+    }
+}
+
+/// The dashboard's files could not be found.
+public struct DashboardError: Error, CustomStringConvertible {
+    private enum Kind { case missingFiles }
+    private let kind: Kind
+    public static let missingFiles = DashboardError(kind: .missingFiles)
+    public var description: String {
+        switch kind {
+        case .missingFiles: "the dashboard's files (index.html and the rest) were not found"
+        }
+    }
+}

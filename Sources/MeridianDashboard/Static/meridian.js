@@ -1,0 +1,258 @@
+// Meridian Protocol v1 for browsers: join, snapshot, a state mirror that applies
+// events in seq order, transient events, `live` after resume, and automatic
+// reconnection with resume. No dependencies, no build step:
+//
+//   import { MeridianClient } from "/dashboard/meridian.js";
+//   const client = new MeridianClient("ws://127.0.0.1:8080/", { session: "demo", name: "Web", role: "editor" });
+//   client.addEventListener("state", () => draw(client.state));
+//   client.connect();
+//   await client.request("annotation.add", { annotation: { id: "a", type: "point", coordinate: { latitude: 0, longitude: 0 } } });
+
+export const SUBPROTOCOL = "meridian.v1";
+
+/// The WebSocket URL of the server that served the current page.
+export function serverURL(location = window.location) {
+  return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/";
+}
+
+/// An answer the server refused: `code`, `field`, `holder` as in SPEC §7.1.
+export class MeridianError extends Error {
+  constructor(message) {
+    super(`${message.code}: ${message.message}`);
+    this.code = message.code;
+    this.field = message.field;
+    this.holder = message.holder;
+  }
+}
+
+function emptyState() {
+  return {
+    session: null, epoch: null, participant: null, seq: 0, settings: null,
+    annotations: new Map(), participants: new Map(), sharedCamera: null,
+    cameraLease: null, callout: null, calloutBy: null,
+    /// annotation id -> Map(participant id -> {state, coordinate})
+    drags: new Map(),
+  };
+}
+
+/// Base class: one WebSocket that reconnects by itself with backoff.
+class Connection extends EventTarget {
+  constructor(url) {
+    super();
+    this.url = url;
+    this.status = "idle";
+    this.socket = null;
+    this.nextRef = 1;
+    this.pending = new Map();
+    this.backoff = 250;
+    this.closed = false;
+    this.timer = null;
+  }
+
+  connect() {
+    this.closed = false;
+    this._open();
+    return this;
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    if (this.socket) this.socket.close(1000);
+    this._setStatus("closed");
+  }
+
+  /// Sends a request; resolves with its ack, rejects with a MeridianError.
+  request(type, fields = {}) {
+    if (!this.socket || this.socket.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new Error(`${type}: not connected`));
+    }
+    const ref = this.nextRef++;
+    this.socket.send(JSON.stringify({ type, ref, ...fields }));
+    return new Promise((resolve, reject) => this.pending.set(ref, { resolve, reject, type }));
+  }
+
+  _setStatus(status) {
+    if (this.status === status) return;
+    this.status = status;
+    this.dispatchEvent(new CustomEvent("status", { detail: status }));
+  }
+
+  _open() {
+    this._setStatus(this.status === "idle" ? "connecting" : "reconnecting");
+    const socket = new WebSocket(this.url, SUBPROTOCOL);
+    this.socket = socket;
+    socket.onopen = () => { this.backoff = 250; this._opened(); };
+    socket.onmessage = (e) => this._receive(JSON.parse(e.data));
+    socket.onclose = () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      for (const p of this.pending.values()) p.reject(new Error(`${p.type}: connection closed`));
+      this.pending.clear();
+      if (this.closed) return;
+      this._setStatus("disconnected");
+      this.timer = setTimeout(() => this._open(), this.backoff);
+      this.backoff = Math.min(this.backoff * 2, 5000);
+    };
+  }
+
+  /// Drops the connection and reconnects (e.g. after a seq gap).
+  _restart() {
+    if (this.socket) this.socket.close(1000);
+  }
+
+  _answer(message) {
+    const p = this.pending.get(message.ref);
+    if (!p) return false;
+    this.pending.delete(message.ref);
+    if (message.type === "error") p.reject(new MeridianError(message)); else p.resolve(message);
+    return true;
+  }
+}
+
+/// A session member with a mirror of the session state (`client.state`).
+/// Events: `status` (connecting, live, disconnected, reconnecting, closed),
+/// `welcome`, `event` (every server event, discrete and transient, after it is
+/// applied), `state` (after anything changed), `refused` (drag.refused, for
+/// hidden members), `error` (an error not answering a pending request).
+export class MeridianClient extends Connection {
+  constructor(url, { session, name, role = "viewer", hidden = false, color } = {}) {
+    super(url);
+    this.join = { session, name, role, hidden, ...(color ? { color } : {}) };
+    this.state = emptyState();
+  }
+
+  _opened() {
+    const resume = this.state.epoch ? { resume: { epoch: this.state.epoch, seq: this.state.seq } } : {};
+    const ref = this.nextRef++;
+    this.socket.send(JSON.stringify({ type: "join", ref, ...this.join, ...resume }));
+  }
+
+  _receive(m) {
+    switch (m.type) {
+      case "welcome": return this._welcome(m);
+      case "ack": case "error":
+        if (!this._answer(m) && m.type === "error") this.dispatchEvent(new CustomEvent("error", { detail: m }));
+        return;
+      case "live": return this._live(m);
+      default: return this._event(m);
+    }
+  }
+
+  _welcome(m) {
+    const s = this.state;
+    s.session = m.session;
+    s.epoch = m.epoch;
+    s.participant = m.participant;
+    if (!m.resumed) {
+      const fresh = emptyState();
+      Object.assign(s, fresh, { session: m.session, epoch: m.epoch, participant: m.participant });
+      const snap = m.snapshot;
+      s.seq = snap.seq;
+      s.settings = snap.settings;
+      for (const a of snap.annotations) s.annotations.set(a.id, a);
+      for (const p of snap.participants) s.participants.set(p.id, p);
+      s.sharedCamera = snap.sharedCamera;
+      s.cameraLease = snap.cameraLease;
+      s.callout = snap.callout;
+      s.calloutBy = snap.calloutBy;
+      for (const d of snap.drags) this._setDrag(d.id, d.participant, d.state, d.coordinate);
+    }
+    this._setStatus(m.resumed ? "resuming" : "live");
+    this.dispatchEvent(new CustomEvent("welcome", { detail: m }));
+    this.dispatchEvent(new CustomEvent("state", { detail: { reset: !m.resumed } }));
+  }
+
+  _live(m) {
+    const s = this.state;
+    s.sharedCamera = m.sharedCamera;
+    for (const p of m.participants) {
+      const known = s.participants.get(p.id);
+      if (!known) continue;
+      for (const key of ["camera", "viewport", "location"]) {
+        if (p[key] === null) delete known[key]; else known[key] = p[key];
+      }
+    }
+    for (const a of m.annotations) {
+      const known = s.annotations.get(a.id);
+      if (known) known.coordinate = a.coordinate;
+    }
+    this._setStatus("live");
+    this.dispatchEvent(new CustomEvent("state", { detail: { live: true } }));
+  }
+
+  _event(m) {
+    const s = this.state;
+    if (m.type === "drag.refused") {
+      this.dispatchEvent(new CustomEvent("refused", { detail: m }));
+      this.dispatchEvent(new CustomEvent("event", { detail: m }));
+      return;
+    }
+    if (m.type === "overview") {
+      this.dispatchEvent(new CustomEvent("overview", { detail: m }));
+      return;
+    }
+    if (!m.transient) {
+      if (m.seq <= s.seq) return; // already applied (replayed after a resume)
+      if (m.seq !== s.seq + 1) { this._restart(); return; } // a gap: resume
+      s.seq = m.seq;
+    }
+    this._apply(m);
+    this.dispatchEvent(new CustomEvent("event", { detail: m }));
+    this.dispatchEvent(new CustomEvent("state", { detail: { event: m } }));
+  }
+
+  _setDrag(id, participant, state, coordinate) {
+    let group = this.state.drags.get(id);
+    if (state === "none") {
+      if (group) { group.delete(participant); if (group.size === 0) this.state.drags.delete(id); }
+      return;
+    }
+    if (!group) { group = new Map(); this.state.drags.set(id, group); }
+    group.set(participant, { state, coordinate });
+  }
+
+  _apply(m) {
+    const s = this.state;
+    const who = s.participants.get(m.participant);
+    switch (m.type) {
+      case "participant.joined": s.participants.set(m.participant.id, m.participant); break;
+      case "participant.left": s.participants.delete(m.participant); break;
+      case "camera.begin": if (who && m.viewport) who.viewport = m.viewport; break;
+      case "camera.changing": case "camera.end":
+        if (m.target === "shared") s.sharedCamera = m.camera;
+        else if (who) { who.camera = m.camera; if (m.viewport) who.viewport = m.viewport; }
+        break;
+      case "camera.lease": s.cameraLease = m.holder; break;
+      case "follow": if (who) { if (m.target === null) delete who.following; else who.following = m.target; } break;
+      case "annotation.added": case "annotation.updated": s.annotations.set(m.annotation.id, m.annotation); break;
+      case "annotation.removed": s.annotations.delete(m.id); s.drags.delete(m.id); break;
+      case "selection": if (who) { if (m.annotation === null) delete who.selection; else who.selection = m.annotation; } break;
+      case "callout.shown": s.callout = m.callout; s.calloutBy = m.by; break;
+      case "callout.hidden": s.callout = null; s.calloutBy = null; break;
+      case "drag": {
+        const a = s.annotations.get(m.id);
+        if (a) a.coordinate = m.coordinate;
+        this._setDrag(m.id, m.participant, m.state, m.coordinate);
+        break;
+      }
+      case "map.load": if (who) who.mapLoad = m.message ? { state: m.state, message: m.message } : { state: m.state }; break;
+      case "location": if (who) { if (m.location === null) delete who.location; else who.location = m.location; } break;
+      case "settings": s.settings = m.settings; break;
+      default: break;
+    }
+  }
+}
+
+/// The server overview (`overview.watch`): an `overview` event about once a
+/// second with every session's counts and rates; resubscribes after reconnecting.
+export class MeridianOverview extends Connection {
+  _opened() {
+    this.request("overview.watch").then(() => this._setStatus("live"), () => {});
+  }
+
+  _receive(m) {
+    if (m.type === "ack" || m.type === "error") { this._answer(m); return; }
+    if (m.type === "overview") this.dispatchEvent(new CustomEvent("overview", { detail: m }));
+  }
+}

@@ -1,0 +1,64 @@
+import MeridianCore
+
+/// One session's line in an `overview` message.
+public struct OverviewEntry: Hashable, Sendable {
+    public var session: String
+    public var seq: UInt64
+    /// Listed participants.
+    public var participants: Int
+    /// Hidden members: dashboards watching.
+    public var dashboards: Int
+    public var annotations: Int
+    /// Drags in progress (starting or dragging).
+    public var drags: Int
+    /// Requests received per second from the session's members.
+    public var messagesPerSecond: Double
+    /// Frames queued per second for the session's members.
+    public var deliveriesPerSecond: Double
+
+    public init(
+        session: String, seq: UInt64, participants: Int, dashboards: Int, annotations: Int, drags: Int,
+        messagesPerSecond: Double, deliveriesPerSecond: Double
+    ) {
+        self.session = session
+        self.seq = seq
+        self.participants = participants
+        self.dashboards = dashboards
+        self.annotations = annotations
+        self.drags = drags
+        self.messagesPerSecond = messagesPerSecond
+        self.deliveriesPerSecond = deliveriesPerSecond
+    }
+}
+
+extension ServerMessage {
+    /// The server-wide summary pushed to `overview.watch` subscribers.
+    public static func overview(_ entries: [OverviewEntry], connections: Int) -> [UInt8] {
+        message("overview", [
+            ("connections", .number(Double(connections))),
+            ("sessions", .array(entries.map { e in
+                .object([
+                    "session": .string(e.session), "seq": .number(Double(e.seq)),
+                    "participants": .number(Double(e.participants)), "dashboards": .number(Double(e.dashboards)),
+                    "annotations": .number(Double(e.annotations)), "drags": .number(Double(e.drags)),
+                    "messagesPerSecond": .number(rounded(e.messagesPerSecond)),
+                    "deliveriesPerSecond": .number(rounded(e.deliveriesPerSecond)),
+                ])
+            })),
+        ])
+    }
+
+    /// Tells a session's hidden members (dashboards) that a participant's drag
+    /// `starting` was refused because another participant holds the annotation.
+    public static func dragRefused(seq: UInt64, annotation: String, participant: ParticipantID, holder: ParticipantID?) -> [UInt8] {
+        message("drag.refused", [
+            ("seq", .number(Double(seq))), ("transient", .bool(true)),
+            ("id", .string(annotation)), ("participant", .string(participant)),
+            ("holder", holder.map(JSONValue.string) ?? .null),
+        ])
+    }
+
+    private static func rounded(_ x: Double) -> Double {
+        x.isFinite ? (x * 10).rounded() / 10 : 0
+    }
+}

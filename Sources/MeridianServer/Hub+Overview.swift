@@ -1,0 +1,78 @@
+import MeridianCore
+import MeridianProtocol
+import MeridianTransport
+
+/// Subscribers of the server overview and the counters its rates come from.
+struct OverviewState {
+    var watchers: Set<ConnectionID> = []
+    /// When the last overview was sent, and each session's counters then.
+    var lastSent: Duration?
+    var lastCounts: [String: (requests: Int, deliveries: Int)] = [:]
+    static let interval: Duration = .seconds(1)
+}
+
+extension Hub {
+    /// `overview.watch`: ack, then an overview at once and about once a second.
+    func watchOverview(_ connection: ConnectionID, ref: JSONValue, on server: WebSocketServer) {
+        overview.watchers.insert(connection)
+        let seq = connections[connection]?.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
+        server.send(OutboundFrame(text: ServerMessage.ack(ref: ref, seq: seq)), to: connection)
+        server.send(OutboundFrame(text: ServerMessage.overview(overviewEntries(now: server.now, advance: false), connections: connections.count)), to: connection)
+    }
+
+    /// Called on every transport tick; sends the overview when it is due.
+    func tickOverview(_ server: WebSocketServer) {
+        let now = server.now
+        if let last = overview.lastSent, now - last < OverviewState.interval { return }
+        let entries = overviewEntries(now: now, advance: true)
+        guard !overview.watchers.isEmpty else { return }
+        let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections.count))
+        for watcher in overview.watchers {
+            server.send(frame, to: watcher, conflationKey: Self.overviewConflationKey)
+        }
+    }
+
+    /// A slow watcher only needs the newest overview; far from the sessions' own keys.
+    static let overviewConflationKey = Int.max
+
+    /// One entry per session, sorted by id. With `advance`, the rates cover the
+    /// time since the previous advance and the counters are remembered.
+    private func overviewEntries(now: Duration, advance: Bool) -> [OverviewEntry] {
+        let elapsed = overview.lastSent.map { (now - $0).seconds } ?? 0
+        let entries = sessions.keys.sorted().map { id -> OverviewEntry in
+            let host = sessions[id]!
+            let previous = overview.lastCounts[id] ?? (0, 0)
+            let rate = { (count: Int, before: Int) in elapsed > 0 ? Double(count - before) / elapsed : 0 }
+            let listed = host.session.visibleParticipants.count
+            return OverviewEntry(
+                session: id, seq: host.session.seq, participants: listed,
+                dashboards: host.hiddenMembers(in: host.session).count,
+                annotations: host.session.annotations.count,
+                drags: host.session.drags.values.reduce(0) { $0 + $1.drags.count },
+                messagesPerSecond: advance ? rate(host.requestsIn, previous.requests) : 0,
+                deliveriesPerSecond: advance ? rate(host.deliveriesOut, previous.deliveries) : 0)
+        }
+        if advance {
+            overview.lastSent = now
+            overview.lastCounts = sessions.mapValues { ($0.requestsIn, $0.deliveriesOut) }
+        }
+        return entries
+    }
+
+    /// A drag `starting` refused for a conflict: the session's dashboards see
+    /// who was refused and who holds the annotation (the refused client got the error).
+    func announceRefusal(_ command: Command, _ error: SessionError, by pid: ParticipantID, in host: SessionHost, on server: WebSocketServer) {
+        guard error.code == .dragConflict, case .drag(let annotation, _, _) = command else { return }
+        let watchers = host.hiddenMembers(in: host.session)
+        guard !watchers.isEmpty else { return }
+        let frame = OutboundFrame(text: ServerMessage.dragRefused(seq: host.session.seq, annotation: annotation, participant: pid, holder: error.holder))
+        for connection in watchers { server.send(frame, to: connection) }
+    }
+}
+
+private extension Duration {
+    var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

@@ -1,0 +1,79 @@
+"""Headless Chromium for the dashboard tests: a page that waits on conditions
+read from the dashboard's read-only state, saves screenshots under artifacts/,
+and collects the browser console."""
+
+import os
+import shutil
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import WebDriverWait
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "artifacts"
+WAIT = 20
+
+
+def chromium():
+    """A headless Chromium driven by Debian's chromedriver."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM_BIN", shutil.which("chromium") or "/usr/bin/chromium")
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1600,1000", "--no-first-run", "--disable-extensions"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(os.environ.get("CHROMEDRIVER_BIN", shutil.which("chromedriver") or "/usr/bin/chromedriver"))
+    return webdriver.Chrome(options=options, service=service)
+
+
+class Page:
+    def __init__(self, driver, name):
+        self.driver = driver
+        self.name = name
+        self.console = []
+
+    def open(self, url):
+        self.driver.get(url)
+
+    def state(self):
+        return self.driver.execute_script("return window.meridianDashboard ? window.meridianDashboard.state : null")
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def wait(self, predicate, what, timeout=WAIT):
+        """Waits until predicate(state) is truthy; returns the state that satisfied it."""
+        seen = {}
+
+        def check(_):
+            s = self.state()
+            seen["last"] = s
+            return s if s is not None and predicate(s) else None
+
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(check)
+        except Exception as e:
+            self.screenshot(f"failed-{what.replace(' ', '-')}")
+            raise AssertionError(f"dashboard never showed {what}; last state: {seen.get('last')}") from e
+
+    def wait_js(self, script, what, timeout=WAIT):
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(lambda d: d.execute_script(script))
+        except Exception as e:
+            self.screenshot(f"failed-{what.replace(' ', '-')}")
+            raise AssertionError(f"dashboard never showed {what}") from e
+
+    def screenshot(self, step):
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / f"{self.name}-{step}.png"
+        self.driver.save_screenshot(str(path))
+        return path
+
+    def read_console(self):
+        self.console.extend(self.driver.get_log("browser"))
+        return self.console
+
+    def console_errors(self, allowed=()):
+        return [e for e in self.read_console()
+                if e["level"] in ("SEVERE", "ERROR") and not any(a in e["message"] for a in allowed)]

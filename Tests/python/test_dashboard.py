@@ -1,0 +1,243 @@
+"""The browser dashboard in headless Chromium against the real server: the
+overview, a session watched live while test clients change it, reconnection
+after a server restart, and the time to render 10,000 annotations (reported)."""
+
+import asyncio
+import socket
+import time
+
+import pytest
+
+from browser import Page, chromium
+from conftest import Server
+from meridian_client import Client, run
+
+
+@pytest.fixture
+def page(request):
+    driver = chromium()
+    p = Page(driver, request.node.name)
+    yield p
+    driver.quit()
+
+
+def http_url(server, query=""):
+    return f"http://{server.host}:{server.port}/dashboard/{query}"
+
+
+def flag(id="flag", lat=48.8584, lon=2.2945, **extra):
+    return {"type": "point", "id": id, "coordinate": {"latitude": lat, "longitude": lon},
+            "draggable": True, "canShowCallout": True, "title": "Flag", **extra}
+
+
+def test_dashboard_files_have_their_content_types(server):
+    import urllib.request
+    expected = {"": "text/html", "app.js": "text/javascript", "meridian.js": "text/javascript",
+                "dashboard.css": "text/css", "config.json": "application/json", "icon.svg": "image/svg+xml"}
+    for name, kind in expected.items():
+        with urllib.request.urlopen(http_url(server, name)) as r:
+            assert r.status == 200 and r.headers["Content-Type"].startswith(kind), (name, r.headers["Content-Type"])
+    with urllib.request.urlopen(f"http://{server.host}:{server.port}/") as r:
+        assert r.headers["Content-Type"].startswith("text/html") and b"/dashboard/app.js" in r.read()
+
+
+def test_overview_lists_sessions_and_links_to_them(server, session_id, page):
+    async def scenario():
+        alice = await Client.open(server.url, "alice")
+        bob = await Client.open(server.url, "bob")
+        try:
+            await alice.join(session_id, "Alice", "owner")
+            await bob.join(session_id, "Bob", "editor")
+            await alice.ok({"type": "annotation.add", "annotation": flag()})
+            await asyncio.to_thread(page.open, http_url(server))
+
+            def row(s):
+                return next((x for x in s.get("sessions", []) if x["session"] == session_id), None)
+
+            shown = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and row(s) and row(s)["participants"] == 2,
+                                            "the session with two participants")
+            assert row(shown)["annotations"] == 1 and row(shown)["dashboards"] == 0
+            # Activity shows up as a message rate, then the row links to the session view.
+            for i in range(20):
+                await alice.ok({"type": "select", "id": "flag"} if i % 2 == 0 else {"type": "deselect"})
+            await asyncio.to_thread(page.wait, lambda s: row(s) and row(s)["messagesPerSecond"] > 0, "a message rate")
+            link = f"a[href='/dashboard/?session={session_id}']"
+            await asyncio.to_thread(page.wait_js, f"return document.querySelector(\"{link}\") !== null", "the session link")
+            await asyncio.to_thread(page.screenshot, "overview")
+            await asyncio.to_thread(lambda: page.driver.find_element("css selector", link).click())
+            await asyncio.to_thread(page.wait, lambda s: s.get("session") == session_id and s["status"] == "live", "the session view")
+            assert [p["name"] for p in page.state()["participants"]] == ["Alice", "Bob"]
+        finally:
+            await alice.close()
+            await bob.close()
+
+    run(scenario())
+    assert page.console_errors() == []
+
+
+def test_session_view_follows_a_live_session(server, session_id, page):
+    async def scenario():
+        alice = await Client.open(server.url, "alice")
+        bob = await Client.open(server.url, "bob")
+        try:
+            await alice.join(session_id, "Alice", "owner", color="#ff6b6b")
+            await bob.join(session_id, "Bob", "editor", color="#4dabf7")
+            await alice.ok({"type": "camera.end", "camera": {"center": {"latitude": 48.86, "longitude": 2.30}, "zoom": 12},
+                            "viewport": {"width": 390, "height": 844}})
+            await bob.ok({"type": "location", "location": {"coordinate": {"latitude": 48.85, "longitude": 2.33},
+                                                           "accuracy": 30, "authorization": "reduced"}})
+            await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+            await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and len(s["participants"]) == 2, "two participants")
+
+            # Annotations of every shape, with styles and z-order.
+            await alice.ok({"type": "annotation.add", "annotation": flag()})
+            await alice.ok({"type": "annotation.add", "annotation": {
+                "type": "polygon", "id": "park", "zIndex": -1, "alpha": 0.5, "fillColor": "#2f9e44", "strokeColor": "#8ce99a",
+                "coordinates": [{"latitude": 48.850, "longitude": 2.280}, {"latitude": 48.862, "longitude": 2.300},
+                                {"latitude": 48.845, "longitude": 2.310}]}})
+            await alice.ok({"type": "annotation.add", "annotation": {
+                "type": "polyline", "id": "route", "strokeColor": "#ffd43b", "lineWidth": 6,
+                "coordinates": [{"latitude": 48.840, "longitude": 2.270}, {"latitude": 48.870, "longitude": 2.320}]}})
+            await alice.ok({"type": "annotation.add", "annotation": {
+                "type": "point", "id": "cafe", "image": "cafe", "title": "Café", "zIndex": 2,
+                "coordinate": {"latitude": 48.855, "longitude": 2.320}}})
+            await bob.ok({"type": "select", "id": "cafe"})
+            s = await asyncio.to_thread(page.wait, lambda s: s["annotationCount"] == 4 and
+                                        any(p["selection"] == "cafe" for p in s["participants"]), "four annotations and Bob's selection")
+            await asyncio.to_thread(page.screenshot, "1-annotations")
+
+            # Alice drags the flag: starting, then the moving marker.
+            await alice.ok({"type": "drag", "id": "flag", "state": "starting"})
+            await asyncio.to_thread(page.wait, lambda s: [(d["id"], d["state"]) for d in s["drags"]] == [("flag", "starting")],
+                                    "the drag starting")
+            moved = {"latitude": 48.8600, "longitude": 2.3000}
+            await alice.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": moved})
+            await asyncio.to_thread(page.wait, lambda s: s["drags"] and s["drags"][0]["state"] == "dragging"
+                                    and s["drags"][0]["coordinate"] == moved, "the moving marker")
+            assert page.js("return window.meridianDashboard.annotation('flag').coordinate") == moved
+            moved2 = {"latitude": 48.8610, "longitude": 2.3050}
+            await alice.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": moved2})
+            await asyncio.to_thread(page.wait, lambda s: s["drags"] and s["drags"][0]["coordinate"] == moved2, "a later move")
+            await asyncio.to_thread(page.wait_js,
+                                    "return document.querySelector('#drags li[data-annotation=flag][data-state=dragging]') !== null",
+                                    "the dragging row")
+
+            # Bob's conflicting drag is refused; the dashboard shows the refusal.
+            answer, _ = await bob.request({"type": "drag", "id": "flag", "state": "starting"})
+            assert answer["type"] == "error" and answer["code"] == "drag_conflict", answer
+            await asyncio.to_thread(page.wait, lambda s: {"id": "flag", "participant": bob.participant, "holder": alice.participant}
+                                    in s["refusals"], "Bob's refused drag")
+            text = await asyncio.to_thread(page.wait_js, "const r = document.querySelector('#drags li.refused'); return r && r.textContent",
+                                           "the refusal row")
+            assert "Bob" in text and "Alice" in text, text
+            await asyncio.to_thread(page.screenshot, "2-drag-refused")
+
+            # Alice ends the drag: the committed coordinate, state none.
+            final = {"latitude": 48.8620, "longitude": 2.3100}
+            await alice.ok({"type": "drag", "id": "flag", "state": "ending", "coordinate": final})
+            await asyncio.to_thread(page.wait, lambda s: s["drags"] == [], "the drag back to none")
+            assert page.js("return window.meridianDashboard.annotation('flag').coordinate") == final
+            await asyncio.to_thread(page.wait_js, "return document.querySelector('#drags li.empty') !== null", "no drags listed")
+
+            # The shared callout.
+            await alice.ok({"type": "callout.show", "callout": {"title": "Meet here", "detail": "at the flag",
+                                                                 "anchor": {"annotation": "flag"}}})
+            shown = await asyncio.to_thread(page.wait_js,
+                                            "const c = document.getElementById('callout'); return !c.hidden && c.textContent",
+                                            "the callout")
+            assert "Meet here" in shown and "Alice" in shown, shown
+            assert page.state()["calloutBy"] == alice.participant
+            # The shared camera and its holder.
+            await alice.ok({"type": "camera.lease.acquire"})
+            await alice.ok({"type": "camera.end", "target": "shared",
+                            "camera": {"center": {"latitude": 48.857, "longitude": 2.300}, "zoom": 13}})
+            await asyncio.to_thread(page.wait, lambda s: s["cameraLease"] == alice.participant and s["sharedCamera"], "the shared camera")
+            held = page.js("return document.getElementById('shared-camera').textContent")
+            assert "Alice" in held, held
+            await asyncio.to_thread(page.screenshot, "3-callout")
+
+            # Bob disconnects.
+            await bob.close()
+            await asyncio.to_thread(page.wait, lambda s: [p["name"] for p in s["participants"]] == ["Alice"], "Bob gone")
+            feed = page.js("return document.getElementById('feed').textContent")
+            assert "Bob left (disconnected)" in feed, feed
+            # The dashboard never appeared as a participant and changed nothing.
+            ack, _ = await alice.ping()
+            assert page.state()["seq"] == ack["seq"]
+            await asyncio.to_thread(page.screenshot, "4-after-disconnect")
+        finally:
+            await alice.close()
+            await bob.close()
+
+    run(scenario())
+    assert page.console_errors() == []
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_dashboard_shows_disconnection_and_reconnects(session_id, page):
+    port = free_port()
+    server = Server("--port", str(port))
+    try:
+        async def first():
+            alice = await Client.open(server.url, "alice")
+            await alice.join(session_id, "Alice", "owner")
+            await alice.ok({"type": "annotation.add", "annotation": flag()})
+            await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+            await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["annotationCount"] == 1, "the first server's session")
+            await alice.close()
+
+        run(first())
+        server.stop()
+        page.wait_js("return !document.getElementById('offline').hidden", "the disconnected banner")
+        page.screenshot("disconnected")
+        server = Server("--port", str(port))
+
+        async def second():
+            bob = await Client.open(server.url, "bob")
+            await bob.join(session_id, "Bob", "owner")
+            await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["annotationCount"] == 0
+                                    and [p["name"] for p in s["participants"]] == ["Bob"], "the restarted server's session")
+            await bob.ok({"type": "annotation.add", "annotation": flag("again")})
+            await asyncio.to_thread(page.wait, lambda s: s["annotationCount"] == 1, "events after reconnecting")
+            assert page.js("return document.getElementById('offline').hidden") is True
+            await bob.close()
+
+        run(second())
+    finally:
+        server.stop()
+    # While the server was down the browser reports each failed WebSocket attempt; nothing else may fail.
+    assert page.console_errors(allowed=("WebSocket connection to",)) == []
+
+
+def test_render_time_of_10000_annotations_is_reported(server, session_id, page):
+    count = 10_000
+
+    async def scenario():
+        alice = await Client.open(server.url, "alice", validate=False)
+        try:
+            await alice.join(session_id, "Alice", "owner")
+            refs = []
+            for i in range(count):
+                a = {"type": "point", "id": f"p{i}", "title": f"Point {i}", "zIndex": i % 7,
+                     "coordinate": {"latitude": 40 + (i // 100) * 0.05, "longitude": -5 + (i % 100) * 0.1}}
+                refs.append(await alice.send({"type": "annotation.add", "annotation": a}, check=False))
+            answer, _ = await alice.answer(refs[-1], timeout=120)
+            assert answer["type"] == "ack", answer
+            started = time.monotonic()
+            await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+            s = await asyncio.to_thread(page.wait, lambda s: s["annotationCount"] == count and s["renderMs"] is not None,
+                                        "10,000 annotations", 120)
+            wall = time.monotonic() - started
+            print(f"\ndashboard render of {count} annotations: {s['renderMs']:.0f} ms from snapshot to drawn "
+                  f"(one frame {s['drawMs']:.0f} ms); {wall * 1000:.0f} ms from page load to drawn")
+            await asyncio.to_thread(page.screenshot, "10000")
+        finally:
+            await alice.close()
+
+    run(scenario(), timeout=300)
+    assert page.console_errors() == []
