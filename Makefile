@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps test-deps build release run test test-swift test-python clean
+.PHONY: all deps test-deps browser-deps build release run test test-swift test-python clean
 
 all: build
 
@@ -18,9 +18,16 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config libwebsockets-dev; \
 	fi
 
-# Python clients we did not write (websockets), schema validation and pytest.
-test-deps: deps
-	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
+# Headless Chromium and its driver for the dashboard's browser tests.
+browser-deps:
+	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
+		echo "installing chromium and chromium-driver"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver; \
+	fi
+
+# Python clients we did not write (websockets, selenium), schema validation and pytest.
+test-deps: deps browser-deps
+	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
 	fi

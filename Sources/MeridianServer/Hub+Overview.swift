@@ -23,7 +23,12 @@ extension Hub {
     /// Called on every transport tick; sends the overview when it is due.
     func tickOverview(_ server: WebSocketServer) {
         let now = server.now
-        if let last = overview.lastSent, now - last < OverviewState.interval { return }
+        guard let last = overview.lastSent else {
+            // The first interval starts now; sessions count from zero.
+            overview.lastSent = now
+            return
+        }
+        if now - last < OverviewState.interval { return }
         let entries = overviewEntries(now: now, advance: true)
         guard !overview.watchers.isEmpty else { return }
         let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections.count))

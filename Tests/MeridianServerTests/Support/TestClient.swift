@@ -8,7 +8,7 @@ final class TestClient {
     let socket: WebSocketClient
     private var nextRef = 1
     /// Messages read while waiting for an answer, not yet consumed.
-    private var pending: [JSONValue] = []
+    private(set) var pending: [JSONValue] = []
     private(set) var welcome: JSONValue = .null
 
     init(port: Int) throws {

@@ -1,0 +1,61 @@
+import MeridianCore
+import MeridianTransport
+import Testing
+
+@Suite("Dashboard messages over real sockets")
+struct DashboardMessageTests {
+    @Test func refusedDragIsAnnouncedToHiddenMembersOnly() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.joined("s", name: "Alice")
+        let bob = try server.joined("s", name: "Bob")
+        let wall = try server.joined("s", name: "Wall", role: "viewer", extra: ["hidden": .bool(true)])
+        try alice.request("annotation.add", ["annotation": .point("pin", 1, 2)])
+        try alice.request("drag", ["id": .string("pin"), "state": .string("starting")])
+        let refused = try bob.request("drag", ["id": .string("pin"), "state": .string("starting")])
+        #expect(refused["code"]?.string == "drag_conflict")
+
+        let notice = try wall.next("drag.refused").message
+        #expect(notice["id"]?.string == "pin")
+        #expect(notice["participant"] == bob.welcome["participant"])
+        #expect(notice["holder"] == alice.welcome["participant"])
+        #expect(notice["transient"]?.bool == true)
+        #expect(notice["seq"]?.number == (try wall.request("ping")["seq"]?.number))
+        // Listed participants never receive it: their next message is the answer to a ping.
+        for client in [alice, bob] {
+            let pong = try client.request("ping")
+            #expect(pong["type"]?.string == "ack")
+            #expect(!client.pending.contains { $0["type"]?.string == "drag.refused" })
+        }
+    }
+
+    @Test func overviewCountsParticipantsDashboardsAndRates() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let alice = try server.joined("busy", name: "Alice")
+        let wall = try server.joined("busy", name: "Wall", role: "viewer", extra: ["hidden": .bool(true)])
+        let bob = try server.joined("quiet", name: "Bob")
+        defer { withExtendedLifetime((wall, bob)) {} }
+        let watcher = try server.client()
+        let ack = try watcher.request("overview.watch")
+        #expect(ack["type"]?.string == "ack")
+        let first = try watcher.next("overview").message
+        let busy = first["sessions"]?.array?.first { $0["session"]?.string == "busy" }
+        #expect(busy?["participants"]?.number == 1)
+        #expect(busy?["dashboards"]?.number == 1)
+        #expect(first["sessions"]?.array?.map { $0["session"]?.string } == ["busy", "quiet"])
+        #expect(first["connections"]?.number == 4)
+
+        for i in 0..<10 {
+            try alice.request("annotation.add", ["annotation": .point("p\(i)", 1, 2)])
+        }
+        // A later overview reports the requests and the deliveries they caused.
+        let later = try watcher.waitFor(timeout: .seconds(5)) { m in
+            m["type"]?.string == "overview"
+                && (m["sessions"]?.array?.first { $0["session"]?.string == "busy" }?["annotations"]?.number == 10)
+        }
+        let entry = later["sessions"]!.array!.first { $0["session"]?.string == "busy" }!
+        #expect(entry["messagesPerSecond"]!.number! > 0)
+        #expect(entry["deliveriesPerSecond"]!.number! >= entry["messagesPerSecond"]!.number!)
+    }
+}
