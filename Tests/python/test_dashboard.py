@@ -3,7 +3,9 @@ overview, a session watched live while test clients change it, reconnection
 after a server restart, and the time to render 10,000 annotations (reported)."""
 
 import asyncio
+import shutil
 import socket
+import subprocess
 import time
 
 import pytest
@@ -240,4 +242,42 @@ def test_render_time_of_10000_annotations_is_reported(server, session_id, page):
             await alice.close()
 
     run(scenario(), timeout=300)
+    assert page.console_errors() == []
+
+
+def cut_connections(port):
+    """Resets every TCP connection to the server's port, as a network failure would."""
+    ss = shutil.which("ss")
+    if ss is None:
+        pytest.skip("`ss` (iproute2) is needed to cut connections")
+    result = subprocess.run([ss, "-K", "-tn", "dst", f"127.0.0.1:{port}"], capture_output=True, text=True)
+    if result.returncode != 0 or "ESTAB" not in result.stdout:
+        pytest.skip(f"`ss -K` cannot reset sockets here (needs CAP_NET_ADMIN and INET_DIAG_DESTROY): {result.stderr.strip()}")
+
+
+def test_dashboard_resumes_after_a_network_failure(start_server, session_id, page):
+    server = start_server()  # its own server: every connection to it is cut
+
+    async def scenario():
+        alice = await Client.open(server.url, "alice")
+        await alice.join(session_id, "Alice", "owner")
+        await alice.ok({"type": "annotation.add", "annotation": flag()})
+        await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+        await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["annotationCount"] == 1, "the session")
+        # Alice's connection is cut with the dashboard's: her participant.left happens
+        # while the dashboard is away, so it can only arrive through the resume.
+        cut_connections(server.port)
+        s = await asyncio.to_thread(page.wait, lambda s: s["resumes"] == 1 and s["status"] == "live" and s["participants"] == [],
+                                    "the resumed session without Alice")
+        assert s["welcomes"] == 2
+        bob = await Client.open(server.url, "bob")
+        await bob.join(session_id, "Bob", "owner")
+        ack, _ = await bob.ping()
+        await asyncio.to_thread(page.wait, lambda s: s["seq"] == ack["seq"] and [p["name"] for p in s["participants"]] == ["Bob"],
+                                "events after the resume")
+        feed = page.js("return document.getElementById('feed').textContent")
+        assert "Alice left (disconnected)" in feed, feed
+        await bob.close()
+
+    run(scenario())
     assert page.console_errors() == []

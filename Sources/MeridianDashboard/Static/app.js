@@ -2,7 +2,7 @@
 // watched live as a hidden viewer. It never changes shared state.
 
 import { MeridianClient, MeridianOverview, serverURL } from "/dashboard/meridian.js";
-import { CanvasMap, project, viewportCorners } from "/dashboard/map.js";
+import { CanvasMap, project, unproject, viewportCorners } from "/dashboard/map.js";
 import { Sparkline } from "/dashboard/charts.js";
 
 const $ = (id) => document.getElementById(id);
@@ -94,8 +94,9 @@ async function showSession(sessionID, config) {
   let eventsThisSecond = 0;
   let sorted = null; // annotations in stacking order, rebuilt when they change
   let followShared = false;
-  let fitted = false;
-  const timing = { snapshotAt: 0, renderMs: null, lastDrawMs: 0 };
+  let autoFit = true; // keep everything in view until someone pans or zooms
+  let fitQueued = false;
+  const timing = { snapshotAt: 0, renderMs: null, lastDrawMs: 0, welcomes: 0, resumes: 0 };
 
   const departed = new Map(); // names of participants that left, for the feed
   const name = (pid) => state.participants.get(pid)?.name ?? departed.get(pid) ?? pid;
@@ -103,7 +104,7 @@ async function showSession(sessionID, config) {
   const colorOf = (pid) => state.participants.get(pid)?.color ?? "#9aa5b1";
   const tint = () => state.settings?.tint ?? "#007aff";
 
-  const map = new CanvasMap($("map"), { tileURL: config.tileURL });
+  const map = new CanvasMap($("map"), { tileURL: config.tileURL, onUserMove: () => { autoFit = false; } });
 
   function stacking() {
     if (!sorted) {
@@ -114,9 +115,11 @@ async function showSession(sessionID, config) {
 
   function drawAnnotations(m, ctx) {
     const refusedIDs = new Set(refusals.filter((r) => performance.now() - r.at < 2000).map((r) => r.id));
+    const dense = state.annotations.size > 1500;
     for (const a of stacking()) {
-      if (a.type === "point") drawPoint(m, ctx, a, refusedIDs.has(a.id));
-      else drawShape(m, ctx, a);
+      if (a.type !== "point") drawShape(m, ctx, a);
+      else if (dense && !state.drags.has(a.id) && !refusedIDs.has(a.id)) drawDot(m, ctx, a);
+      else drawPoint(m, ctx, a, refusedIDs.has(a.id));
     }
   }
 
@@ -144,6 +147,14 @@ async function showSession(sessionID, config) {
     ctx.strokeStyle = a.strokeColor ?? tint();
     ctx.stroke();
     ctx.globalAlpha = 1;
+  }
+
+  /// Many points: a small dot each, so a crowded session stays readable and fast.
+  function drawDot(m, ctx, a) {
+    const p = m.toScreen(a.coordinate.latitude, a.coordinate.longitude);
+    if (p.x < -4 || p.y < -4 || p.x > m.width + 4 || p.y > m.height + 4) return;
+    ctx.fillStyle = a.enabled === false ? "#7b8794" : tint();
+    ctx.fillRect(p.x - 2.5, p.y - 2.5, 5, 5);
   }
 
   function drawPoint(m, ctx, a, refused) {
@@ -426,7 +437,7 @@ async function showSession(sessionID, config) {
       drags: [...state.drags].flatMap(([id, g]) => [...g].map(([pid, d]) => ({ id, participant: pid, state: d.state, coordinate: d.coordinate }))),
       refusals: refusals.map((r) => ({ id: r.id, participant: r.participant, holder: r.holder })),
       callout: state.callout, calloutBy: state.calloutBy, sharedCamera: state.sharedCamera, cameraLease: state.cameraLease,
-      renderMs: timing.renderMs, drawMs: map.lastDrawMs,
+      renderMs: timing.renderMs, drawMs: map.lastDrawMs, welcomes: timing.welcomes, resumes: timing.resumes,
     });
     document.body.dataset.seq = String(state.seq);
   }
@@ -442,6 +453,8 @@ async function showSession(sessionID, config) {
   client.addEventListener("welcome", (e) => {
     sorted = null;
     remember();
+    timing.welcomes += 1;
+    if (e.detail.resumed) timing.resumes += 1;
     if (!e.detail.resumed) {
       timing.snapshotAt = performance.now();
       timing.renderMs = null;
@@ -458,10 +471,12 @@ async function showSession(sessionID, config) {
     if (m.transient && m.type !== "drag.refused") return; // moves and camera frames are not worth a feed line each
     addFeed(m);
   });
-  client.addEventListener("state", () => {
-    if (!fitted && state.settings) {
-      fitted = true;
-      fitView();
+  client.addEventListener("state", (e) => {
+    const m = e.detail.event;
+    const moved = !m || ["annotation.added", "annotation.removed", "annotation.updated", "camera.end", "participant.joined"].includes(m.type);
+    if (autoFit && !followShared && state.settings && moved && !fitQueued) {
+      fitQueued = true;
+      requestAnimationFrame(() => { fitQueued = false; if (autoFit && !followShared) fitView(); });
     }
     if (followShared && state.sharedCamera) followCamera();
     refresh();
@@ -478,7 +493,12 @@ async function showSession(sessionID, config) {
     for (const a of state.annotations.values()) {
       if (a.coordinate) coords.push(a.coordinate); else coords.push(...a.coordinates);
     }
-    for (const p of state.participants.values()) if (p.camera) coords.push(p.camera.center);
+    for (const p of state.participants.values()) {
+      if (p.camera && p.viewport) {
+        for (const c of viewportCorners(p.camera, p.viewport)) coords.push(unproject(c.x, c.y));
+      } else if (p.camera) coords.push(p.camera.center);
+      if (p.location) coords.push(p.location.coordinate);
+    }
     map.fit(coords);
   }
 
@@ -488,9 +508,9 @@ async function showSession(sessionID, config) {
     map.setView(p.x, p.y, c.zoom);
   }
 
-  $("zoom-in").addEventListener("click", () => map.zoomBy(1));
-  $("zoom-out").addEventListener("click", () => map.zoomBy(-1));
-  $("fit").addEventListener("click", fitView);
+  $("zoom-in").addEventListener("click", () => { autoFit = false; map.zoomBy(1); });
+  $("zoom-out").addEventListener("click", () => { autoFit = false; map.zoomBy(-1); });
+  $("fit").addEventListener("click", () => { autoFit = true; fitView(); });
   $("follow-shared").addEventListener("click", (e) => {
     followShared = !followShared;
     e.currentTarget.setAttribute("aria-pressed", String(followShared));

@@ -38,7 +38,7 @@ export function viewportBounds(camera, viewport) {
 }
 
 export class CanvasMap {
-  constructor(canvas, { tileURL = null, onViewChange = () => {} } = {}) {
+  constructor(canvas, { tileURL = null, onViewChange = () => {}, onUserMove = () => {} } = {}) {
     this.canvas = canvas;
     this.ctx = canvas.getContext("2d");
     this.tileURL = tileURL;
@@ -48,6 +48,7 @@ export class CanvasMap {
     this.dirty = true;
     this.animating = false;
     this.onViewChange = onViewChange;
+    this.onUserMove = onUserMove;
     this.lastDrawMs = 0;
     new ResizeObserver(() => this.invalidate()).observe(canvas);
     this._bindInput();
@@ -102,7 +103,8 @@ export class CanvasMap {
       minY = Math.min(minY, p.y); maxY = Math.max(maxY, p.y);
     }
     const w = Math.max(maxX - minX, 1e-6), h = Math.max(maxY - minY, 1e-6);
-    const zoom = Math.log2(Math.min((this.width * 0.8) / (w * TILE), (this.height * 0.8) / (h * TILE)));
+    const rect = this.canvas.getBoundingClientRect();
+    const zoom = Math.log2(Math.min((rect.width * 0.8) / (w * TILE), (rect.height * 0.8) / (h * TILE)));
     this.setView((minX + maxX) / 2, (minY + maxY) / 2, Math.min(zoom, 16));
   }
 
@@ -188,14 +190,14 @@ export class CanvasMap {
   _bindInput() {
     const c = this.canvas;
     let last = null;
-    c.addEventListener("pointerdown", (e) => { last = { x: e.clientX, y: e.clientY }; c.setPointerCapture(e.pointerId); });
+    c.addEventListener("pointerdown", (e) => { this.onUserMove(); last = { x: e.clientX, y: e.clientY }; c.setPointerCapture(e.pointerId); });
     c.addEventListener("pointermove", (e) => {
       if (!last) return;
       this.pan(last.x - e.clientX, last.y - e.clientY);
       last = { x: e.clientX, y: e.clientY };
     });
     c.addEventListener("pointerup", () => { last = null; });
-    c.addEventListener("wheel", (e) => { e.preventDefault(); this.zoomBy(e.deltaY < 0 ? 0.5 : -0.5); }, { passive: false });
+    c.addEventListener("wheel", (e) => { e.preventDefault(); this.onUserMove(); this.zoomBy(e.deltaY < 0 ? 0.5 : -0.5); }, { passive: false });
     c.addEventListener("keydown", (e) => {
       const step = 80;
       const actions = {
@@ -203,7 +205,7 @@ export class CanvasMap {
         ArrowUp: () => this.pan(0, -step), ArrowDown: () => this.pan(0, step),
         "+": () => this.zoomBy(1), "=": () => this.zoomBy(1), "-": () => this.zoomBy(-1),
       };
-      if (actions[e.key]) { e.preventDefault(); actions[e.key](); }
+      if (actions[e.key]) { e.preventDefault(); this.onUserMove(); actions[e.key](); }
     });
   }
 }
