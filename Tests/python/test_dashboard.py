@@ -281,3 +281,44 @@ def test_dashboard_resumes_after_a_network_failure(start_server, session_id, pag
 
     run(scenario())
     assert page.console_errors() == []
+
+
+def test_example_web_map_app_adds_and_drags_points(server, session_id, page):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    async def scenario():
+        alice = await Client.open(server.url, "alice")
+        try:
+            await alice.join(session_id, "Alice", "owner")
+            # The example opens centred on 0°, 0°: this point is at the middle of its map.
+            await alice.ok({"type": "annotation.add", "annotation": flag("centre", 0, 0)})
+            await asyncio.to_thread(page.open, f"http://{server.host}:{server.port}/dashboard/example.html?session={session_id}&name=Web")
+            await asyncio.to_thread(page.wait_js, "return document.body.dataset.status === 'live'", "the example joined")
+            joined, _ = await alice.until(lambda m: m["type"] == "participant.joined")
+            web = joined["participant"]["id"]
+            canvas = page.driver.find_element("id", "map")
+
+            def drag():
+                ActionChains(page.driver).move_to_element(canvas).click_and_hold() \
+                    .move_by_offset(60, 0).move_by_offset(60, 0).release().perform()
+
+            await asyncio.to_thread(drag)
+            done, seen = await alice.until(lambda m: m["type"] == "drag" and m["state"] == "none" and m["participant"] == web)
+            states = [m["state"] for m in seen if m["type"] == "drag"] + ["none"]
+            assert states[0] == "starting" and "dragging" in states and states[-2:] == ["ending", "none"], states
+            assert done["coordinate"]["longitude"] > 1 and abs(done["coordinate"]["latitude"]) < 1e-6 + 1, done
+
+            def tap():
+                ActionChains(page.driver).move_to_element_with_offset(canvas, -200, -100).click().perform()
+
+            await asyncio.to_thread(tap)
+            added, _ = await alice.until(lambda m: m["type"] == "annotation.added")
+            a = added["annotation"]
+            assert a["id"].startswith("web-") and a["draggable"] is True
+            assert a["coordinate"]["longitude"] < 0 and a["coordinate"]["latitude"] > 0, a
+            await asyncio.to_thread(page.screenshot, "example")
+        finally:
+            await alice.close()
+
+    run(scenario())
+    assert page.console_errors() == []
