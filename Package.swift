@@ -46,6 +46,7 @@ let package = Package(
         .target(
             name: "MeridianDashboard",
             dependencies: ["MeridianTransport"],
+            exclude: ["README.md"],
             resources: [.copy("Static")]
         ),
         .executableTarget(

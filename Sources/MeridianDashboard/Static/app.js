@@ -42,7 +42,14 @@ function showOverview() {
     published.connections = m.connections;
     $("overview-summary").textContent =
       `${m.sessions.length} session${m.sessions.length === 1 ? "" : "s"}, ${m.connections} connection${m.connections === 1 ? "" : "s"}`;
-    const rows = m.sessions.map((s) => el("tr", { dataset: { session: s.session } },
+    const total = (key) => m.sessions.reduce((sum, s) => sum + s[key], 0);
+    const tiles = [["Sessions", m.sessions.length], ["Participants", total("participants")], ["Dashboards", total("dashboards")],
+      ["Drags now", total("drags")], ["Messages/s", total("messagesPerSecond").toFixed(1)], ["Deliveries/s", total("deliveriesPerSecond").toFixed(1)]];
+    $("tiles").replaceChildren(...tiles.map(([label, value]) => el("div", { className: "tile" }, el("strong", {}, String(value)), el("span", {}, label))));
+    // Busy sessions first, then the rest by id; idle ones dimmed.
+    const busy = (s) => s.participants * 1000 + s.dashboards + s.messagesPerSecond;
+    const ordered = [...m.sessions].sort((a, b) => busy(b) - busy(a) || (a.session < b.session ? -1 : 1));
+    const rows = ordered.map((s) => el("tr", { dataset: { session: s.session }, className: s.participants + s.dashboards === 0 ? "idle" : "" },
       el("td", {}, el("a", { href: `/dashboard/?session=${encodeURIComponent(s.session)}` }, s.session)),
       el("td", {}, String(s.participants)), el("td", {}, String(s.dashboards)),
       el("td", {}, String(s.annotations)), el("td", { className: s.drags > 0 ? "busy" : "" }, String(s.drags)),
