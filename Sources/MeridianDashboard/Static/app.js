@@ -463,7 +463,7 @@ async function showSession(sessionID, config) {
     timing.welcomes += 1;
     if (e.detail.resumed) timing.resumes += 1;
     if (!e.detail.resumed) {
-      timing.snapshotAt = performance.now();
+      timing.snapshotAt = client.receivedAt; // from the frame's arrival, parsing included
       timing.renderMs = null;
       feed.replaceChildren();
       addFeed({ type: "welcome", seq: e.detail.seq });

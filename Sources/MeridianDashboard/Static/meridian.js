@@ -83,7 +83,10 @@ class Connection extends EventTarget {
     const socket = new WebSocket(this.url, SUBPROTOCOL);
     this.socket = socket;
     socket.onopen = () => { this.backoff = 250; this._opened(); };
-    socket.onmessage = (e) => this._receive(JSON.parse(e.data));
+    socket.onmessage = (e) => {
+      this.receivedAt = performance.now(); // before parsing: when the frame arrived
+      this._receive(JSON.parse(e.data));
+    };
     socket.onclose = () => {
       if (this.socket !== socket) return;
       this.socket = null;
