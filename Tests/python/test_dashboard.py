@@ -3,6 +3,7 @@ overview, a session watched live while test clients change it, reconnection
 after a server restart, and the time to render 10,000 annotations (reported)."""
 
 import asyncio
+import json
 import shutil
 import socket
 import subprocess
@@ -139,7 +140,10 @@ def test_session_view_follows_a_live_session(server, session_id, page):
             await alice.ok({"type": "drag", "id": "flag", "state": "ending", "coordinate": final})
             await asyncio.to_thread(page.wait, lambda s: s["drags"] == [], "the drag back to none")
             assert page.js("return window.meridianDashboard.annotation('flag').coordinate") == final
-            await asyncio.to_thread(page.wait_js, "return document.querySelector('#drags li.empty') !== null", "no drags listed")
+            ended = await asyncio.to_thread(page.wait_js, "const r = document.querySelector('#drags li.outcome[data-state=ending]');"
+                                            " return r && r.textContent", "the committed drag")
+            assert "committed" in ended and "48.86200, 2.31000" in ended, ended
+            assert page.js("return document.querySelector('#drags li[data-state=dragging], #drags li[data-state=starting]')") is None
 
             # The shared callout.
             await alice.ok({"type": "callout.show", "callout": {"title": "Meet here", "detail": "at the flag",
@@ -281,6 +285,17 @@ def test_dashboard_resumes_after_a_network_failure(start_server, session_id, pag
 
     run(scenario())
     assert page.console_errors() == []
+
+
+def test_dashboard_options_reach_the_page(start_server, tmp_path):
+    import urllib.request
+    tiles = "https://tiles.example/{z}/{x}/{y}.png"
+    (tmp_path / "index.html").write_text("<!doctype html><title>custom</title>")
+    server = start_server("--dashboard-tiles", tiles, "--dashboard-directory", str(tmp_path))
+    with urllib.request.urlopen(http_url(server, "config.json")) as r:
+        assert json.load(r) == {"tileURL": tiles}
+    with urllib.request.urlopen(f"http://{server.host}:{server.port}/") as r:
+        assert r.read() == b"<!doctype html><title>custom</title>"
 
 
 def test_example_web_map_app_adds_and_drags_points(server, session_id, page):

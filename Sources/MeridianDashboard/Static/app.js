@@ -95,6 +95,7 @@ async function showSession(sessionID, config) {
   const client = new MeridianClient(url, { session: sessionID, name: "Dashboard", role: "viewer", hidden: true });
   const state = client.state;
   const refusals = []; // {id, participant, holder, at}
+  const outcomes = []; // ended drags shown for a while: {id, participant, state, reason, coordinate, at}
   const feedLimit = 200;
   const rate = new Sparkline($("rate-chart"), { color: "#4cc9f0", unit: "/s" });
   const latency = new Sparkline($("latency-chart"), { color: "#ffb84d", unit: " ms" });
@@ -387,6 +388,13 @@ async function showSession(sessionID, config) {
           el("small", {}, `${d.coordinate.latitude.toFixed(5)}, ${d.coordinate.longitude.toFixed(5)}`)));
       }
     }
+    for (const o of outcomes) {
+      if (now - o.at > 6000) continue;
+      const what = o.state === "ending" ? "committed" : `restored${o.reason ? ` (${o.reason.replace("_", " ")})` : ""}`;
+      items.push(el("li", { className: `outcome ${o.state}`, dataset: { annotation: o.id, participant: o.participant, state: o.state } },
+        el("span", { className: "state" }, o.state), ` ${o.id} · ${name(o.participant)} — ${what} `,
+        el("small", {}, `${o.coordinate.latitude.toFixed(5)}, ${o.coordinate.longitude.toFixed(5)}`)));
+    }
     for (const r of refusals) {
       if (now - r.at > 6000) continue;
       items.push(el("li", { className: "refused", dataset: { annotation: r.id, participant: r.participant, state: "refused" } },
@@ -474,6 +482,9 @@ async function showSession(sessionID, config) {
     eventsThisSecond += 1;
     if (m.type.startsWith("annotation.")) sorted = null;
     if (m.type === "participant.joined") departed.set(m.participant.id, m.participant.name);
+    if (m.type === "drag" && (m.state === "ending" || m.state === "canceling")) {
+      outcomes.push({ id: m.id, participant: m.participant, state: m.state, reason: m.reason, coordinate: m.coordinate, at: performance.now() });
+    }
     if (m.type === "drag.refused") refusals.push({ id: m.id, participant: m.participant, holder: m.holder, at: performance.now() });
     if (m.transient && m.type !== "drag.refused") return; // moves and camera frames are not worth a feed line each
     addFeed(m);
@@ -534,6 +545,7 @@ async function showSession(sessionID, config) {
     map.animating = flashing;
     if (flashing) map.invalidate();
     while (refusals.length && now - refusals[0].at > 6000) { refusals.shift(); refresh(); }
+    while (outcomes.length && now - outcomes[0].at > 6000) { outcomes.shift(); refresh(); }
     if (client.status === "live") {
       const sent = performance.now();
       client.request("ping").then(() => {
