@@ -29,8 +29,13 @@ extension Hub {
             return
         }
         if now - last < OverviewState.interval { return }
+        guard !overview.watchers.isEmpty else {
+            // Nobody watches: only move the rates' starting point.
+            overview.lastSent = now
+            overview.lastCounts = sessions.mapValues { ($0.requestsIn, $0.deliveriesOut) }
+            return
+        }
         let entries = overviewEntries(now: now, advance: true)
-        guard !overview.watchers.isEmpty else { return }
         let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections.count))
         for watcher in overview.watchers {
             server.send(frame, to: watcher, conflationKey: Self.overviewConflationKey)

@@ -162,6 +162,9 @@ def test_session_view_follows_a_live_session(server, session_id, page):
             assert "Alice" in held, held
             await asyncio.to_thread(page.screenshot, "3-callout")
 
+            # The server's rates for this session reach the activity charts.
+            await asyncio.to_thread(page.wait, lambda s: s["serverRates"]["peakDeliveriesPerSecond"] > 0, "server delivery rate")
+
             # Bob disconnects.
             await bob.close()
             await asyncio.to_thread(page.wait, lambda s: [p["name"] for p in s["participants"]] == ["Alice"], "Bob gone")

@@ -99,6 +99,8 @@ async function showSession(sessionID, config) {
   const feedLimit = 200;
   const rate = new Sparkline($("rate-chart"), { color: "#4cc9f0", unit: "/s" });
   const latency = new Sparkline($("latency-chart"), { color: "#ffb84d", unit: " ms" });
+  const deliveries = new Sparkline($("server-chart"), { color: "#49d49d", unit: "/s" });
+  const serverRates = { messagesPerSecond: null, deliveriesPerSecond: null, peakDeliveriesPerSecond: 0 };
   let eventsThisSecond = 0;
   let sorted = null; // annotations in stacking order, rebuilt when they change
   let followShared = false;
@@ -452,7 +454,7 @@ async function showSession(sessionID, config) {
       drags: [...state.drags].flatMap(([id, g]) => [...g].map(([pid, d]) => ({ id, participant: pid, state: d.state, coordinate: d.coordinate }))),
       refusals: refusals.map((r) => ({ id: r.id, participant: r.participant, holder: r.holder })),
       callout: state.callout, calloutBy: state.calloutBy, sharedCamera: state.sharedCamera, cameraLease: state.cameraLease,
-      renderMs: timing.renderMs, drawMs: map.lastDrawMs, welcomes: timing.welcomes, resumes: timing.resumes,
+      serverRates: { ...serverRates }, renderMs: timing.renderMs, drawMs: map.lastDrawMs, welcomes: timing.welcomes, resumes: timing.resumes,
     });
     document.body.dataset.seq = String(state.seq);
   }
@@ -469,6 +471,8 @@ async function showSession(sessionID, config) {
     sorted = null;
     remember();
     timing.welcomes += 1;
+    // The server's own rates for this session, about once a second.
+    client.request("overview.watch").catch(() => {});
     if (e.detail.resumed) timing.resumes += 1;
     if (!e.detail.resumed) {
       timing.snapshotAt = client.receivedAt; // from the frame's arrival, parsing included
@@ -555,6 +559,17 @@ async function showSession(sessionID, config) {
       }, () => {});
     }
   }, 1000);
+  client.addEventListener("overview", (e) => {
+    const mine = e.detail.sessions.find((x) => x.session === sessionID);
+    if (!mine) return;
+    serverRates.messagesPerSecond = mine.messagesPerSecond;
+    serverRates.deliveriesPerSecond = mine.deliveriesPerSecond;
+    serverRates.peakDeliveriesPerSecond = Math.max(serverRates.peakDeliveriesPerSecond, mine.deliveriesPerSecond);
+    deliveries.push(mine.deliveriesPerSecond);
+    $("server-in").textContent = mine.messagesPerSecond.toFixed(1);
+    $("server-out").textContent = mine.deliveriesPerSecond.toFixed(1);
+    publish();
+  });
   client.addEventListener("refused", () => { map.animating = true; refresh(); });
 
   client.connect();
