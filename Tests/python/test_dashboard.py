@@ -60,10 +60,21 @@ def test_overview_lists_sessions_and_links_to_them(server, session_id, page):
             shown = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and row(s) and row(s)["participants"] == 2,
                                             "the session with two participants")
             assert row(shown)["annotations"] == 1 and row(shown)["dashboards"] == 0
-            # Activity shows up as a message rate, then the row links to the session view.
-            for i in range(20):
-                await alice.ok({"type": "select", "id": "flag"} if i % 2 == 0 else {"type": "deselect"})
-            await asyncio.to_thread(page.wait, lambda s: row(s) and row(s)["messagesPerSecond"] > 0, "a message rate")
+            # Activity (kept up until it shows) appears as a message rate.
+            busy = asyncio.Event()
+
+            async def activity():
+                i = 0
+                while not busy.is_set():
+                    await alice.ok({"type": "select", "id": "flag"} if i % 2 == 0 else {"type": "deselect"})
+                    i += 1
+
+            task = asyncio.create_task(activity())
+            try:
+                await asyncio.to_thread(page.wait, lambda s: row(s) and row(s)["messagesPerSecond"] > 0, "a message rate")
+            finally:
+                busy.set()
+                await task
             link = f"a[href='/dashboard/?session={session_id}']"
             await asyncio.to_thread(page.wait_js, f"return document.querySelector(\"{link}\") !== null", "the session link")
             await asyncio.to_thread(page.screenshot, "overview")
