@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps test-deps browser-deps build release run test test-swift test-python clean
+.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python clean
 
 all: build
 
@@ -18,6 +18,13 @@ deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config libwebsockets-dev; \
 	fi
 
+# Leaflet for the dashboard's Leaflet example page (served at /vendor/leaflet/).
+web-deps:
+	@if [ ! -f /usr/share/javascript/leaflet/leaflet.esm.js ]; then \
+		echo "installing libjs-leaflet"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjs-leaflet; \
+	fi
+
 # Headless Chromium and its driver for the dashboard's browser tests.
 browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
@@ -26,7 +33,7 @@ browser-deps:
 	fi
 
 # Python clients we did not write (websockets, selenium), schema validation and pytest.
-test-deps: deps browser-deps
+test-deps: deps web-deps browser-deps
 	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
@@ -38,7 +45,7 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product meridian
 
-run: release
+run: release web-deps
 	.build/release/meridian serve --host $(HOST) --port $(PORT)
 
 test: test-swift test-python

@@ -10,10 +10,15 @@ public struct Dashboard: Sendable {
         public var tileURL: String?
         /// Serve files from this directory instead of the built-in ones.
         public var directory: URL?
+        /// Leaflet (Debian's `libjs-leaflet`), served at /vendor/leaflet/ for the
+        /// Leaflet example page when the directory exists.
+        public var leafletDirectory: URL?
 
-        public init(tileURL: String? = nil, directory: URL? = nil) {
+        public init(tileURL: String? = nil, directory: URL? = nil,
+                    leafletDirectory: URL? = URL(fileURLWithPath: "/usr/share/javascript/leaflet")) {
             self.tileURL = tileURL
             self.directory = directory
+            self.leafletDirectory = leafletDirectory
         }
     }
 
@@ -23,12 +28,10 @@ public struct Dashboard: Sendable {
         guard let root = configuration.directory ?? Bundle.module.url(forResource: "Static", withExtension: nil) else {
             throw DashboardError.missingFiles
         }
-        var files: [String: HTTPResponse] = [:]
-        let names = try FileManager.default.contentsOfDirectory(atPath: root.path)
-        for name in names.sorted() {
-            guard let type = Self.contentType(of: name) else { continue }
-            let data = try Data(contentsOf: root.appendingPathComponent(name))
-            files["/dashboard/" + name] = HTTPResponse(status: 200, contentType: type, body: Array(data))
+        var files = try Self.load(root, at: "/dashboard/")
+        if let leaflet = configuration.leafletDirectory, FileManager.default.fileExists(atPath: leaflet.appendingPathComponent("leaflet.css").path) {
+            files.merge(try Self.load(leaflet, at: "/vendor/leaflet/", only: ["leaflet.css", "leaflet.esm.js"])) { a, _ in a }
+            files.merge(try Self.load(leaflet.appendingPathComponent("images"), at: "/vendor/leaflet/images/")) { a, _ in a }
         }
         guard let index = files["/dashboard/index.html"] else { throw DashboardError.missingFiles }
         files["/"] = index
@@ -37,6 +40,17 @@ public struct Dashboard: Sendable {
         let config = try JSONSerialization.data(withJSONObject: ["tileURL": configuration.tileURL.map { $0 as Any } ?? NSNull()], options: [.sortedKeys])
         files["/dashboard/config.json"] = HTTPResponse(status: 200, contentType: "application/json", body: Array(config))
         self.files = files
+    }
+
+    /// The servable files of `directory` (not its subdirectories), keyed by `prefix` + name.
+    private static func load(_ directory: URL, at prefix: String, only: Set<String>? = nil) throws -> [String: HTTPResponse] {
+        var files: [String: HTTPResponse] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where only?.contains(name) ?? true {
+            guard let type = contentType(of: name) else { continue }
+            let data = try Data(contentsOf: directory.appendingPathComponent(name))
+            files[prefix + name] = HTTPResponse(status: 200, contentType: type, body: Array(data))
+        }
+        return files
     }
 
     /// The file for a GET or HEAD of `request.path`, else nil.

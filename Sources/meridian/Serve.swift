@@ -29,6 +29,8 @@ struct Serve: ParsableCommand {
     var dashboardTiles: String?
     @Option(help: "Serve the dashboard from this directory instead of the built-in files.")
     var dashboardDirectory: String?
+    @Option(help: "Leaflet's files (Debian libjs-leaflet), served at /vendor/leaflet/ for the Leaflet example page.")
+    var leafletDirectory = "/usr/share/javascript/leaflet"
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: Logger.Level = .info
 
     func validate() throws {
@@ -65,7 +67,8 @@ struct Serve: ParsableCommand {
         defaults.leaseTimeout = .milliseconds(Int(leaseTimeout * 1000))
         var configuration = ServerConfiguration(transport: transport, sessionDefaults: defaults, historySize: historySize)
         let dashboard = try Dashboard(configuration: Dashboard.Configuration(
-            tileURL: dashboardTiles, directory: dashboardDirectory.map { URL(fileURLWithPath: $0) }))
+            tileURL: dashboardTiles, directory: dashboardDirectory.map { URL(fileURLWithPath: $0) },
+            leafletDirectory: URL(fileURLWithPath: leafletDirectory)))
         configuration.http = { request in dashboard.response(to: request) }
         let server = MeridianServer(configuration: configuration)
 
