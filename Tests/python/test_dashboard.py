@@ -4,6 +4,7 @@ after a server restart, and the time to render 10,000 annotations (reported)."""
 
 import asyncio
 import json
+import math
 import shutil
 import socket
 import subprocess
@@ -102,6 +103,15 @@ def test_session_view_follows_a_live_session(server, session_id, page):
                                                            "accuracy": 30, "authorization": "reduced"}})
             await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
             await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and len(s["participants"]) == 2, "two participants")
+            # Alice's visible area from her camera and viewport (Web Mercator): 390 points at zoom 12
+            # span 390 / (256 * 2^12) of 360 degrees of longitude.
+            bounds = page.state()["participants"][0]["visibleBounds"]
+            half = 390 / (256 * 2 ** 12) * 360 / 2
+            assert abs(bounds["southWest"]["longitude"] - (2.30 - half)) < 1e-9 and abs(bounds["northEast"]["longitude"] - (2.30 + half)) < 1e-9
+            y = (1 - math.log(math.tan(math.radians(48.86)) + 1 / math.cos(math.radians(48.86))) / math.pi) / 2
+            lat = lambda y: math.degrees(math.atan(math.sinh(math.pi - 2 * math.pi * y)))
+            dy = 844 / 2 / (256 * 2 ** 12)
+            assert abs(bounds["northEast"]["latitude"] - lat(y - dy)) < 1e-9 and abs(bounds["southWest"]["latitude"] - lat(y + dy)) < 1e-9
 
             # Annotations of every shape, with styles and z-order.
             await alice.ok({"type": "annotation.add", "annotation": flag()})

@@ -2,7 +2,7 @@
 // watched live as a hidden viewer. It never changes shared state.
 
 import { MeridianClient, MeridianOverview, serverURL } from "/dashboard/meridian.js";
-import { CanvasMap, project, unproject, viewportCorners } from "/dashboard/map.js";
+import { CanvasMap, project, unproject, viewportBounds, viewportCorners } from "/dashboard/map.js";
 import { Sparkline } from "/dashboard/charts.js";
 
 const $ = (id) => document.getElementById(id);
@@ -106,7 +106,7 @@ async function showSession(sessionID, config) {
   let followShared = false;
   let autoFit = true; // keep everything in view until someone pans or zooms
   let fitQueued = false;
-  const timing = { snapshotAt: 0, renderMs: null, lastDrawMs: 0, welcomes: 0, resumes: 0 };
+  const timing = { snapshotAt: 0, renderMs: null, welcomes: 0, resumes: 0 };
 
   const departed = new Map(); // names of participants that left, for the feed
   const name = (pid) => state.participants.get(pid)?.name ?? departed.get(pid) ?? pid;
@@ -450,7 +450,10 @@ async function showSession(sessionID, config) {
     Object.assign(published, {
       status: client.status, session: state.session, seq: state.seq,
       annotationCount: state.annotations.size,
-      participants: [...state.participants.values()].map((p) => ({ id: p.id, name: p.name, selection: p.selection ?? null })),
+      participants: [...state.participants.values()].map((p) => ({
+        id: p.id, name: p.name, selection: p.selection ?? null,
+        visibleBounds: p.camera && p.viewport ? viewportBounds(p.camera, p.viewport) : null,
+      })),
       drags: [...state.drags].flatMap(([id, g]) => [...g].map(([pid, d]) => ({ id, participant: pid, state: d.state, coordinate: d.coordinate }))),
       refusals: refusals.map((r) => ({ id: r.id, participant: r.participant, holder: r.holder })),
       callout: state.callout, calloutBy: state.calloutBy, sharedCamera: state.sharedCamera, cameraLease: state.cameraLease,

@@ -38,7 +38,7 @@ export function viewportBounds(camera, viewport) {
 }
 
 export class CanvasMap {
-  constructor(canvas, { tileURL = null, onViewChange = () => {}, onUserMove = () => {} } = {}) {
+  constructor(canvas, { tileURL = null, onUserMove = () => {} } = {}) {
     this.canvas = canvas;
     this.ctx = canvas.getContext("2d");
     this.tileURL = tileURL;
@@ -47,7 +47,6 @@ export class CanvasMap {
     this.layers = [];
     this.dirty = true;
     this.animating = false;
-    this.onViewChange = onViewChange;
     this.onUserMove = onUserMove;
     this.lastDrawMs = 0;
     new ResizeObserver(() => this.invalidate()).observe(canvas);
@@ -82,7 +81,6 @@ export class CanvasMap {
 
   setView(x, y, zoom) {
     this.view = { x: ((x % 1) + 1) % 1, y: Math.max(0, Math.min(1, y)), zoom: Math.max(0, Math.min(22, zoom)) };
-    this.onViewChange(this.view);
     this.invalidate();
   }
 
