@@ -195,6 +195,11 @@ def test_session_view_follows_a_live_session(server, session_id, page):
             ack, _ = await alice.ping()
             assert page.state()["seq"] == ack["seq"]
             await asyncio.to_thread(page.screenshot, "4-after-disconnect")
+            # The same view on a laptop and on a wall screen (for people to look at).
+            for label, size in (("laptop", (1280, 800)), ("wall", (2560, 1440))):
+                await asyncio.to_thread(page.driver.set_window_size, *size)
+                await asyncio.to_thread(page.wait_js, f"return window.innerWidth >= {size[0] - 40}", f"the {label} size")
+                await asyncio.to_thread(page.screenshot, f"5-{label}")
         finally:
             await alice.close()
             await bob.close()

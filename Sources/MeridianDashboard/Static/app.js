@@ -114,7 +114,13 @@ async function showSession(sessionID, config) {
   const colorOf = (pid) => state.participants.get(pid)?.color ?? "#9aa5b1";
   const tint = () => state.settings?.tint ?? "#007aff";
 
-  const map = new CanvasMap($("map"), { tileURL: config.tileURL, onUserMove: () => { autoFit = false; } });
+  const map = new CanvasMap($("map"), {
+    tileURL: config.tileURL,
+    onUserMove: () => { autoFit = false; },
+    onResize: () => { if (autoFit && !followShared && state.settings) fitView(); },
+  });
+  // Text on the map follows the page's font size (larger on a wall screen).
+  const px = (size) => `${Math.round(size * (parseFloat(getComputedStyle(document.documentElement).fontSize) / 16))}px`;
 
   function stacking() {
     if (!sorted) {
@@ -228,10 +234,11 @@ async function showSession(sessionID, config) {
   }
 
   function label(ctx, text, x, y, color) {
-    ctx.font = "600 13px system-ui, sans-serif";
+    ctx.font = `600 ${px(13)} system-ui, sans-serif`;
     const w = ctx.measureText(text).width;
+    const h = parseFloat(ctx.font.match(/(\d+)px/)[1]);
     ctx.fillStyle = "#0b1320cc";
-    ctx.fillRect(x - 3, y - 13, w + 6, 18);
+    ctx.fillRect(x - 3, y - h, w + 6, h + 5);
     ctx.fillStyle = color ?? "#e8eef7";
     ctx.fillText(text, x, y);
   }
@@ -340,9 +347,10 @@ async function showSession(sessionID, config) {
     if (!c || !at) return;
     const s = m.toScreen(at.coordinate.latitude, at.coordinate.longitude);
     const x = s.x + at.offset.dx, y = s.y + at.offset.dy - 34;
-    ctx.font = "600 14px system-ui, sans-serif";
+    const titleSize = parseFloat(px(14)), detailSize = parseFloat(px(12));
+    ctx.font = `600 ${titleSize}px system-ui, sans-serif`;
     const w = Math.max(ctx.measureText(c.title).width, c.detail ? ctx.measureText(c.detail).width * 0.9 : 0) + 20;
-    const h = c.detail ? 44 : 28;
+    const h = c.detail ? titleSize + detailSize + 18 : titleSize + 14;
     ctx.fillStyle = c.backgroundColor ?? "#fffdf5";
     ctx.beginPath();
     ctx.roundRect(x - w / 2, y - h, w, h, 8);
@@ -350,11 +358,11 @@ async function showSession(sessionID, config) {
     ctx.fill();
     ctx.fillStyle = c.titleColor ?? "#111111";
     ctx.textAlign = "center";
-    ctx.fillText(c.title, x, y - h + 19);
+    ctx.fillText(c.title, x, y - h + titleSize + 5);
     if (c.detail) {
-      ctx.font = "12px system-ui, sans-serif";
+      ctx.font = `${detailSize}px system-ui, sans-serif`;
       ctx.fillStyle = c.detailColor ?? "#555555";
-      ctx.fillText(c.detail, x, y - h + 36);
+      ctx.fillText(c.detail, x, y - h + titleSize + detailSize + 9);
     }
     ctx.textAlign = "start";
   }

@@ -38,7 +38,7 @@ export function viewportBounds(camera, viewport) {
 }
 
 export class CanvasMap {
-  constructor(canvas, { tileURL = null, onUserMove = () => {} } = {}) {
+  constructor(canvas, { tileURL = null, onUserMove = () => {}, onResize = () => {} } = {}) {
     this.canvas = canvas;
     this.ctx = canvas.getContext("2d");
     this.tileURL = tileURL;
@@ -49,7 +49,7 @@ export class CanvasMap {
     this.animating = false;
     this.onUserMove = onUserMove;
     this.lastDrawMs = 0;
-    new ResizeObserver(() => this.invalidate()).observe(canvas);
+    new ResizeObserver(() => { onResize(); this.invalidate(); }).observe(canvas);
     this._bindInput();
   }
 
