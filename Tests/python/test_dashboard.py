@@ -327,6 +327,41 @@ def test_dashboard_options_reach_the_page(start_server, tmp_path):
         assert r.read() == b"<!doctype html><title>custom</title>"
 
 
+def test_session_view_works_by_keyboard_and_draws_configured_tiles(session_id, page):
+    # The tiles come from the server itself (its icon, whatever the tile number), so no tile server is needed.
+    port = free_port()
+    server = Server("--port", str(port), "--dashboard-tiles", f"http://127.0.0.1:{port}/dashboard/icon.svg?{{z}}-{{x}}-{{y}}")
+    try:
+        async def scenario():
+            alice = await Client.open(server.url, "alice")
+            await alice.join(session_id, "Alice", "owner")
+            await alice.ok({"type": "annotation.add", "annotation": flag()})
+            await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+            s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["tilesLoaded"] > 0, "raster tiles")
+            from selenium.webdriver.common.keys import Keys
+            from selenium.webdriver.common.action_chains import ActionChains
+            # Tab reaches the map (after the header link); it has a visible focus ring and zooms with +.
+            for _ in range(12):
+                ActionChains(page.driver).send_keys(Keys.TAB).perform()
+                if page.js("return document.activeElement.id") == "map":
+                    break
+            assert page.js("return document.activeElement.id") == "map"
+            assert page.js("return getComputedStyle(document.activeElement).outlineStyle") == "solid"
+            zoom = page.state()["view"]["zoom"]
+            page.driver.switch_to.active_element.send_keys("+")
+            await asyncio.to_thread(page.wait, lambda s: abs(s["view"]["zoom"] - (zoom + 1)) < 1e-9, "the map zoomed in by keyboard")
+            x = page.state()["view"]["x"]
+            page.driver.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
+            await asyncio.to_thread(page.wait, lambda s: s["view"]["x"] > x, "the map panned by keyboard")
+            await asyncio.to_thread(page.screenshot, "tiles")
+            await alice.close()
+
+        run(scenario())
+    finally:
+        server.stop()
+    assert page.console_errors() == []
+
+
 def test_example_web_map_app_adds_and_drags_points(server, session_id, page):
     from selenium.webdriver.common.action_chains import ActionChains
 

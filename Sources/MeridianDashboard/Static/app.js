@@ -471,7 +471,7 @@ async function showSession(sessionID, config) {
   }
   window.meridianDashboard = {
     view: "session",
-    get state() { return structuredClone(published); },
+    get state() { return structuredClone({ ...published, view: { ...map.view }, tilesLoaded: map.tilesLoaded }); },
     annotation(id) { const a = state.annotations.get(id); return a ? structuredClone(a) : null; },
   };
 

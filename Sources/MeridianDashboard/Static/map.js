@@ -67,6 +67,9 @@ export class CanvasMap {
 
   get scale() { return TILE * 2 ** this.view.zoom; }
 
+  /// Raster tiles drawn at least once (with a tile URL).
+  get tilesLoaded() { return [...this.tiles.values()].filter((img) => img.complete && img.naturalWidth > 0).length; }
+
   toScreen(lat, lon) {
     const p = project(lat, lon);
     return this.worldToScreen(p.x, p.y);
