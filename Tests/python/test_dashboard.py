@@ -181,6 +181,11 @@ def test_session_view_follows_a_live_session(server, session_id, page):
             await asyncio.to_thread(page.wait, lambda s: s["cameraLease"] == alice.participant and s["sharedCamera"], "the shared camera")
             held = page.js("return document.getElementById('shared-camera').textContent")
             assert "Alice" in held, held
+            # Following the shared camera puts the dashboard's map where the presenter looks.
+            await asyncio.to_thread(lambda: page.driver.find_element("id", "follow-shared").click())
+            s = await asyncio.to_thread(page.wait, lambda s: s["view"]["zoom"] == 13, "the map following the shared camera")
+            assert page.js("return document.getElementById('follow-shared').getAttribute('aria-pressed')") == "true"
+            assert abs(s["view"]["x"] - (2.300 + 180) / 360) < 1e-12
             await asyncio.to_thread(page.screenshot, "3-callout")
 
             # The server's rates for this session reach the activity charts.

@@ -129,7 +129,9 @@ async function showSession(sessionID, config) {
     return sorted;
   }
 
+  let markerScale = 1;
   function drawAnnotations(m, ctx) {
+    markerScale = parseFloat(px(16)) / 16;
     const refusedIDs = new Set(refusals.filter((r) => performance.now() - r.at < 2000).map((r) => r.id));
     const dense = state.annotations.size > 1500;
     for (const a of stacking()) {
@@ -198,6 +200,11 @@ async function showSession(sessionID, config) {
       ctx.stroke();
     }
     const color = a.enabled === false ? "#7b8794" : tint();
+    const k = markerScale;
+    ctx.save();
+    ctx.translate(x, y);
+    ctx.scale(k, k);
+    ctx.translate(-x, -y);
     if (a.image) {
       ctx.fillStyle = "#f4f7fb";
       ctx.strokeStyle = color;
@@ -230,6 +237,7 @@ async function showSession(sessionID, config) {
       ctx.fillStyle = "#ffffff";
       ctx.fill();
     }
+    ctx.restore();
     if (a.title && state.annotations.size <= 300) label(ctx, a.title, x + 14, y - 6, null);
   }
 
@@ -346,7 +354,7 @@ async function showSession(sessionID, config) {
     const at = calloutAnchor();
     if (!c || !at) return;
     const s = m.toScreen(at.coordinate.latitude, at.coordinate.longitude);
-    const x = s.x + at.offset.dx, y = s.y + at.offset.dy - 34;
+    const x = s.x + at.offset.dx, y = s.y + at.offset.dy - 34 * markerScale;
     const titleSize = parseFloat(px(14)), detailSize = parseFloat(px(12));
     ctx.font = `600 ${titleSize}px system-ui, sans-serif`;
     const w = Math.max(ctx.measureText(c.title).width, c.detail ? ctx.measureText(c.detail).width * 0.9 : 0) + 20;
