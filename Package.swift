@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // libwebsockets, imported only by MeridianTransport.
@@ -33,11 +34,19 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // Durable sessions: the SessionStore seam, SQLite (GRDB) and in-memory stores, group commit.
+        .target(
+            name: "MeridianStorage",
+            dependencies: [
+                "MeridianCore", "MeridianProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         // Sessions hosted on the transport: routing, history, resume.
         .target(
             name: "MeridianServer",
             dependencies: [
-                "MeridianCore", "MeridianProtocol", "MeridianTransport",
+                "MeridianCore", "MeridianProtocol", "MeridianTransport", "MeridianStorage",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -53,6 +62,7 @@ let package = Package(
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
         .testTarget(name: "MeridianTransportTests", dependencies: ["MeridianTransport"]),
+        .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore"]),
         .testTarget(
             name: "MeridianServerTests",
             dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore"]

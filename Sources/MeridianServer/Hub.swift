@@ -1,6 +1,7 @@
 import Logging
 import MeridianCore
 import MeridianProtocol
+import MeridianStorage
 import MeridianTransport
 
 /// Routes connections to sessions. Lives on the transport's service thread:
@@ -11,6 +12,7 @@ final class Hub: TransportHandler {
     let logger: Logger
     var sessions: [String: SessionHost] = [:]
     var connections: [ConnectionID: ConnectionState] = [:]
+    var durability: Durability
 
     struct ConnectionState {
         var peer: String
@@ -20,9 +22,10 @@ final class Hub: TransportHandler {
         var recentErrors: [Duration] = []
     }
 
-    init(configuration: ServerConfiguration, logger: Logger) {
+    init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot) {
         self.configuration = configuration
         self.logger = logger
+        self.durability = Durability(slot: storage)
     }
 
     // MARK: TransportHandler
@@ -58,7 +61,9 @@ final class Hub: TransportHandler {
             guard let due = host.session.nextDragExpiry, due <= now else { continue }
             let events = host.session.expireDrags(at: now)
             host.broadcast(events, on: server)
+            persist(events, of: host, on: server)
         }
+        unloadIdleSessions(on: server)
     }
 
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
@@ -95,7 +100,8 @@ final class Hub: TransportHandler {
             switch host.session.apply(command, from: pid, at: server.now) {
             case .success(let accepted):
                 host.broadcast(accepted.events, on: server)
-                server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera)), to: connection)
+                let ack = OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera))
+                persist(accepted.events, of: host, ack: PendingAck(connection: connection, frame: ack, ref: request.ref, request: command.name), on: server)
             case .failure(let error):
                 refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
                        field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, on: server)
@@ -108,7 +114,12 @@ final class Hub: TransportHandler {
             return refuse(connection, ref: ref, request: "join", code: .invalidField,
                           message: "session: 1-128 characters of A-Z a-z 0-9 . _ -", field: "session", on: server)
         }
-        let host = sessions[sessionID] ?? openSession(sessionID)
+        let host: SessionHost
+        switch sessions[sessionID].map(Result.success) ?? openSession(sessionID, on: server) {
+        case .success(let h): host = h
+        case .failure(let error):
+            return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, on: server)
+        }
         let before = host.session.seq
         switch host.session.join(request, at: server.now) {
         case .failure(let error):
@@ -135,22 +146,12 @@ final class Hub: TransportHandler {
         }
     }
 
-    private func openSession(_ id: String) -> SessionHost {
-        var rng = SystemRandomNumberGenerator()
-        let epoch = String(rng.next() as UInt64, radix: 16)
-        let host = SessionHost(
-            session: Session(id: id, epoch: epoch, settings: configuration.sessionDefaults, limits: configuration.limits),
-            historySize: configuration.historySize)
-        sessions[id] = host
-        logger.info("session opened", metadata: ["session": "\(id)", "epoch": "\(epoch)"])
-        return host
-    }
-
     private func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: WebSocketServer) {
         guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else { return }
         host.remove(connection)
         let events = host.session.leave(pid, reason: reason, at: server.now)
         host.broadcast(events, on: server)
+        persist(events, of: host, on: server)
         logger.info("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
     }
 
@@ -158,7 +159,7 @@ final class Hub: TransportHandler {
         _ connection: ConnectionID, ref: JSONValue, request: String, code: SessionError.Code, message: String,
         field: String? = nil, holder: Participant? = nil, on server: WebSocketServer
     ) {
-        logger.debug("refused", metadata: [
+        logger.info("refused", metadata: [
             "connection": "\(connection)", "request": "\(request)", "code": "\(code.rawValue)", "reason": "\(message)",
         ])
         let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)

@@ -14,6 +14,8 @@ public struct ServerConfiguration: Sendable {
     /// connection within `abuseWindow` before it is closed with 4009.
     public var maxProtocolErrors: Int
     public var abuseWindow: Duration
+    /// Where sessions are kept, when idle ones are unloaded, how many are loaded.
+    public var storage = StorageConfiguration()
 
     public init(
         transport: TransportConfiguration = TransportConfiguration(),

@@ -24,6 +24,10 @@ struct Serve: ParsableCommand {
     var closeTimeout = 30
     @Option(help: "Seconds between keepalive pings.") var pingInterval = 30
     @Option(help: "Seconds without a pong before the connection is dropped.") var idleTimeout = 75
+    @Option(help: "Directory of the session store (SQLite, WAL); without it sessions live in memory only.")
+    var dataDir: String?
+    @Option(help: "Seconds a session with no members stays loaded.") var idleUnload = 300.0
+    @Option(help: "Most sessions loaded at once.") var maxSessions = 10_000
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: Logger.Level = .info
 
     func validate() throws {
@@ -34,6 +38,8 @@ struct Serve: ParsableCommand {
         guard queueHighWater > 0, queueHardLimit > queueHighWater else {
             throw ValidationError("--queue-hard-limit must exceed --queue-high-water")
         }
+        guard maxSessions >= 1 else { throw ValidationError("--max-sessions must be at least 1") }
+        guard idleUnload >= 0 else { throw ValidationError("--idle-unload must not be negative") }
         guard closeTimeout >= 1 else { throw ValidationError("--close-timeout must be at least 1 s") }
         guard idleTimeout > pingInterval, pingInterval > 0 else { throw ValidationError("--idle-timeout must exceed --ping-interval") }
     }
@@ -58,8 +64,11 @@ struct Serve: ParsableCommand {
         var defaults = SessionSettings()
         defaults.dragPolicy = dragPolicy
         defaults.leaseTimeout = .milliseconds(Int(leaseTimeout * 1000))
-        let server = MeridianServer(configuration: ServerConfiguration(
-            transport: transport, sessionDefaults: defaults, historySize: historySize))
+        var configuration = ServerConfiguration(transport: transport, sessionDefaults: defaults, historySize: historySize)
+        configuration.storage.dataDirectory = dataDir
+        configuration.storage.idleUnloadAfter = .milliseconds(Int(idleUnload * 1000))
+        configuration.storage.maxLoadedSessions = maxSessions
+        let server = MeridianServer(configuration: configuration)
 
         let bound = try server.start()
         // Tests and scripts read this line to learn the port.

@@ -1,0 +1,21 @@
+/// Where and how sessions are kept.
+public struct StorageConfiguration: Sendable, Hashable {
+    /// Directory of the SQLite store; nil keeps sessions in memory only
+    /// (they survive unloading, not a restart).
+    public var dataDirectory: String?
+    /// A session with no members is unloaded from memory after this long.
+    public var idleUnloadAfter: Duration
+    /// Most sessions in memory at once. When full, the longest-idle empty
+    /// session is unloaded; if there is none, a join is refused with
+    /// `capacity_exceeded`.
+    public var maxLoadedSessions: Int
+    /// Most changes in one storage transaction.
+    public var maxBatch: Int
+
+    public init(dataDirectory: String? = nil, idleUnloadAfter: Duration = .seconds(300), maxLoadedSessions: Int = 10_000, maxBatch: Int = 1_024) {
+        self.dataDirectory = dataDirectory
+        self.idleUnloadAfter = idleUnloadAfter
+        self.maxLoadedSessions = maxLoadedSessions
+        self.maxBatch = maxBatch
+    }
+}
