@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore"]),
         .testTarget(
             name: "MeridianServerTests",
-            dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore"]
+            dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage"]
         ),
     ]
 )

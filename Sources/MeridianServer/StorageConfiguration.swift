@@ -1,8 +1,13 @@
+import MeridianStorage
+
 /// Where and how sessions are kept.
-public struct StorageConfiguration: Sendable, Hashable {
+public struct StorageConfiguration: Sendable {
     /// Directory of the SQLite store; nil keeps sessions in memory only
     /// (they survive unloading, not a restart).
     public var dataDirectory: String?
+    /// Another engine behind the ``SessionStore`` seam; when set it is used
+    /// instead of `dataDirectory`, with the same group-committing writer.
+    public var store: (any SessionStore)?
     /// A session with no members is unloaded from memory after this long.
     public var idleUnloadAfter: Duration
     /// Most sessions in memory at once. When full, the longest-idle empty

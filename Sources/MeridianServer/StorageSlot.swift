@@ -18,7 +18,9 @@ final class StorageSlot: Sendable {
 
     func open(_ configuration: StorageConfiguration, onBatch: @escaping @Sendable (StorageWriter.Batch) -> Void) throws(StorageError) {
         let value: Opened
-        if let directory = configuration.dataDirectory {
+        if let store = configuration.store {
+            value = Opened(store: store, writer: StorageWriter(store: store, maxBatch: configuration.maxBatch, onBatch: onBatch))
+        } else if let directory = configuration.dataDirectory {
             let store = try SQLiteSessionStore(directory: directory)
             value = Opened(store: store, writer: StorageWriter(store: store, maxBatch: configuration.maxBatch, onBatch: onBatch))
         } else {
