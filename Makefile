@@ -5,6 +5,7 @@ SWIFT ?= swift
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8080
+DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps test-deps build release run test test-swift test-python clean
@@ -32,7 +33,7 @@ release: deps
 	$(SWIFT) build -c release --product meridian
 
 run: release
-	.build/release/meridian serve --host $(HOST) --port $(PORT)
+	.build/release/meridian serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
 test: test-swift test-python
 

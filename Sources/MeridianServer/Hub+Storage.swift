@@ -102,6 +102,13 @@ extension Hub {
         submit(change, of: host.session.id, ack: ack, on: server)
     }
 
+    /// Sends an ack that needs no commit, behind any of its connection's acks still waiting for one.
+    func acknowledge(_ ack: PendingAck, on server: WebSocketServer) {
+        guard durability.pendingAcks[ack.connection, default: 0] > 0 else { return server.send(ack.frame, to: ack.connection) }
+        // A barrier: it writes nothing, so the session named does not matter.
+        submit(nil, of: connections[ack.connection]?.sessionID ?? "", ack: ack, on: server)
+    }
+
     private func submit(_ change: SessionChange?, of sessionID: String, ack: PendingAck?, on server: WebSocketServer) {
         guard let opened = durability.slot.current else { return }
         guard let writer = opened.writer else {

@@ -83,7 +83,8 @@ final class Hub: TransportHandler {
             self.join(sessionID, join, resume: resume, ref: request.ref, connection: connection, on: server)
         case .ping:
             let seq = state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
-            server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)), to: connection)
+            acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)),
+                                   ref: request.ref, request: "ping"), on: server)
         case .leave:
             guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
                 return refuse(connection, ref: request.ref, request: "leave", code: .notJoined, message: "not in a session", on: server)
@@ -91,7 +92,8 @@ final class Hub: TransportHandler {
             leave(connection, state, reason: "left", on: server)
             connections[connection]?.sessionID = nil
             connections[connection]?.participant = nil
-            server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq)), to: connection)
+            acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq)),
+                                   ref: request.ref, request: "leave"), on: server)
         case .command(let command):
             guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else {
                 return refuse(connection, ref: request.ref, request: command.name, code: .notJoined,
