@@ -13,6 +13,7 @@ final class Hub: TransportHandler {
     var sessions: [String: SessionHost] = [:]
     var connections: [ConnectionID: ConnectionState] = [:]
     var durability: Durability
+    let metrics: HubMetrics
 
     struct ConnectionState {
         var peer: String
@@ -22,16 +23,18 @@ final class Hub: TransportHandler {
         var recentErrors: [Duration] = []
     }
 
-    init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot) {
+    init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, metrics: ServerMetrics) {
         self.configuration = configuration
         self.logger = logger
         self.durability = Durability(slot: storage)
+        self.metrics = HubMetrics(metrics)
     }
 
     // MARK: TransportHandler
 
     func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
         connections[connection] = ConnectionState(peer: peer)
+        metrics.connectionEvent("opened")
         logger.info("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
 
@@ -39,9 +42,11 @@ final class Hub: TransportHandler {
         guard connections[connection] != nil else { return }
         switch ClientRequest.decode(message) {
         case .failure(let error):
+            metrics.messageIn("invalid")
             refuse(connection, ref: error.ref, request: "?", code: error.code, message: error.message, field: error.field, on: server)
             countProtocolError(connection, on: server)
         case .success(let request):
+            metrics.messageIn(request.typeName)
             handle(request, from: connection, on: server)
         }
     }
@@ -52,6 +57,7 @@ final class Hub: TransportHandler {
             "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
         ])
         let why = code == CloseCode.slowConsumer ? "slow_consumer" : "disconnected"
+        metrics.connectionEvent("closed")
         leave(connection, state, reason: why, on: server)
     }
 
@@ -67,7 +73,7 @@ final class Hub: TransportHandler {
     }
 
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
-        nil
+        httpResponse(to: request, on: server)
     }
 
     // MARK: Requests
@@ -99,7 +105,9 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: command.name, code: .notJoined,
                               message: "\(command.name) needs a joined session; send join first", on: server)
             }
-            switch host.session.apply(command, from: pid, at: server.now) {
+            let result = host.session.apply(command, from: pid, at: server.now)
+            recordDrag(command, result, policy: host.session.settings.dragPolicy)
+            switch result {
             case .success(let accepted):
                 host.broadcast(accepted.events, on: server)
                 let ack = OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera))
@@ -164,6 +172,8 @@ final class Hub: TransportHandler {
         logger.info("refused", metadata: [
             "connection": "\(connection)", "request": "\(request)", "code": "\(code.rawValue)", "reason": "\(message)",
         ])
+        metrics.error(code)
+        metrics.messageOut("error")
         let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)
         server.send(OutboundFrame(text: frame), to: connection)
     }

@@ -101,6 +101,8 @@ extension WebSocketServer {
         if lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0 {
             let message = connection.inbound
             connection.inbound = []
+            counters.messagesReceived += 1
+            counters.bytesReceived += message.count
             handler?.transport(self, didReceive: message, from: connection.id)
         }
     }

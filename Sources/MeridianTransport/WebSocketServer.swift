@@ -131,6 +131,7 @@ public final class WebSocketServer: @unchecked Sendable {
         assertOnServiceThread()
         var stats = counters
         stats.openConnections = connections.count
+        stats.queuedBytes = connections.values.reduce(0) { $0 + $1.queue.bytes }
         return stats
     }
 
