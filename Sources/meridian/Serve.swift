@@ -6,9 +6,10 @@ import MeridianCore
 import MeridianServer
 import MeridianStorage
 import MeridianTransport
+import ServiceLifecycle
 
 /// `meridian serve`: runs the server until SIGTERM or SIGINT.
-struct Serve: ParsableCommand {
+struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Serve map sessions over WebSocket (protocol meridian.v1) and HTTP.")
 
     @Option(help: "JSON config file (keys as in --print-config). Precedence: flags > MERIDIAN_* environment > file > defaults.")
@@ -49,7 +50,7 @@ struct Serve: ParsableCommand {
         return try flags.over(env.over(file.over(.defaults)))
     }
 
-    func run() throws {
+    func run() async throws {
         let o: ServeOptions
         do { o = try effectiveOptions() } catch let error as ConfigError { throw ValidationError(error.description) }
         let settings = try ResolvedSettings(o)
@@ -76,19 +77,12 @@ struct Serve: ParsableCommand {
         print("meridian listening on http://\(transport.host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")
         fflush(nil)
 
-        let stopped = DispatchSemaphore(value: 0)
-        let signals = [SIGTERM, SIGINT].map { sig in
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { @Sendable in
-                server.stop()
-                stopped.signal()
-            }
-            source.resume()
-            return source
-        }
-        stopped.wait()
-        _ = signals
+        let logger = Logger(label: "meridian")
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: MeridianService(server: server), successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
         Logger(label: "meridian").info("stopped")
     }
 }
