@@ -50,3 +50,15 @@ extension Session {
             callout: callout, seq: seq)
     }
 }
+
+extension Session {
+    /// A settings change made by the server's operator (the HTTP API) rather
+    /// than by a participant: validated as for an owner, events to broadcast.
+    public mutating func reconfigure(_ patch: SettingsPatch) -> Result<[Emitted], SessionError> {
+        do throws(SessionError) {
+            return .success(try applySettings(patch))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

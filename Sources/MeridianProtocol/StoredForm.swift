@@ -21,9 +21,9 @@ public enum StoredForm {
         try settings(fields(bytes, "settings").object("settings"))
     }
 
-    /// Settings from an already parsed JSON object (the HTTP API's request bodies).
-    public static func settings(_ value: JSONValue, path: String = "settings") throws(ProtocolError) -> SessionSettings {
-        try settings(Fields(value, path: path))
+    /// A settings change as JSON (the fields of `session.configure`'s `settings`), e.g. from an HTTP request body.
+    public static func settingsPatch(_ value: JSONValue, path: String = "settings") throws(ProtocolError) -> SettingsPatch {
+        try ClientRequest.settingsPatch(Fields(value, path: path))
     }
 
     static func settings(_ f: Fields) throws(ProtocolError) -> SessionSettings {

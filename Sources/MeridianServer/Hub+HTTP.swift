@@ -9,7 +9,7 @@ extension Hub {
             metrics.refresh(server.stats, sessions: sessions.count)
             return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition())
         default:
-            return nil
+            return apiResponse(to: request, on: server)
         }
     }
 }
