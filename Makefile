@@ -12,16 +12,21 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 all: build
 
-# libwebsockets (the WebSocket/HTTP transport) and pkg-config for SwiftPM to find it.
+# libwebsockets (the WebSocket/HTTP transport) and pkg-config for SwiftPM to find it;
+# SQLite's headers for the session store (GRDB).
 deps:
 	@if ! pkg-config --exists libwebsockets 2>/dev/null; then \
 		echo "installing libwebsockets-dev"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config libwebsockets-dev; \
 	fi
+	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
+		echo "installing libsqlite3-dev"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsqlite3-dev; \
+	fi
 
 # Python clients we did not write (websockets), schema validation and pytest.
 test-deps: deps
-	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
+	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, yaml; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
 	fi
