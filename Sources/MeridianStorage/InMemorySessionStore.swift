@@ -30,13 +30,14 @@ public final class InMemorySessionStore: SessionStore {
                 case .delete(let id):
                     all[id] = nil
                 case .update(let u):
-                    var annotations = u.replacesAnnotations ? [:] : (all[u.id]?.annotations ?? [:])
-                    for id in u.removed { annotations[id] = nil }
-                    for a in u.upserted { annotations[a.id] = a }
                     var header = u
                     header.upserted = []
                     header.removed = []
-                    all[u.id] = (header, annotations)
+                    if u.replacesAnnotations || all[u.id] == nil { all[u.id] = (header, [:]) }
+                    // Mutated in place: no copy of a large session's annotations per change.
+                    all[u.id]!.header = header
+                    for id in u.removed { all[u.id]!.annotations[id] = nil }
+                    for a in u.upserted { all[u.id]!.annotations[a.id] = a }
                 }
             }
         }
