@@ -53,6 +53,7 @@ async def client(url, session, index, seconds, window, latencies):
     while sent:
         await asyncio.sleep(0.01)
     task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
     await c.close()
     return done
 
