@@ -32,7 +32,8 @@ public final class StorageWriter: @unchecked Sendable {
         self.store = store
         self.maxBatch = maxBatch
         self.onBatch = onBatch
-        let thread = Thread { [unowned self] in self.run() }
+        // The thread keeps the writer alive until `stop()` ends it.
+        let thread = Thread { self.run() }
         thread.name = "meridian-storage"
         self.thread = thread
         thread.start()
