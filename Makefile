@@ -5,17 +5,23 @@ SWIFT ?= swift
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8080
+DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python clean
 
 all: build
 
-# libwebsockets (the WebSocket/HTTP transport) and pkg-config for SwiftPM to find it.
+# libwebsockets (the WebSocket/HTTP transport) and pkg-config for SwiftPM to find it;
+# SQLite's headers for the session store (GRDB).
 deps:
 	@if ! pkg-config --exists libwebsockets 2>/dev/null; then \
 		echo "installing libwebsockets-dev"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config libwebsockets-dev; \
+	fi
+	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
+		echo "installing libsqlite3-dev"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsqlite3-dev; \
 	fi
 
 # Leaflet for the dashboard's Leaflet example page (served at /vendor/leaflet/).
@@ -34,7 +40,7 @@ browser-deps:
 
 # Python clients we did not write (websockets, selenium), schema validation and pytest.
 test-deps: deps web-deps browser-deps
-	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
+	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
 	fi
@@ -46,7 +52,7 @@ release: deps
 	$(SWIFT) build -c release --product meridian
 
 run: release web-deps
-	.build/release/meridian serve --host $(HOST) --port $(PORT)
+	.build/release/meridian serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
 test: test-swift test-python
 

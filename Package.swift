@@ -13,6 +13,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // libwebsockets, imported only by MeridianTransport.
@@ -33,13 +37,23 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // Durable sessions: the SessionStore seam, SQLite (GRDB) and in-memory stores, group commit.
+        .target(
+            name: "MeridianStorage",
+            dependencies: [
+                "MeridianCore", "MeridianProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         // Sessions hosted on the transport: routing, history, resume.
         .target(
             name: "MeridianServer",
             dependencies: [
-                "MeridianCore", "MeridianProtocol", "MeridianTransport",
+                "MeridianCore", "MeridianProtocol", "MeridianTransport", "MeridianStorage",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // The browser dashboard's static files, served by the server.
@@ -52,17 +66,19 @@ let package = Package(
         .executableTarget(
             name: "meridian",
             dependencies: [
-                "MeridianServer", "MeridianDashboard",
+                "MeridianServer", "MeridianStorage", "MeridianDashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
         .testTarget(name: "MeridianTransportTests", dependencies: ["MeridianTransport"]),
+        .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore"]),
         .testTarget(
             name: "MeridianServerTests",
-            dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore"]
+            dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage"]
         ),
     ]
 )

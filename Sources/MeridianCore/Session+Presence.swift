@@ -28,6 +28,11 @@ extension Session {
 
     mutating func configure(_ patch: SettingsPatch, by p: Participant, at now: Duration) throws(SessionError) -> [Emitted] {
         guard p.role == .owner else { throw SessionError(.forbidden, "role \(p.role.rawValue) may not change session settings") }
+        return try applySettings(patch)
+    }
+
+    /// Validates and applies a settings change; a policy change cancels drags in progress.
+    mutating func applySettings(_ patch: SettingsPatch) throws(SessionError) -> [Emitted] {
         if let url = patch.styleURL { try validator.text(url, max: 2_048, "settings.styleURL") }
         if let t = patch.leaseTimeout, !(limits.minLeaseTimeout...limits.maxLeaseTimeout).contains(t) {
             throw .invalid("settings.leaseTimeoutMs", "must be within \(limits.minLeaseTimeout)...\(limits.maxLeaseTimeout)")

@@ -137,7 +137,7 @@ extension ClientRequest {
 
     private enum TargetName: String, CaseIterable { case own, shared }
 
-    private static func settingsPatch(_ f: Fields) throws(ProtocolError) -> SettingsPatch {
+    static func settingsPatch(_ f: Fields) throws(ProtocolError) -> SettingsPatch {
         var p = SettingsPatch()
         p.styleURL = try f.optionalString("styleURL")
         p.tint = try f.optionalColor("tint")

@@ -1,6 +1,7 @@
 import Logging
 import MeridianCore
 import MeridianProtocol
+import MeridianStorage
 import MeridianTransport
 
 /// Routes connections to sessions. Lives on the transport's service thread:
@@ -13,6 +14,8 @@ final class Hub: TransportHandler {
     var connections: [ConnectionID: ConnectionState] = [:]
     /// `overview.watch` subscribers and the counts behind the overview's rates.
     var overview = OverviewState()
+    var durability: Durability
+    let metrics: HubMetrics
 
     struct ConnectionState {
         var peer: String
@@ -22,15 +25,18 @@ final class Hub: TransportHandler {
         var recentErrors: [Duration] = []
     }
 
-    init(configuration: ServerConfiguration, logger: Logger) {
+    init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, metrics: ServerMetrics) {
         self.configuration = configuration
         self.logger = logger
+        self.durability = Durability(slot: storage)
+        self.metrics = HubMetrics(metrics)
     }
 
     // MARK: TransportHandler
 
     func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
         connections[connection] = ConnectionState(peer: peer)
+        metrics.connectionEvent("opened")
         logger.info("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
 
@@ -38,9 +44,11 @@ final class Hub: TransportHandler {
         guard connections[connection] != nil else { return }
         switch ClientRequest.decode(message) {
         case .failure(let error):
+            metrics.messageIn("invalid")
             refuse(connection, ref: error.ref, request: "?", code: error.code, message: error.message, field: error.field, on: server)
             countProtocolError(connection, on: server)
         case .success(let request):
+            metrics.messageIn(request.typeName)
             handle(request, from: connection, on: server)
         }
     }
@@ -52,6 +60,7 @@ final class Hub: TransportHandler {
             "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
         ])
         let why = code == CloseCode.slowConsumer ? "slow_consumer" : "disconnected"
+        metrics.connectionEvent("closed")
         leave(connection, state, reason: why, on: server)
     }
 
@@ -61,12 +70,14 @@ final class Hub: TransportHandler {
             guard let due = host.session.nextDragExpiry, due <= now else { continue }
             let events = host.session.expireDrags(at: now)
             host.broadcast(events, on: server)
+            persist(events, of: host, on: server)
         }
+        unloadIdleSessions(on: server)
         tickOverview(server)
     }
 
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
-        configuration.http?(request)
+        httpResponse(to: request, on: server) ?? configuration.http?(request)
     }
 
     // MARK: Requests
@@ -82,7 +93,8 @@ final class Hub: TransportHandler {
             self.join(sessionID, join, resume: resume, ref: request.ref, connection: connection, on: server)
         case .ping:
             let seq = state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
-            server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)), to: connection)
+            acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)),
+                                   ref: request.ref, request: "ping"), on: server)
         case .overviewWatch:
             watchOverview(connection, ref: request.ref, on: server)
         case .leave:
@@ -92,17 +104,21 @@ final class Hub: TransportHandler {
             leave(connection, state, reason: "left", on: server)
             connections[connection]?.sessionID = nil
             connections[connection]?.participant = nil
-            server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq)), to: connection)
+            acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq)),
+                                   ref: request.ref, request: "leave"), on: server)
         case .command(let command):
             guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else {
                 return refuse(connection, ref: request.ref, request: command.name, code: .notJoined,
                               message: "\(command.name) needs a joined session; send join first", on: server)
             }
             host.requestsIn += 1
-            switch host.session.apply(command, from: pid, at: server.now) {
+            let result = host.session.apply(command, from: pid, at: server.now)
+            recordDrag(command, result, policy: host.session.settings.dragPolicy)
+            switch result {
             case .success(let accepted):
                 host.broadcast(accepted.events, on: server)
-                server.send(OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera)), to: connection)
+                let ack = OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera))
+                persist(accepted.events, of: host, ack: PendingAck(connection: connection, frame: ack, ref: request.ref, request: command.name), on: server)
             case .failure(let error):
                 refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
                        field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, on: server)
@@ -116,7 +132,12 @@ final class Hub: TransportHandler {
             return refuse(connection, ref: ref, request: "join", code: .invalidField,
                           message: "session: 1-128 characters of A-Z a-z 0-9 . _ -", field: "session", on: server)
         }
-        let host = sessions[sessionID] ?? openSession(sessionID)
+        let host: SessionHost
+        switch sessions[sessionID].map(Result.success) ?? openSession(sessionID, on: server) {
+        case .success(let h): host = h
+        case .failure(let error):
+            return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, on: server)
+        }
         let before = host.session.seq
         switch host.session.join(request, at: server.now) {
         case .failure(let error):
@@ -143,22 +164,12 @@ final class Hub: TransportHandler {
         }
     }
 
-    private func openSession(_ id: String) -> SessionHost {
-        var rng = SystemRandomNumberGenerator()
-        let epoch = String(rng.next() as UInt64, radix: 16)
-        let host = SessionHost(
-            session: Session(id: id, epoch: epoch, settings: configuration.sessionDefaults, limits: configuration.limits),
-            historySize: configuration.historySize)
-        sessions[id] = host
-        logger.info("session opened", metadata: ["session": "\(id)", "epoch": "\(epoch)"])
-        return host
-    }
-
     private func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: WebSocketServer) {
         guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else { return }
         host.remove(connection)
         let events = host.session.leave(pid, reason: reason, at: server.now)
         host.broadcast(events, on: server)
+        persist(events, of: host, on: server)
         logger.info("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
     }
 
@@ -166,9 +177,11 @@ final class Hub: TransportHandler {
         _ connection: ConnectionID, ref: JSONValue, request: String, code: SessionError.Code, message: String,
         field: String? = nil, holder: Participant? = nil, on server: WebSocketServer
     ) {
-        logger.debug("refused", metadata: [
+        logger.info("refused", metadata: [
             "connection": "\(connection)", "request": "\(request)", "code": "\(code.rawValue)", "reason": "\(message)",
         ])
+        metrics.error(code)
+        metrics.messageOut("error")
         let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)
         server.send(OutboundFrame(text: frame), to: connection)
     }

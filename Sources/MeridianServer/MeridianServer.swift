@@ -5,20 +5,34 @@ import MeridianTransport
 public final class MeridianServer: Sendable {
     public let configuration: ServerConfiguration
     private let transport: WebSocketServer
+    private let storage = StorageSlot()
+    private let metrics = ServerMetrics()
 
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "meridian")) {
         self.configuration = configuration
-        self.transport = WebSocketServer(configuration: configuration.transport, handler: Hub(configuration: configuration, logger: logger))
+        self.transport = WebSocketServer(
+            configuration: configuration.transport,
+            handler: Hub(configuration: configuration, logger: logger, storage: storage, metrics: metrics))
     }
 
-    /// Starts serving; returns the bound port.
+    /// Opens the session store, then starts serving; returns the bound port.
+    /// Throws a ``StorageError`` naming the path and cause when the store
+    /// cannot be opened (unwritable directory, a file that is not a database).
     public func start() throws -> Int {
-        try transport.start()
+        let metrics = self.metrics
+        try storage.open(configuration.storage, onBatch: { metrics.record($0) })
+        do {
+            return try transport.start()
+        } catch {
+            storage.close()
+            throw error
+        }
     }
 
     /// Graceful stop: refuse new connections, close every connection with
     /// 1001, and return when the service thread has ended.
     public func stop() {
         transport.stop()
+        storage.close()
     }
 }

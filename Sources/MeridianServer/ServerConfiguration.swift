@@ -18,6 +18,8 @@ public struct ServerConfiguration: Sendable {
     /// dashboard's files); nil, or a nil answer, gives a JSON 404. Called on
     /// the service thread: it must not block.
     public var http: (@Sendable (HTTPRequest) -> HTTPResponse?)?
+    /// Where sessions are kept, when idle ones are unloaded, how many are loaded.
+    public var storage = StorageConfiguration()
 
     public init(
         transport: TransportConfiguration = TransportConfiguration(),

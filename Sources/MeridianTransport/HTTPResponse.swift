@@ -6,11 +6,15 @@ public struct HTTPRequest: Sendable {
     public var path: String
     /// The query string without "?", or "" if none.
     public var query: String
+    /// The request body (POST, PUT, PATCH with a Content-Length), at most
+    /// `TransportConfiguration.maxHTTPBodyBytes`.
+    public var body: [UInt8]
 
-    public init(method: String, path: String, query: String = "") {
+    public init(method: String, path: String, query: String = "", body: [UInt8] = []) {
         self.method = method
         self.path = path
         self.query = query
+        self.body = body
     }
 }
 
@@ -32,6 +36,7 @@ public struct HTTPResponse: Sendable {
     }
 
     static let notFound = HTTPResponse.json(404, #"{"error":"not_found","message":"no such path"}"#)
+    static let bodyTooLarge = HTTPResponse.json(413, #"{"error":"body_too_large","message":"the request body exceeds the server's limit"}"#)
     static let healthy = HTTPResponse.json(200, #"{"status":"ok"}"#)
     static let ready = HTTPResponse.json(200, #"{"status":"ready"}"#)
     static let draining = HTTPResponse.json(503, #"{"status":"draining"}"#)

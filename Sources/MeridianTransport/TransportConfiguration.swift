@@ -11,6 +11,8 @@ public struct TransportConfiguration: Sendable {
     public var subprotocol: String = "meridian.v1"
     /// An inbound message larger than this closes the connection with 1009.
     public var maxMessageBytes: Int = 65_536
+    /// Largest HTTP request body read; larger ones are answered 413.
+    public var maxHTTPBodyBytes: Int = 1 << 20
     /// Above this many queued bytes a connection is "behind".
     public var queueHighWaterBytes: Int = 1 << 20
     /// Above this many queued bytes a connection is closed at once with 4008.

@@ -6,6 +6,14 @@ public struct TransportStats: Sendable, Equatable {
     public var slowConsumerCloses: Int = 0
     /// WebSocket connections currently open.
     public var openConnections: Int = 0
+    /// Frames queued for a connection (one per recipient) and their bytes.
+    public var deliveries: Int = 0
+    public var bytesQueued: Int = 0
+    /// Complete messages received and their bytes.
+    public var messagesReceived: Int = 0
+    public var bytesReceived: Int = 0
+    /// Bytes waiting in every connection's queue now.
+    public var queuedBytes: Int = 0
 
     public init() {}
 }

@@ -48,9 +48,14 @@ extension WebSocketServer {
             return httpRequest(wsi: wsi, user: user, input: input, length: length)
         case LWS_CALLBACK_HTTP_WRITEABLE:
             return httpWritable(wsi: wsi, user: user)
+        case LWS_CALLBACK_HTTP_BODY:
+            return httpBody(user: user, input: input, length: length)
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            return httpBodyComplete(wsi: wsi, user: user)
         case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_HTTP_DROP_PROTOCOL:
             if let id = user?.load(as: UInt64.self), id != 0 {
                 httpExchanges[id] = nil
+                httpBodies[id] = nil
                 user?.storeBytes(of: 0, as: UInt64.self)
             }
             return lws_callback_http_dummy(wsi, reason, user, input, length)
@@ -101,6 +106,8 @@ extension WebSocketServer {
         if lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0 {
             let message = connection.inbound
             connection.inbound = []
+            counters.messagesReceived += 1
+            counters.bytesReceived += message.count
             handler?.transport(self, didReceive: message, from: connection.id)
         }
     }

@@ -8,6 +8,8 @@ internal import CLibWebSockets
 final class HTTPExchange {
     let buffer: UnsafeMutableRawPointer
     let bodyCount: Int
+    /// Close the connection once the response is written (its request body was not read).
+    var closeAfter = false
 
     init(body: [UInt8], headroom: Int) {
         buffer = malloc(headroom + max(body.count, 1))!
@@ -37,7 +39,7 @@ extension WebSocketServer {
         guard let user else { return -1 }
         var uri: UnsafeMutablePointer<CChar>?
         var uriLength: Int32 = 0
-        let method = lws_http_get_uri_and_method(wsi, &uri, &uriLength)
+        _ = lws_http_get_uri_and_method(wsi, &uri, &uriLength)
         let path: String
         if let uri, uriLength > 0 {
             path = String(decoding: UnsafeRawBufferPointer(start: uri, count: Int(uriLength)), as: UTF8.self)
@@ -46,16 +48,27 @@ extension WebSocketServer {
         } else {
             path = "/"
         }
-        let request = HTTPRequest(method: httpMethodName(method), path: path, query: queryString(wsi))
-        let response = response(to: request)
-
+        let request = HTTPRequest(method: httpMethod(wsi), path: path, query: queryString(wsi))
         var id = user.load(as: UInt64.self)
         if id == 0 {
             id = nextID
             nextID += 1
             user.storeBytes(of: id, as: UInt64.self)
         }
-        httpExchanges[id] = HTTPExchange(body: response.body, headroom: headroom)
+        if ["POST", "PUT", "PATCH"].contains(request.method), let length = contentLength(wsi), length > 0 {
+            // A body announced beyond the limit is refused at once; the connection closes after the answer.
+            guard length <= configuration.maxHTTPBodyBytes else { return respond(wsi: wsi, id: id, .bodyTooLarge, closeAfter: true) }
+            httpBodies[id] = PendingHTTPBody(request)
+            return 0
+        }
+        return respond(wsi: wsi, id: id, response(to: request))
+    }
+
+    /// Writes the response's headers now and its body when writable.
+    func respond(wsi: OpaquePointer, id: UInt64, _ response: HTTPResponse, closeAfter: Bool = false) -> Int32 {
+        let exchange = HTTPExchange(body: response.body, headroom: headroom)
+        exchange.closeAfter = closeAfter
+        httpExchanges[id] = exchange
 
         var header = [UInt8](repeating: 0, count: headroom + 1024)
         let failed = header.withUnsafeMutableBufferPointer { buffer -> Bool in
@@ -79,6 +92,7 @@ extension WebSocketServer {
         guard let id = user?.load(as: UInt64.self), id != 0, let exchange = httpExchanges[id] else { return 0 }
         let body = (exchange.buffer + headroom).assumingMemoryBound(to: UInt8.self)
         if lws_write(wsi, body, exchange.bodyCount, LWS_WRITE_HTTP_FINAL) < 0 { return -1 }
+        if exchange.closeAfter { return -1 }
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
 
@@ -92,16 +106,14 @@ extension WebSocketServer {
     }
 }
 
-private func httpMethodName(_ token: Int32) -> String {
-    guard token >= 0 else { return "GET" }
-    switch UInt32(token) {
-    case WSI_TOKEN_GET_URI.rawValue: return "GET"
-    case WSI_TOKEN_POST_URI.rawValue: return "POST"
-    case WSI_TOKEN_OPTIONS_URI.rawValue: return "OPTIONS"
-    case WSI_TOKEN_PUT_URI.rawValue: return "PUT"
-    case WSI_TOKEN_PATCH_URI.rawValue: return "PATCH"
-    case WSI_TOKEN_DELETE_URI.rawValue: return "DELETE"
-    case WSI_TOKEN_HEAD_URI.rawValue: return "HEAD"
-    default: return "GET"
-    }
+/// The request's method, from whichever method header lws parsed. (The
+/// return value of `lws_http_get_uri_and_method` is an index into a table
+/// whose contents depend on build options, not a token.)
+private func httpMethod(_ wsi: OpaquePointer) -> String {
+    let methods: [(lws_token_indexes, String)] = [
+        (WSI_TOKEN_GET_URI, "GET"), (WSI_TOKEN_POST_URI, "POST"), (WSI_TOKEN_OPTIONS_URI, "OPTIONS"),
+        (WSI_TOKEN_PUT_URI, "PUT"), (WSI_TOKEN_PATCH_URI, "PATCH"), (WSI_TOKEN_DELETE_URI, "DELETE"),
+        (WSI_TOKEN_HEAD_URI, "HEAD"),
+    ]
+    return methods.first { lws_hdr_total_length(wsi, $0.0) > 0 }?.1 ?? "GET"
 }

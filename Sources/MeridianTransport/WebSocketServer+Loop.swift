@@ -56,6 +56,7 @@ extension WebSocketServer {
         allocations.freeAll()
         connections.removeAll()
         httpExchanges.removeAll()
+        httpBodies.removeAll()
         finish(with: .finished)
     }
 

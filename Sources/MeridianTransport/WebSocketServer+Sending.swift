@@ -9,6 +9,8 @@ extension WebSocketServer {
     public func send(_ frame: OutboundFrame, to connection: ConnectionID, conflationKey: Int? = nil) {
         assertOnServiceThread()
         guard let connection = connections[connection], connection.closing == nil else { return }
+        counters.deliveries += 1
+        counters.bytesQueued += frame.bytes.count
         if connection.queue.append(frame, key: conflationKey) {
             counters.conflatedFrames += 1
         }

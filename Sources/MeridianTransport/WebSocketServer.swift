@@ -43,6 +43,7 @@ public final class WebSocketServer: @unchecked Sendable {
     var connections: [ConnectionID: Connection] = [:]
     var behindConnections: Set<ConnectionID> = []
     var httpExchanges: [UInt64: HTTPExchange] = [:]
+    var httpBodies: [UInt64: PendingHTTPBody] = [:]
     var nextID: UInt64 = 1
     var counters = TransportStats()
     var draining = false
@@ -131,6 +132,7 @@ public final class WebSocketServer: @unchecked Sendable {
         assertOnServiceThread()
         var stats = counters
         stats.openConnections = connections.count
+        stats.queuedBytes = connections.values.reduce(0) { $0 + $1.queue.bytes }
         return stats
     }
 

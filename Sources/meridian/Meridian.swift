@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct Meridian: ParsableCommand {
+struct Meridian: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meridian",
         abstract: "Real-time collaboration server for shared maps.",

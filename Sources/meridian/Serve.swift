@@ -1,98 +1,100 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
 import MeridianCore
 import MeridianDashboard
 import MeridianServer
+import MeridianStorage
 import MeridianTransport
+import ServiceLifecycle
 
 /// `meridian serve`: runs the server until SIGTERM or SIGINT.
-struct Serve: ParsableCommand {
+struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Serve map sessions over WebSocket (protocol meridian.v1) and HTTP.")
 
-    @Option(help: "Address to bind.") var host = "127.0.0.1"
-    @Option(help: "Port to bind; 0 picks a free one (printed on start).") var port = 8080
+    @Option(help: "JSON config file (keys as in --print-config). Precedence: flags > MERIDIAN_* environment > file > defaults.")
+    var config: String?
+    @Flag(help: "Print the effective configuration as JSON and exit.") var printConfig = false
+    @Option(help: "Address to bind (default 127.0.0.1).") var host: String?
+    @Option(help: "Port to bind; 0 picks a free one (printed on start). Default 8080.") var port: Int?
+    @Option(help: "Directory of the session store (SQLite, WAL); without it sessions live in memory only.")
+    var dataDir: String?
+    @Option(help: "Seconds a session with no members stays loaded (default 300).") var idleUnload: Double?
+    @Option(help: "Most sessions loaded at once (default 10000).") var maxSessions: Int?
     @Option(help: "Drag conflict policy of new sessions: exclusive, priority or last-writer-wins.")
-    var dragPolicy: DragPolicy = .exclusive
-    @Option(help: "Seconds without a move before a drag lease expires.") var leaseTimeout = 10.0
-    @Option(help: "Discrete events kept per session for resume.") var historySize = 4_096
-    @Option(help: "Largest accepted message, in bytes (larger closes with 1009).") var maxMessageBytes = 65_536
-    @Option(help: "Outgoing bytes queued for a client before it counts as behind.") var queueHighWater = 1 << 20
-    @Option(help: "Outgoing bytes queued for a client before it is closed at once (4008).") var queueHardLimit = 8 << 20
-    @Option(help: "Seconds a client may stay behind before it is closed (4008).") var slowConsumerGrace = 2.0
+    var dragPolicy: String?
+    @Option(help: "Seconds without a move before a drag lease expires (default 10).") var leaseTimeout: Double?
+    @Option(help: "Discrete events kept per session for resume (default 4096).") var historySize: Int?
+    @Option(help: "Largest accepted message, in bytes (larger closes with 1009; default 65536).") var maxMessageBytes: Int?
+    @Option(help: "Outgoing bytes queued for a client before it counts as behind.") var queueHighWater: Int?
+    @Option(help: "Outgoing bytes queued for a client before it is closed at once (4008).") var queueHardLimit: Int?
+    @Option(help: "Seconds a client may stay behind before it is closed (4008).") var slowConsumerGrace: Double?
     @Option(help: "Seconds a closing client may take to read what is ahead of its close frame.")
-    var closeTimeout = 30
-    @Option(help: "Seconds between keepalive pings.") var pingInterval = 30
-    @Option(help: "Seconds without a pong before the connection is dropped.") var idleTimeout = 75
+    var closeTimeout: Int?
+    @Option(help: "Seconds between keepalive pings.") var pingInterval: Int?
+    @Option(help: "Seconds without a pong before the connection is dropped.") var idleTimeout: Int?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: String?
     @Option(help: "Raster tile URL template ({z}/{x}/{y}) under the dashboard's map; none draws a graticule.")
     var dashboardTiles: String?
     @Option(help: "Serve the dashboard from this directory instead of the built-in files.")
     var dashboardDirectory: String?
-    @Option(help: "Leaflet's files (Debian libjs-leaflet), served at /vendor/leaflet/ for the Leaflet example page.")
-    var leafletDirectory = "/usr/share/javascript/leaflet"
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel: Logger.Level = .info
+    @Option(help: "Leaflet's files (Debian libjs-leaflet), served at /vendor/leaflet/ (default /usr/share/javascript/leaflet).")
+    var leafletDirectory: String?
 
-    func validate() throws {
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be within 0...65535") }
-        guard leaseTimeout >= 0.1 else { throw ValidationError("--lease-timeout must be at least 0.1 s") }
-        guard historySize >= 1 else { throw ValidationError("--history-size must be at least 1") }
-        guard maxMessageBytes >= 1_024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
-        guard queueHighWater > 0, queueHardLimit > queueHighWater else {
-            throw ValidationError("--queue-hard-limit must exceed --queue-high-water")
-        }
-        guard closeTimeout >= 1 else { throw ValidationError("--close-timeout must be at least 1 s") }
-        guard idleTimeout > pingInterval, pingInterval > 0 else { throw ValidationError("--idle-timeout must exceed --ping-interval") }
+    var flags: ServeOptions {
+        ServeOptions(
+            host: host, port: port, dataDir: dataDir, idleUnload: idleUnload, maxSessions: maxSessions,
+            dragPolicy: dragPolicy, leaseTimeout: leaseTimeout, historySize: historySize, maxMessageBytes: maxMessageBytes,
+            queueHighWater: queueHighWater, queueHardLimit: queueHardLimit, slowConsumerGrace: slowConsumerGrace,
+            closeTimeout: closeTimeout, pingInterval: pingInterval, idleTimeout: idleTimeout, logLevel: logLevel,
+            dashboardTiles: dashboardTiles, dashboardDirectory: dashboardDirectory, leafletDirectory: leafletDirectory)
     }
 
-    func run() throws {
-        let level = logLevel
+    /// flags > environment > file > defaults.
+    func effectiveOptions() throws -> ServeOptions {
+        let file = try config.map(ServeOptions.file) ?? ServeOptions()
+        let env = try ServeOptions.environment(ProcessInfo.processInfo.environment)
+        return try flags.over(env.over(file.over(.defaults)))
+    }
+
+    func run() async throws {
+        let o: ServeOptions
+        do { o = try effectiveOptions() } catch let error as ConfigError { throw ValidationError(error.description) }
+        let settings = try ResolvedSettings(o)
+        if printConfig {
+            print(try o.json())
+            return
+        }
+        let level = settings.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
-        var transport = TransportConfiguration()
-        transport.host = host
-        transport.port = port
-        transport.maxMessageBytes = maxMessageBytes
-        transport.queueHighWaterBytes = queueHighWater
-        transport.queueHardLimitBytes = queueHardLimit
-        transport.slowConsumerGrace = .milliseconds(Int(slowConsumerGrace * 1000))
-        transport.closeTimeout = .seconds(closeTimeout)
-        transport.pingInterval = .seconds(pingInterval)
-        transport.idleTimeout = .seconds(idleTimeout)
-        var defaults = SessionSettings()
-        defaults.dragPolicy = dragPolicy
-        defaults.leaseTimeout = .milliseconds(Int(leaseTimeout * 1000))
-        var configuration = ServerConfiguration(transport: transport, sessionDefaults: defaults, historySize: historySize)
-        let dashboard = try Dashboard(configuration: Dashboard.Configuration(
-            tileURL: dashboardTiles, directory: dashboardDirectory.map { URL(fileURLWithPath: $0) },
-            leafletDirectory: URL(fileURLWithPath: leafletDirectory)))
+        var configuration = settings.server
+        let dashboard = try Dashboard(configuration: settings.dashboard)
         configuration.http = { request in dashboard.response(to: request) }
         let server = MeridianServer(configuration: configuration)
-
-        let bound = try server.start()
+        let transport = configuration.transport
+        let bound: Int
+        do {
+            bound = try server.start()
+        } catch let error as StorageError {
+            Logger(label: "meridian").critical("cannot start: \(error.message)")
+            throw ExitCode(3)
+        }
         // Tests and scripts read this line to learn the port.
-        print("meridian listening on http://\(host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")
+        print("meridian listening on http://\(transport.host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")
         fflush(nil)
 
-        let stopped = DispatchSemaphore(value: 0)
-        let signals = [SIGTERM, SIGINT].map { sig in
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { @Sendable in
-                server.stop()
-                stopped.signal()
-            }
-            source.resume()
-            return source
-        }
-        stopped.wait()
-        _ = signals
+        let logger = Logger(label: "meridian")
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: MeridianService(server: server), successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
         Logger(label: "meridian").info("stopped")
     }
 }
 
-extension DragPolicy: ExpressibleByArgument {}
-extension Logger.Level: @retroactive ExpressibleByArgument {}
+

@@ -43,6 +43,9 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
     func transportTick(_ server: WebSocketServer) { onTick?(server) }
 
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
+        if request.path == "/echo" {
+            return HTTPResponse(status: 200, contentType: "text/plain", body: Array("\(request.method) ".utf8) + request.body)
+        }
         guard request.path == "/hello" else { return nil }
         return .json(200, #"{"hello":"\#(request.query)"}"#)
     }
@@ -150,7 +153,13 @@ final class HTTPConnection {
 
     /// Sends a GET and reads one response (headers plus Content-Length bytes of body).
     func get(_ path: String, headers: String = "", expectBody: Bool = true) throws -> (status: Int, body: String) {
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: x\r\n\(headers)\r\n".utf8)
+        try request("GET", path, headers: headers, expectBody: expectBody)
+    }
+
+    /// Sends a request with `body` (and its Content-Length) and reads one response.
+    func request(_ method: String, _ path: String, headers: String = "", body: [UInt8] = [], expectBody: Bool = true) throws -> (status: Int, body: String) {
+        let contentLength = body.isEmpty ? "" : "Content-Length: \(body.count)\r\n"
+        let request = Array("\(method) \(path) HTTP/1.1\r\nHost: x\r\n\(contentLength)\(headers)\r\n".utf8) + body
         guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
             throw TransportError.connectFailed("send")
         }

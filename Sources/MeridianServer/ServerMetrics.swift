@@ -1,0 +1,92 @@
+import CoreMetrics
+import MeridianCore
+import MeridianStorage
+import MeridianTransport
+import Prometheus
+
+/// The server's Prometheus metrics, served at `GET /metrics`. Each server has
+/// its own registry (no global bootstrap), and every label has a fixed set of
+/// values (request types, error codes, policies): never a session id.
+final class ServerMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    let factory: PrometheusMetricsFactory
+    let commitLatency: CoreMetrics.Timer
+    let batchSize: CoreMetrics.Recorder
+    let commitFailures: CoreMetrics.Counter
+
+    init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.valueHistogramBuckets["meridian_storage_batch_size"] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000]
+        factory.durationHistogramBuckets["meridian_storage_commit_seconds"] = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1),
+        ]
+        self.factory = factory
+        commitLatency = CoreMetrics.Timer(label: "meridian_storage_commit_seconds", factory: factory)
+        batchSize = CoreMetrics.Recorder(label: "meridian_storage_batch_size", aggregate: true, factory: factory)
+        commitFailures = CoreMetrics.Counter(label: "meridian_storage_commit_failures_total", factory: factory)
+    }
+
+    /// Called by the storage writer after each transaction.
+    func record(_ batch: StorageWriter.Batch) {
+        commitLatency.recordNanoseconds(Int64(batch.duration.components.seconds) * 1_000_000_000 + batch.duration.components.attoseconds / 1_000_000_000)
+        batchSize.record(batch.changes)
+        if batch.failed { commitFailures.increment() }
+    }
+
+    /// The Prometheus text exposition.
+    func exposition() -> [UInt8] {
+        var out: [UInt8] = []
+        registry.emit(into: &out)
+        return out
+    }
+}
+
+/// Metrics the hub updates on the service thread: counters cached per label value.
+final class HubMetrics {
+    let shared: ServerMetrics
+    private var counters: [String: CoreMetrics.Counter] = [:]
+    private let connections: CoreMetrics.Gauge
+    private let sessionsLoaded: CoreMetrics.Gauge
+    private let queuedBytes: CoreMetrics.Gauge
+    private var lastStats = TransportStats()
+
+    init(_ shared: ServerMetrics) {
+        self.shared = shared
+        connections = CoreMetrics.Gauge(label: "meridian_connections", factory: shared.factory)
+        sessionsLoaded = CoreMetrics.Gauge(label: "meridian_sessions_loaded", factory: shared.factory)
+        queuedBytes = CoreMetrics.Gauge(label: "meridian_queue_bytes", factory: shared.factory)
+    }
+
+    func count(_ name: String, _ dimensions: [(String, String)] = [], by amount: Int = 1) {
+        guard amount > 0 else { return }
+        let key = name + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        let counter = counters[key] ?? {
+            let c = CoreMetrics.Counter(label: name, dimensions: dimensions, factory: shared.factory)
+            counters[key] = c
+            return c
+        }()
+        counter.increment(by: Int64(amount))
+    }
+
+    func messageIn(_ type: String) { count("meridian_messages_in_total", [("type", type)]) }
+    func messageOut(_ type: String) { count("meridian_messages_out_total", [("type", type)]) }
+    func error(_ code: SessionError.Code) { count("meridian_errors_total", [("code", code.rawValue)]) }
+    func connectionEvent(_ event: String) { count("meridian_connection_events_total", [("event", event)]) }
+    func drag(policy: DragPolicy, outcome: String) {
+        count("meridian_drag_starts_total", [("policy", policy.rawValue), ("outcome", outcome)])
+    }
+
+    /// Brings the transport's counters and the gauges up to date (at scrape time).
+    func refresh(_ stats: TransportStats, sessions: Int) {
+        connections.record(stats.openConnections)
+        sessionsLoaded.record(sessions)
+        queuedBytes.record(stats.queuedBytes)
+        count("meridian_deliveries_total", by: stats.deliveries - lastStats.deliveries)
+        count("meridian_bytes_out_total", by: stats.bytesQueued - lastStats.bytesQueued)
+        count("meridian_bytes_in_total", by: stats.bytesReceived - lastStats.bytesReceived)
+        count("meridian_conflated_frames_total", by: stats.conflatedFrames - lastStats.conflatedFrames)
+        count("meridian_slow_consumer_closes_total", by: stats.slowConsumerCloses - lastStats.slowConsumerCloses)
+        lastStats = stats
+    }
+}

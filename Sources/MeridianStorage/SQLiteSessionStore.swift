@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+import MeridianCore
+import MeridianProtocol
+
+/// The embedded default store: one SQLite file (`meridian.sqlite`) in the data
+/// directory, in WAL mode with `synchronous = FULL`, so a committed
+/// transaction survives a crash of the process or the machine.
+///
+/// Tables: `sessions` (id, settings, callout, seq, epoch) and `annotations`
+/// (session, id, body); bodies are JSON in the shapes of Protocol v1.
+public final class SQLiteSessionStore: SessionStore {
+    public static let fileName = "meridian.sqlite"
+    public let path: String
+    private let pool: DatabasePool
+
+    /// Opens (creating if needed) the store in `directory`.
+    public init(directory: String) throws(StorageError) {
+        let path = URL(fileURLWithPath: directory).appendingPathComponent(Self.fileName).path
+        self.path = path
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotOpen(directory, "cannot create the data directory (\(error.localizedDescription))")
+        }
+        var config = Configuration()
+        config.busyMode = .timeout(5)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw .cannotOpen(path, Self.reason(error))
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE sessions (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    settings TEXT NOT NULL,
+                    callout TEXT,
+                    seq INTEGER NOT NULL,
+                    epoch TEXT NOT NULL,
+                    updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                );
+                CREATE TABLE annotations (
+                    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                    id TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    PRIMARY KEY (session_id, id)
+                ) WITHOUT ROWID;
+                """)
+        }
+        return m
+    }
+
+    public func load(_ id: String) throws(StorageError) -> StoredSession? {
+        let rows: (Row, [String])?
+        do {
+            rows = try pool.read { db -> (Row, [String])? in
+                guard let header = try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE id = ?", arguments: [id]) else { return nil }
+                let bodies = try String.fetchAll(db, sql: "SELECT body FROM annotations WHERE session_id = ? ORDER BY id", arguments: [id])
+                return (header, bodies)
+            }
+        } catch {
+            throw .readFailed(Self.reason(error))
+        }
+        guard let (header, bodies) = rows else { return nil }
+        do throws(ProtocolError) {
+            let settings = try StoredForm.settings(Array((header["settings"] as String).utf8))
+            let callout = try (header["callout"] as String?).map { s throws(ProtocolError) in try StoredForm.callout(Array(s.utf8)) }
+            var annotations: [Annotation] = []
+            annotations.reserveCapacity(bodies.count)
+            for body in bodies { annotations.append(try StoredForm.annotation(Array(body.utf8))) }
+            annotations.sort { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
+            let seq = UInt64(max(0, header["seq"] as Int64))
+            return StoredSession(
+                record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: seq),
+                epoch: header["epoch"])
+        } catch {
+            throw .corrupt("session \(id): \(error.message)")
+        }
+    }
+
+    public func list() throws(StorageError) -> [StoredSessionSummary] {
+        do {
+            return try pool.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT s.id, s.seq, (SELECT count(*) FROM annotations a WHERE a.session_id = s.id) AS n
+                    FROM sessions s ORDER BY s.id
+                    """).map { row in
+                    StoredSessionSummary(id: row["id"], seq: UInt64(max(0, row["seq"] as Int64)), annotationCount: row["n"])
+                }
+            }
+        } catch {
+            throw .readFailed(Self.reason(error))
+        }
+    }
+
+    public func commit(_ changes: [SessionChange]) throws(StorageError) {
+        guard !changes.isEmpty else { return }
+        do {
+            try pool.write { db in
+                for change in changes {
+                    switch change {
+                    case .delete(let id):
+                        try db.execute(sql: "DELETE FROM annotations WHERE session_id = ?", arguments: [id])
+                        try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
+                    case .update(let u):
+                        try Self.write(u, db)
+                    }
+                }
+            }
+        } catch {
+            throw .writeFailed(Self.reason(error))
+        }
+    }
+
+    private static func write(_ u: SessionUpdate, _ db: Database) throws {
+        let settings = String(decoding: StoredForm.encode(u.settings), as: UTF8.self)
+        let callout = u.callout.map { String(decoding: StoredForm.encode($0), as: UTF8.self) }
+        try db.execute(sql: """
+            INSERT INTO sessions (id, settings, callout, seq, epoch) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET settings = excluded.settings, callout = excluded.callout,
+                seq = excluded.seq, epoch = excluded.epoch,
+                updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+            """, arguments: [u.id, settings, callout, Int64(clamping: u.seq), u.epoch])
+        if u.replacesAnnotations {
+            try db.execute(sql: "DELETE FROM annotations WHERE session_id = ?", arguments: [u.id])
+        }
+        for id in u.removed {
+            try db.execute(sql: "DELETE FROM annotations WHERE session_id = ? AND id = ?", arguments: [u.id, id])
+        }
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO annotations (session_id, id, body) VALUES (?, ?, ?)
+            ON CONFLICT(session_id, id) DO UPDATE SET body = excluded.body
+            """)
+        for a in u.upserted {
+            try upsert.execute(arguments: [u.id, a.id, String(decoding: StoredForm.encode(a), as: UTF8.self)])
+        }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let e = error as? DatabaseError { return e.message ?? "\(e.resultCode)" }
+        return "\(error)"
+    }
+}

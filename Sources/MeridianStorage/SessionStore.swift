@@ -1,0 +1,35 @@
+import MeridianCore
+
+/// Where sessions are kept between restarts: the seam between the server and
+/// a storage engine. The embedded default is ``SQLiteSessionStore``;
+/// ``InMemorySessionStore`` serves unit tests. A distributed engine can be
+/// added behind the same protocol without touching the session core.
+public protocol SessionStore: Sendable {
+    /// The stored session, or nil if there is none.
+    func load(_ id: String) throws(StorageError) -> StoredSession?
+    /// Every stored session, by id.
+    func list() throws(StorageError) -> [StoredSessionSummary]
+    /// Applies the changes in order, all or none (one transaction).
+    func commit(_ changes: [SessionChange]) throws(StorageError)
+}
+
+/// A session as stored: its durable record and the epoch of its last life.
+public struct StoredSession: Hashable, Sendable {
+    public var record: SessionRecord
+    public var epoch: String
+    public init(record: SessionRecord, epoch: String) {
+        self.record = record
+        self.epoch = epoch
+    }
+}
+
+public struct StoredSessionSummary: Hashable, Sendable {
+    public var id: String
+    public var seq: UInt64
+    public var annotationCount: Int
+    public init(id: String, seq: UInt64, annotationCount: Int) {
+        self.id = id
+        self.seq = seq
+        self.annotationCount = annotationCount
+    }
+}

@@ -1,0 +1,42 @@
+internal import CLibWebSockets
+
+/// An HTTP request whose body is still arriving.
+final class PendingHTTPBody {
+    var request: HTTPRequest
+    var bytes: [UInt8] = []
+    var tooLarge = false
+
+    init(_ request: HTTPRequest) { self.request = request }
+}
+
+extension WebSocketServer {
+    /// LWS_CALLBACK_HTTP_BODY: one chunk, kept up to the limit (beyond it, dropped and answered 413).
+    func httpBody(user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+        guard let id = user?.load(as: UInt64.self), let pending = httpBodies[id], let input, length > 0 else { return 0 }
+        if pending.tooLarge || pending.bytes.count + length > configuration.maxHTTPBodyBytes {
+            pending.tooLarge = true
+            pending.bytes = []
+        } else {
+            pending.bytes.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+        }
+        return 0
+    }
+
+    /// LWS_CALLBACK_HTTP_BODY_COMPLETION: the request is whole; answer it.
+    func httpBodyComplete(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) -> Int32 {
+        guard let id = user?.load(as: UInt64.self), let pending = httpBodies.removeValue(forKey: id) else { return 0 }
+        guard !pending.tooLarge else { return respond(wsi: wsi, id: id, .bodyTooLarge, closeAfter: true) }
+        var request = pending.request
+        request.body = pending.bytes
+        return respond(wsi: wsi, id: id, response(to: request))
+    }
+
+    /// The request's Content-Length, if it sent a valid one.
+    func contentLength(_ wsi: OpaquePointer) -> Int? {
+        let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH))
+        guard total > 0, total < 20 else { return nil }
+        var buffer = [CChar](repeating: 0, count: total + 1)
+        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 else { return nil }
+        return Int(String(decoding: buffer.prefix(total).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+}

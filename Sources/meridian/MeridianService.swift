@@ -1,0 +1,15 @@
+import MeridianServer
+import ServiceLifecycle
+
+/// The running server as a service: on graceful shutdown (SIGTERM, SIGINT)
+/// it stops accepting, closes every connection with 1001, commits what
+/// storage still holds, and returns.
+struct MeridianService: Service {
+    let server: MeridianServer
+
+    func run() async throws {
+        // Returns on graceful shutdown; throws only when the task is cancelled.
+        try? await gracefulShutdown()
+        server.stop()
+    }
+}

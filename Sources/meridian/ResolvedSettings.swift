@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MeridianCore
+import MeridianDashboard
+import MeridianServer
+import MeridianTransport
+
+/// Effective options checked and turned into the server's configuration.
+struct ResolvedSettings {
+    var server: ServerConfiguration
+    var logLevel: Logger.Level
+    var dashboard: Dashboard.Configuration
+
+    init(_ o: ServeOptions) throws {
+        let d = ServeOptions.defaults
+        let port = o.port ?? d.port!, lease = o.leaseTimeout ?? d.leaseTimeout!, history = o.historySize ?? d.historySize!
+        let maxMessage = o.maxMessageBytes ?? d.maxMessageBytes!
+        let high = o.queueHighWater ?? d.queueHighWater!, hard = o.queueHardLimit ?? d.queueHardLimit!
+        let closeTimeout = o.closeTimeout ?? d.closeTimeout!, ping = o.pingInterval ?? d.pingInterval!, idle = o.idleTimeout ?? d.idleTimeout!
+        let maxSessions = o.maxSessions ?? d.maxSessions!, idleUnload = o.idleUnload ?? d.idleUnload!
+        let grace = o.slowConsumerGrace ?? d.slowConsumerGrace!
+        guard (0...65_535).contains(port) else { throw ValidationError("port must be within 0...65535") }
+        guard lease >= 0.1 else { throw ValidationError("leaseTimeout must be at least 0.1 s") }
+        guard history >= 1 else { throw ValidationError("historySize must be at least 1") }
+        guard maxMessage >= 1_024 else { throw ValidationError("maxMessageBytes must be at least 1024") }
+        guard high > 0, hard > high else { throw ValidationError("queueHardLimit must exceed queueHighWater") }
+        guard closeTimeout >= 1 else { throw ValidationError("closeTimeout must be at least 1 s") }
+        guard idle > ping, ping > 0 else { throw ValidationError("idleTimeout must exceed pingInterval") }
+        guard maxSessions >= 1 else { throw ValidationError("maxSessions must be at least 1") }
+        guard idleUnload >= 0 else { throw ValidationError("idleUnload must not be negative") }
+        guard grace >= 0 else { throw ValidationError("slowConsumerGrace must not be negative") }
+        let policyName = o.dragPolicy ?? d.dragPolicy!
+        guard let policy = DragPolicy(rawValue: policyName) else {
+            throw ValidationError("dragPolicy \"\(policyName)\": use exclusive, priority or last-writer-wins")
+        }
+        let levelName = o.logLevel ?? d.logLevel!
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw ValidationError("logLevel \"\(levelName)\": use trace, debug, info, notice, warning, error or critical")
+        }
+        logLevel = level
+
+        var transport = TransportConfiguration()
+        transport.host = o.host ?? d.host!
+        transport.port = port
+        transport.maxMessageBytes = maxMessage
+        transport.queueHighWaterBytes = high
+        transport.queueHardLimitBytes = hard
+        transport.slowConsumerGrace = .milliseconds(Int(grace * 1000))
+        transport.closeTimeout = .seconds(closeTimeout)
+        transport.pingInterval = .seconds(ping)
+        transport.idleTimeout = .seconds(idle)
+        var defaults = SessionSettings()
+        defaults.dragPolicy = policy
+        defaults.leaseTimeout = .milliseconds(Int(lease * 1000))
+        server = ServerConfiguration(transport: transport, sessionDefaults: defaults, historySize: history)
+        server.storage.dataDirectory = o.dataDir
+        server.storage.idleUnloadAfter = .milliseconds(Int(idleUnload * 1000))
+        server.storage.maxLoadedSessions = maxSessions
+        dashboard = Dashboard.Configuration(
+            tileURL: o.dashboardTiles, directory: o.dashboardDirectory.map { URL(fileURLWithPath: $0) },
+            leafletDirectory: URL(fileURLWithPath: o.leafletDirectory ?? d.leafletDirectory!))
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// Every setting of `meridian serve`, each optional so that the sources can
+/// be layered: flags over environment (`MERIDIAN_*`) over the config file
+/// over the defaults. Keys are the JSON keys of the config file; the
+/// environment variable of `maxSessions` is `MERIDIAN_MAX_SESSIONS`.
+struct ServeOptions: Codable, Equatable, Sendable {
+    var host: String?
+    var port: Int?
+    var dataDir: String?
+    var idleUnload: Double?
+    var maxSessions: Int?
+    var dragPolicy: String?
+    var leaseTimeout: Double?
+    var historySize: Int?
+    var maxMessageBytes: Int?
+    var queueHighWater: Int?
+    var queueHardLimit: Int?
+    var slowConsumerGrace: Double?
+    var closeTimeout: Int?
+    var pingInterval: Int?
+    var idleTimeout: Int?
+    var logLevel: String?
+    var dashboardTiles: String?
+    var dashboardDirectory: String?
+    var leafletDirectory: String?
+
+    static let defaults = ServeOptions(
+        host: "127.0.0.1", port: 8080, dataDir: nil, idleUnload: 300, maxSessions: 10_000,
+        dragPolicy: "exclusive", leaseTimeout: 10, historySize: 4_096, maxMessageBytes: 65_536,
+        queueHighWater: 1 << 20, queueHardLimit: 8 << 20, slowConsumerGrace: 2, closeTimeout: 30,
+        pingInterval: 30, idleTimeout: 75, logLevel: "info",
+        dashboardTiles: nil, dashboardDirectory: nil, leafletDirectory: "/usr/share/javascript/leaflet")
+
+    /// These options, with `lower` filling what is unset.
+    func over(_ lower: ServeOptions) throws -> ServeOptions {
+        var merged = try Self.dictionary(lower)
+        merged.merge(try Self.dictionary(self)) { _, upper in upper }
+        return try JSONDecoder().decode(Self.self, from: JSONSerialization.data(withJSONObject: merged))
+    }
+
+    /// Options from a JSON config file; unknown keys are refused.
+    static func file(_ path: String) throws -> ServeOptions {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ConfigError("cannot read config file \(path): \(error.localizedDescription)")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ConfigError("config file \(path) is not a JSON object")
+        }
+        let known = Set(try dictionary(defaults).keys).union(["dataDir", "dashboardTiles", "dashboardDirectory"])
+        if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
+            throw ConfigError("config file \(path): unknown key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
+        }
+        do { return try JSONDecoder().decode(Self.self, from: data) } catch {
+            throw ConfigError("config file \(path): \(describe(error))")
+        }
+    }
+
+    /// Options from `MERIDIAN_*` environment variables.
+    static func environment(_ env: [String: String]) throws -> ServeOptions {
+        var object: [String: Any] = [:]
+        for child in Mirror(reflecting: defaults).children {
+            guard let key = child.label else { continue }
+            let name = variable(for: key)
+            guard let text = env[name] else { continue }
+            switch child.value {
+            case is Int?:
+                guard let n = Int(text) else { throw ConfigError("\(name)=\(text): not an integer") }
+                object[key] = n
+            case is Double?:
+                guard let n = Double(text), n.isFinite else { throw ConfigError("\(name)=\(text): not a number") }
+                object[key] = n
+            default:
+                object[key] = text
+            }
+        }
+        return try JSONDecoder().decode(Self.self, from: JSONSerialization.data(withJSONObject: object))
+    }
+
+    /// `maxSessions` → `MERIDIAN_MAX_SESSIONS`.
+    static func variable(for key: String) -> String {
+        "MERIDIAN_" + key.reduce(into: "") { out, c in
+            if c.isUppercase { out.append("_") }
+            out.append(c.uppercased())
+        }
+    }
+
+    /// Pretty JSON with sorted keys; unset values are `null`.
+    func json() throws -> String {
+        var object = try Self.dictionary(self)
+        for child in Mirror(reflecting: self).children where object[child.label!] == nil { object[child.label!] = NSNull() }
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func dictionary(_ o: ServeOptions) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: JSONEncoder().encode(o)) as? [String: Any] ?? [:]
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error as? DecodingError {
+        case .typeMismatch(let type, let c)?: "\(c.codingPath.map(\.stringValue).joined(separator: ".")): expected \(type)"
+        case .dataCorrupted(let c)?: c.debugDescription
+        default: "\(error)"
+        }
+    }
+}
+
+struct ConfigError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,91 @@
+"""Configuration layering (flags > MERIDIAN_* environment > file > defaults),
+--print-config, and start-up refusals with clear messages."""
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from conftest import Server, binary
+
+
+def meridian(*args, env=None, timeout=20):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MERIDIAN_")}
+    full_env.update(env or {})
+    return subprocess.run([str(binary()), "serve", *args], capture_output=True, text=True, env=full_env,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def write_config(values):
+    path = Path(tempfile.mkdtemp(prefix="meridian-config-")) / "meridian.json"
+    path.write_text(json.dumps(values))
+    return str(path)
+
+
+def test_print_config_layers_flags_over_environment_over_file_over_defaults():
+    config = write_config({"port": 1111, "maxSessions": 7, "dataDir": "/from/file", "logLevel": "debug", "idleUnload": 12.5})
+    result = meridian("--config", config, "--log-level", "error", "--print-config",
+                      env={"MERIDIAN_MAX_SESSIONS": "8", "MERIDIAN_LOG_LEVEL": "warning", "MERIDIAN_DRAG_POLICY": "priority"})
+    assert result.returncode == 0, result.stderr
+    effective = json.loads(result.stdout)
+    assert effective["port"] == 1111                # file
+    assert effective["maxSessions"] == 8            # environment over file
+    assert effective["logLevel"] == "error"         # flag over environment and file
+    assert effective["dragPolicy"] == "priority"    # environment over default
+    assert effective["dataDir"] == "/from/file"
+    assert effective["idleUnload"] == 12.5
+    assert effective["historySize"] == 4096         # default
+    assert effective["host"] == "127.0.0.1"
+
+
+def test_defaults_alone():
+    result = meridian("--print-config")
+    assert result.returncode == 0, result.stderr
+    effective = json.loads(result.stdout)
+    assert effective["port"] == 8080 and effective["dataDir"] is None and effective["maxSessions"] == 10000
+
+
+def test_an_unknown_config_key_is_refused_by_name():
+    result = meridian("--config", write_config({"prot": 1}), "--print-config")
+    assert result.returncode != 0
+    assert 'unknown key "prot"' in result.stderr
+
+
+def test_a_bad_environment_value_is_refused_by_name():
+    result = meridian("--print-config", env={"MERIDIAN_PORT": "eighty"})
+    assert result.returncode != 0
+    assert "MERIDIAN_PORT=eighty: not an integer" in result.stderr
+
+
+def test_an_invalid_value_is_refused_whatever_its_source():
+    result = meridian("--print-config", env={"MERIDIAN_DRAG_POLICY": "whoever"})
+    assert result.returncode != 0
+    assert 'dragPolicy "whoever"' in result.stderr
+
+
+def test_a_data_directory_that_cannot_be_created_stops_start_up():
+    base = Path(tempfile.mkdtemp(prefix="meridian-blocked-"))
+    (base / "file").write_text("not a directory")
+    result = meridian("--port", "0", "--data-dir", str(base / "file" / "data"))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "cannot open the session store" in result.stderr and "cannot create the data directory" in result.stderr
+    assert "listening" not in result.stdout
+
+
+def test_a_corrupt_store_stops_start_up():
+    base = Path(tempfile.mkdtemp(prefix="meridian-corrupt-"))
+    (base / "meridian.sqlite").write_bytes(b"garbage, not an SQLite file" * 100)
+    result = meridian("--port", "0", "--data-dir", str(base))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert f"cannot open the session store at {base / 'meridian.sqlite'}: file is not a database" in result.stderr
+
+
+def test_a_config_file_configures_a_running_server(session_id):
+    data = tempfile.mkdtemp(prefix="meridian-data-")
+    server = Server("--config", write_config({"dataDir": data, "maxSessions": 3}))
+    try:
+        assert server.alive()
+        assert (Path(data) / "meridian.sqlite").exists()
+    finally:
+        server.stop()

@@ -1,0 +1,75 @@
+"""GET /metrics: Prometheus text with fixed label sets, fed by a real session."""
+
+import re
+import tempfile
+import urllib.request
+
+from meridian_client import Client, run
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def scrape(server):
+    with urllib.request.urlopen(f"http://{server.host}:{server.port}/metrics", timeout=10) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("text/plain")
+        text = response.read().decode()
+    samples = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        assert m, f"not a Prometheus sample line: {line!r}"
+        labels = tuple(sorted(LABEL.findall(m.group(2) or "")))
+        samples[(m.group(1), labels)] = float(m.group(3))
+    return text, samples
+
+
+def value(samples, name, **labels):
+    return samples.get((name, tuple(sorted(labels.items()))))
+
+
+def test_metrics_count_a_real_session(start_server, session_id):
+    server = start_server("--data-dir", tempfile.mkdtemp(prefix="meridian-metrics-"))
+
+    async def scenario():
+        alice = await Client.open(server.url, "alice")
+        bob = await Client.open(server.url, "bob")
+        try:
+            await alice.join(session_id, "Alice", "owner")
+            await bob.join(session_id, "Bob", "editor")
+            await alice.ok({"type": "annotation.add", "annotation": {
+                "type": "point", "id": "pin", "coordinate": {"latitude": 1, "longitude": 2}, "draggable": True}})
+            await alice.ok({"type": "drag", "id": "pin", "state": "starting"})
+            refused, _ = await bob.request({"type": "drag", "id": "pin", "state": "starting"})
+            assert refused["code"] == "drag_conflict"
+            missing, _ = await bob.request({"type": "annotation.remove", "id": "nope"})
+            assert missing["code"] == "not_found"
+            await alice.ping()
+            return scrape(server)
+        finally:
+            await alice.close()
+            await bob.close()
+
+    text, samples = run(scenario())
+    assert session_id not in text, "a session id appears in the metrics"
+    assert value(samples, "meridian_connections") == 2
+    assert value(samples, "meridian_sessions_loaded") == 1
+    assert value(samples, "meridian_connection_events_total", event="opened") == 2
+    assert value(samples, "meridian_messages_in_total", type="join") == 2
+    assert value(samples, "meridian_messages_in_total", type="annotation.add") == 1
+    assert value(samples, "meridian_messages_in_total", type="drag") == 2
+    assert value(samples, "meridian_messages_out_total", type="error") == 2
+    assert value(samples, "meridian_errors_total", code="drag_conflict") == 1
+    assert value(samples, "meridian_errors_total", code="not_found") == 1
+    assert value(samples, "meridian_drag_starts_total", policy="exclusive", outcome="granted") == 1
+    assert value(samples, "meridian_drag_starts_total", policy="exclusive", outcome="refused") == 1
+    assert value(samples, "meridian_deliveries_total") >= 8
+    assert value(samples, "meridian_bytes_out_total") > 0 and value(samples, "meridian_bytes_in_total") > 0
+    assert value(samples, "meridian_queue_bytes") is not None
+    assert value(samples, "meridian_conflated_frames_total") is None or value(samples, "meridian_conflated_frames_total") >= 0
+    # The annotation.add was committed before its ack: at least one batch, timed.
+    assert value(samples, "meridian_storage_commit_seconds_count") >= 1
+    assert value(samples, "meridian_storage_batch_size_count") >= 1
+    assert value(samples, "meridian_storage_batch_size_bucket", le="+Inf") >= 1
