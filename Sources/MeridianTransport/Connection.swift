@@ -13,6 +13,9 @@ final class Connection {
     var closing: (code: UInt16, reason: String)?
     /// True once the close frame was handed to lws (it then awaits the peer's answer).
     var closeFrameSent = false
+    /// True once the handler was told the connection closed (for a close the
+    /// server decided, at the next tick, before lws has finished closing it).
+    var reported = false
     /// The peer's close frame, if it sent one.
     var peerClose: (code: UInt16?, reason: String)?
 

@@ -5,8 +5,9 @@ public protocol TransportHandler: AnyObject {
     func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String)
     /// One whole text message arrived.
     func transport(_ server: WebSocketServer, didReceive message: [UInt8], from connection: ConnectionID)
-    /// The connection is gone. `code` is the code the server closed with (4008, 1009, 1001, …),
-    /// else the peer's close code, or nil if there was none.
+    /// The connection is gone, called once. `code` is the code the server closed with (4008,
+    /// 1009, 1001, …), else the peer's close code, or nil if there was none. A close the server
+    /// decided is reported at the next tick, while lws may still be delivering the close frame.
     func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String)
     /// Called every `tickInterval`.
     func transportTick(_ server: WebSocketServer)

@@ -117,10 +117,30 @@ extension WebSocketServer {
         user?.storeBytes(of: 0, as: UInt64.self)
         guard let connection = connections.removeValue(forKey: id) else { return }
         behindConnections.remove(id)
-        let code = connection.closing?.code ?? connection.peerClose?.code
-        let reason = connection.closing?.reason ?? connection.peerClose?.reason ?? ""
-        handler?.transport(self, didClose: id, code: code, reason: reason)
+        if !connection.reported {
+            let code = connection.closing?.code ?? connection.peerClose?.code
+            let reason = connection.closing?.reason ?? connection.peerClose?.reason ?? ""
+            handler?.transport(self, didClose: id, code: code, reason: reason)
+        }
         if draining && connections.isEmpty { requestLoopExit() }
+    }
+}
+
+extension WebSocketServer {
+    /// Tells the handler about connections the server is closing, without
+    /// waiting for lws to finish: a slow consumer may hold its close frame
+    /// back for the whole close timeout, and the session should not wait for
+    /// it. Done at a tick, outside any handler call, so the events the handler
+    /// emits cannot interleave with a broadcast in progress.
+    func reportServerCloses() {
+        guard !closesToReport.isEmpty else { return }
+        let ids = closesToReport
+        closesToReport.removeAll()
+        for id in ids {
+            guard let connection = connections[id], !connection.reported, let closing = connection.closing else { continue }
+            connection.reported = true
+            handler?.transport(self, didClose: id, code: closing.code, reason: closing.reason)
+        }
     }
 }
 

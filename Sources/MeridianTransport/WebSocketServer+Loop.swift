@@ -86,6 +86,7 @@ extension WebSocketServer {
     }
 
     func tick() {
+        reportServerCloses()
         if let handler { handler.transportTick(self) }
         closeSlowConsumers()
         if draining, connections.isEmpty || now >= drainDeadline {

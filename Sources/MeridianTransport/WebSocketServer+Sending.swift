@@ -38,6 +38,7 @@ extension WebSocketServer {
     func close(_ connection: Connection, code: UInt16, reason: String) {
         guard connection.closing == nil else { return }
         connection.closing = (code, reason)
+        closesToReport.append(connection.id)
         connection.refusingInput = true
         connection.inbound = []
         connection.queue.removeAll()

@@ -42,6 +42,8 @@ public final class WebSocketServer: @unchecked Sendable {
     var tickTimer: UnsafeMutablePointer<mrd_timer>?
     var connections: [ConnectionID: Connection] = [:]
     var behindConnections: Set<ConnectionID> = []
+    /// Connections the server decided to close, to report to the handler at the next tick.
+    var closesToReport: [ConnectionID] = []
     var httpExchanges: [UInt64: HTTPExchange] = [:]
     var httpBodies: [UInt64: PendingHTTPBody] = [:]
     var nextID: UInt64 = 1
