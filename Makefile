@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps test-deps build release run test test-swift test-python clean
+.PHONY: all deps test-deps build release run test test-swift test-python bench clean
 
 all: build
 
@@ -43,6 +43,11 @@ test-swift: deps
 test-python: test-deps
 	$(SWIFT) build --product meridian
 	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
+
+# Benchmarks (not part of `make test`): Meridian and two baselines under `meridian load`;
+# writes BENCHMARKS.md and Tests/Benchmarks/results.json. Takes about 10 minutes.
+bench: release test-deps
+	$(PYTHON) Tests/Benchmarks/bench.py
 
 clean:
 	rm -rf .build

@@ -7,7 +7,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
     let configuration: LoadConfiguration
     let timeline: LoadTimeline
     var group: WebSocketClientGroup!
-    var clients: [Int: SimulatedClient] = [:]
+    var clients: ClientTable
     /// Client indices in connect order, and how many have been started.
     var connectOrder: [Int] = []
     var connectsStarted = 0
@@ -25,6 +25,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
     init(configuration: LoadConfiguration, timeline: LoadTimeline, clientIndices: [Int]) {
         self.configuration = configuration
         self.timeline = timeline
+        clients = ClientTable(stride: max(1, min(configuration.threads, configuration.clients)))
         for index in clientIndices {
             let session = index % configuration.sessions
             let rank = index / configuration.sessions
@@ -59,7 +60,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
 
     /// The last seq of every client that is in a session (read after the thread ended).
     func clientSeqs() -> [(session: Int, seq: UInt64)] {
-        clients.values.filter { $0.phase == .joined && $0.hasSeq }.map { ($0.session, $0.seq) }
+        clients.all.filter { $0.phase == .joined && $0.hasSeq }.map { ($0.session, $0.seq) }
     }
 
     // MARK: Sending
