@@ -26,7 +26,9 @@ public struct LoadConfiguration: Sendable {
     public var annotations = 0
     /// Seconds over which clients connect (0: all at once).
     public var rampUp = 1.0
-    /// Seconds of measurement after the ramp-up.
+    /// Seconds after the ramp-up before measuring, for the last joins to settle.
+    public var settle = 1.0
+    /// Seconds of measurement after the ramp-up and settling.
     public var duration = 10.0
     /// Client threads (each one lws context driving its share of connections).
     public var threads = 1

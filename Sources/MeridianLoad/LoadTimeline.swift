@@ -10,7 +10,7 @@ struct LoadTimeline: Sendable {
     init(start: UInt64, configuration c: LoadConfiguration) {
         self.start = start
         rampMicros = UInt64(c.rampUp * 1_000_000)
-        windowStart = start + rampMicros
+        windowStart = start + rampMicros + UInt64(c.settle * 1_000_000)
         windowEnd = windowStart + UInt64(c.duration * 1_000_000)
     }
 

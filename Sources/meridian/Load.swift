@@ -22,7 +22,8 @@ struct Load: ParsableCommand {
     @Option(help: "Listeners per second (in all) that leave and join again.") var churn = 0.0
     @Option(help: "Annotations added to each session before the clients join.") var annotations = 0
     @Option(help: "Seconds over which the clients connect.") var rampUp = 1.0
-    @Option(help: "Seconds measured after the ramp-up.") var duration = 10.0
+    @Option(help: "Seconds after the ramp-up before measuring.") var settle = 1.0
+    @Option(help: "Seconds measured after the ramp-up and settling.") var duration = 10.0
     @Option(help: "Client threads (each drives its share of connections).") var threads = 1
     @Option(help: "Exit non-zero when the drag latency p99 exceeds this many milliseconds.") var maxP99: Double?
     @Option(help: "Exit non-zero when more than this many events are lost.") var maxLoss: UInt64?
@@ -33,7 +34,7 @@ struct Load: ParsableCommand {
         guard clients >= 1, sessions >= 1, sessions <= clients else { throw ValidationError("need 1 <= --sessions <= --clients") }
         guard draggers >= 0, rate > 0, movesPerDrag >= 1 else { throw ValidationError("--draggers >= 0, --rate > 0, --moves-per-drag >= 1") }
         guard (0...1).contains(contention) else { throw ValidationError("--contention must be within 0...1") }
-        guard duration > 0, rampUp >= 0, threads >= 1 else { throw ValidationError("--duration > 0, --ramp-up >= 0, --threads >= 1") }
+        guard duration > 0, rampUp >= 0, settle >= 0, threads >= 1 else { throw ValidationError("--duration > 0, --ramp-up >= 0, --settle >= 0, --threads >= 1") }
     }
 
     func run() throws {
@@ -53,6 +54,7 @@ struct Load: ParsableCommand {
         c.churnRate = churn
         c.annotations = annotations
         c.rampUp = rampUp
+        c.settle = settle
         c.duration = duration
         c.threads = threads
         let quiet = quiet

@@ -13,10 +13,11 @@
 #include <string.h>
 
 #define MAX_CLIENTS 20000
-#define RING 8192
+#define RING_MAX (1u << 20)
 
 struct msg { int refs; size_t len; unsigned char buf[]; /* LWS_PRE + payload */ };
-struct client { struct lws *wsi; struct msg *ring[RING]; unsigned head, tail; };
+/* A growable ring of pending messages per client (capacity a power of two). */
+struct client { struct lws *wsi; struct msg **ring; unsigned cap, head, tail; };
 struct pss { int slot; };
 
 static struct client *clients[MAX_CLIENTS];
@@ -34,9 +35,17 @@ static struct msg *msg_new(const char *text, size_t len) {
 static void msg_unref(struct msg *m) { if (--m->refs <= 0) free(m); }
 
 static void enqueue(struct client *c, struct msg *m) {
-    if (c->tail - c->head >= RING) return; /* full: dropped (shows as loss) */
+    if (c->tail - c->head >= c->cap) {
+        if (c->cap >= RING_MAX) return; /* full: dropped (shows as loss) */
+        unsigned cap = c->cap ? c->cap * 2 : 16;
+        struct msg **ring = malloc(sizeof(*ring) * cap);
+        unsigned n = c->tail - c->head;
+        for (unsigned i = 0; i < n; i++) ring[i] = c->ring[(c->head + i) & (c->cap - 1)];
+        free(c->ring);
+        c->ring = ring; c->cap = cap; c->head = 0; c->tail = n;
+    }
     m->refs++;
-    c->ring[c->tail++ % RING] = m;
+    c->ring[c->tail++ & (c->cap - 1)] = m;
     lws_callback_on_writable(c->wsi);
 }
 
@@ -100,7 +109,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     case LWS_CALLBACK_CLOSED: {
         struct client *c = clients[pss->slot];
         if (!c) break;
-        while (c->head != c->tail) msg_unref(c->ring[c->head++ % RING]);
+        while (c->head != c->tail) msg_unref(c->ring[c->head++ & (c->cap - 1)]);
+        free(c->ring);
         free(c);
         clients[pss->slot] = NULL;
         break;
@@ -116,7 +126,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     case LWS_CALLBACK_SERVER_WRITEABLE: {
         struct client *c = clients[pss->slot];
         if (!c || c->head == c->tail) break;
-        struct msg *m = c->ring[c->head++ % RING];
+        struct msg *m = c->ring[c->head++ & (c->cap - 1)];
         int w = lws_write(wsi, m->buf + LWS_PRE, m->len, LWS_WRITE_TEXT);
         msg_unref(m);
         if (w < 0) return -1;
@@ -130,7 +140,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 }
 
 static const struct lws_protocols protocols[] = {
-    { "meridian.v1", callback, sizeof(struct pss), 65536, 0, NULL, 65536 },
+    { "meridian.v1", callback, sizeof(struct pss), 4096, 0, NULL, 4096 },
     { NULL, NULL, 0, 0, 0, NULL, 0 },
 };
 
