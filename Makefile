@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python clean
+.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python bench clean
 
 all: build
 
@@ -63,6 +63,11 @@ test-swift: deps
 test-python: test-deps
 	$(SWIFT) build --product meridian
 	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
+
+# Benchmarks (not part of `make test`): Meridian and two baselines under `meridian load`;
+# writes BENCHMARKS.md and Tests/Benchmarks/results.json. Takes about 10 minutes.
+bench: release test-deps
+	$(PYTHON) Tests/Benchmarks/bench.py
 
 clean:
 	rm -rf .build

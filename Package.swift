@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "meridian", targets: ["meridian"]),
         .library(name: "MeridianCore", targets: ["MeridianCore"]),
         .library(name: "MeridianProtocol", targets: ["MeridianProtocol"]),
+        .library(name: "MeridianClient", targets: ["MeridianClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -17,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // libwebsockets, imported only by MeridianTransport.
@@ -63,10 +65,20 @@ let package = Package(
             exclude: ["README.md"],
             resources: [.copy("Static")]
         ),
+        // A Swift client of Protocol v1: typed messages, session mirror, reconnect and resume.
+        .target(name: "MeridianClient", dependencies: ["MeridianCore", "MeridianProtocol", "MeridianTransport"]),
+        // `meridian load`: many simulated clients on a few lws client threads, with latency histograms.
+        .target(
+            name: "MeridianLoad",
+            dependencies: [
+                "MeridianTransport",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
         .executableTarget(
             name: "meridian",
             dependencies: [
-                "MeridianServer", "MeridianStorage", "MeridianDashboard",
+                "MeridianServer", "MeridianStorage", "MeridianDashboard", "MeridianLoad",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -76,6 +88,8 @@ let package = Package(
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
         .testTarget(name: "MeridianTransportTests", dependencies: ["MeridianTransport"]),
         .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore"]),
+        .testTarget(name: "MeridianClientTests", dependencies: ["MeridianClient", "MeridianServer", "MeridianTransport", "MeridianCore"]),
+        .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer"]),
         .testTarget(
             name: "MeridianServerTests",
             dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage"]

@@ -5,7 +5,7 @@ struct Meridian: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "meridian",
         abstract: "Real-time collaboration server for shared maps.",
-        subcommands: [Serve.self],
+        subcommands: [Serve.self, Load.self],
         defaultSubcommand: Serve.self
     )
 }

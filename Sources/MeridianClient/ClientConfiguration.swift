@@ -1,0 +1,52 @@
+import MeridianCore
+
+/// How a ``MeridianClient`` joins and how it behaves when the connection drops.
+public struct ClientConfiguration: Sendable {
+    public var session: String
+    public var name: String
+    public var role: Role
+    public var hidden: Bool
+    /// `#rrggbb`; nil lets the server pick from its palette.
+    public var color: String?
+    public var connectTimeout: Duration
+    /// How long a request waits for its `ack` or `error`.
+    public var requestTimeout: Duration
+    public var reconnect: ReconnectPolicy
+
+    public init(
+        session: String, name: String, role: Role = .editor, hidden: Bool = false, color: String? = nil,
+        connectTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(5),
+        reconnect: ReconnectPolicy = ReconnectPolicy()
+    ) {
+        self.session = session
+        self.name = name
+        self.role = role
+        self.hidden = hidden
+        self.color = color
+        self.connectTimeout = connectTimeout
+        self.requestTimeout = requestTimeout
+        self.reconnect = reconnect
+    }
+}
+
+/// Exponential backoff with jitter: attempt n waits `initialDelay * 2^n` (at most `maxDelay`),
+/// scaled by a random factor in [0.5, 1].
+public struct ReconnectPolicy: Sendable {
+    public var initialDelay: Duration
+    public var maxDelay: Duration
+    /// Attempts before giving up; nil retries forever.
+    public var maxAttempts: Int?
+
+    public init(initialDelay: Duration = .milliseconds(100), maxDelay: Duration = .seconds(5), maxAttempts: Int? = nil) {
+        self.initialDelay = initialDelay
+        self.maxDelay = maxDelay
+        self.maxAttempts = maxAttempts
+    }
+
+    /// The wait before attempt `attempt` (0-based).
+    public func delay(attempt: Int) -> Duration {
+        let base = initialDelay * (1 << min(attempt, 20))
+        let capped = min(base, maxDelay)
+        return capped * Double.random(in: 0.5...1)
+    }
+}

@@ -1,0 +1,42 @@
+/// Why a client call failed. Cases may be added; compare with the static members.
+public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Kind: Hashable, Sendable {
+        case timeout(String)
+        case disconnected
+        case closed
+        case rejected(code: String, message: String, field: String?)
+        case protocolViolation(String)
+    }
+
+    private let kind: Kind
+
+    /// No answer to the request arrived in time.
+    public static func timeout(_ request: String) -> ClientError { ClientError(kind: .timeout(request)) }
+    /// The connection dropped before the request was answered (it may or may not have been applied).
+    public static let disconnected = ClientError(kind: .disconnected)
+    /// The client was closed.
+    public static let closed = ClientError(kind: .closed)
+    /// The server answered with an `error` (§9 of the protocol).
+    public static func rejected(code: String, message: String, field: String?) -> ClientError {
+        ClientError(kind: .rejected(code: code, message: message, field: field))
+    }
+    /// The server sent something the client cannot read.
+    public static func protocolViolation(_ detail: String) -> ClientError { ClientError(kind: .protocolViolation(detail)) }
+
+    /// The server's error code when the request was refused.
+    public var code: String? {
+        if case .rejected(let code, _, _) = kind { return code }
+        return nil
+    }
+
+    public var description: String {
+        switch kind {
+        case .timeout(let request): return "no answer to \(request) in time"
+        case .disconnected: return "the connection dropped before the answer"
+        case .closed: return "the client is closed"
+        case .rejected(let code, let message, let field):
+            return "refused (\(code))\(field.map { " at \($0)" } ?? ""): \(message)"
+        case .protocolViolation(let detail): return "unreadable server message: \(detail)"
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import MeridianCore
+
+/// What the client reports, named after the map SDKs' delegate callbacks. Every update is
+/// reported after the mirror (``MeridianClient/state``) has applied it.
+public enum ClientUpdate: Hashable, Sendable {
+    /// Joined (or rejoined): `resumed` is true when missed events were replayed instead of a snapshot.
+    case didConnect(Welcome)
+    /// The connection dropped (close code if any); the client is reconnecting.
+    case didDisconnect(code: UInt16?)
+    /// A participant's own camera (`participant`) or the shared camera moved; `isFinal` for `camera.end`.
+    case cameraDidChange(target: CameraTarget, participant: String, camera: Camera, isFinal: Bool)
+    case didSelectAnnotation(participant: String, annotation: String, showsCallout: Bool)
+    case didDeselectAnnotation(participant: String)
+    case dragStateDidChange(DragUpdate)
+    case calloutShown(callout: JSONValue, by: String)
+    case calloutHidden(reason: String)
+    case participantJoined(JSONValue)
+    case participantLeft(id: String, reason: String)
+    /// Any other event (annotations, leases, follow, map load, location, settings, taps).
+    case sessionEvent(SequencedEvent)
+    /// The transient state was replaced by a `live` message after a resume.
+    case liveStateRestored
+    /// The client gave up reconnecting or was closed.
+    case didClose
+}
+
+extension ClientUpdate {
+    init(_ e: SequencedEvent) {
+        switch e.event {
+        case .cameraChanging(let t, let p, let c): self = .cameraDidChange(target: t, participant: p, camera: c, isFinal: false)
+        case .cameraEnd(let t, let p, let c, _): self = .cameraDidChange(target: t, participant: p, camera: c, isFinal: true)
+        case .selection(let p, let id?, let shows): self = .didSelectAnnotation(participant: p, annotation: id, showsCallout: shows)
+        case .selection(let p, nil, _): self = .didDeselectAnnotation(participant: p)
+        case .drag(let d): self = .dragStateDidChange(d)
+        case .calloutShown(let c, let by): self = .calloutShown(callout: c, by: by)
+        case .calloutHidden(let reason): self = .calloutHidden(reason: reason)
+        case .participantJoined(let p): self = .participantJoined(p)
+        case .participantLeft(let id, let reason): self = .participantLeft(id: id, reason: reason)
+        default: self = .sessionEvent(e)
+        }
+    }
+}
+
+/// Receives ``ClientUpdate``s on the client's reader thread, in order.
+public protocol MeridianClientDelegate: AnyObject, Sendable {
+    func client(_ client: MeridianClient, didReceive update: ClientUpdate)
+    /// Every event the mirror applied, with its seq (called before the matching update).
+    func client(_ client: MeridianClient, didApply event: SequencedEvent)
+}
+
+extension MeridianClientDelegate {
+    public func client(_ client: MeridianClient, didApply event: SequencedEvent) {}
+}

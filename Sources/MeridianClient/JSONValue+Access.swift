@@ -1,0 +1,34 @@
+import MeridianCore
+
+extension JSONValue {
+    subscript(key: String) -> JSONValue? {
+        if case .object(let o) = self { return o[key] }
+        return nil
+    }
+
+    var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    var numberValue: Double? { if case .number(let n) = self { return n }; return nil }
+    var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
+    var arrayValue: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
+    var uint64Value: UInt64? { numberValue.flatMap { $0 >= 0 ? UInt64(exactly: $0) : nil } }
+    /// nil for JSON null as well as for a missing value.
+    var nonNull: JSONValue? { self == .null ? nil : self }
+
+    var coordinateValue: Coordinate? {
+        guard let lat = self["latitude"]?.numberValue, let lon = self["longitude"]?.numberValue else { return nil }
+        return Coordinate(latitude: lat, longitude: lon)
+    }
+
+    var cameraValue: Camera? {
+        guard let center = self["center"]?.coordinateValue, let zoom = self["zoom"]?.numberValue else { return nil }
+        return Camera(center: center, zoom: zoom, pitch: self["pitch"]?.numberValue ?? 0, bearing: self["bearing"]?.numberValue ?? 0)
+    }
+
+    static func coordinate(_ c: Coordinate) -> JSONValue {
+        .object(["latitude": .number(c.latitude), "longitude": .number(c.longitude)])
+    }
+
+    static func camera(_ c: Camera) -> JSONValue {
+        .object(["center": .coordinate(c.center), "zoom": .number(c.zoom), "pitch": .number(c.pitch), "bearing": .number(c.bearing)])
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import MeridianCore
+
+extension MeridianClient {
+    /// Opens a transport and joins (resuming from `resume` when given). Nothing but the answer
+    /// can arrive before the welcome, since the connection is in no session yet.
+    func handshake(resume: (epoch: String, seq: UInt64)?) throws -> (any ClientTransport, Welcome) {
+        let t = makeTransport()
+        try t.connect(timeout: configuration.connectTimeout)
+        var join: [String: JSONValue] = [
+            "type": .string("join"), "ref": .string("join"), "session": .string(configuration.session),
+            "name": .string(configuration.name), "role": .string(configuration.role.rawValue),
+            "hidden": .bool(configuration.hidden),
+        ]
+        if let color = configuration.color { join["color"] = .string(color) }
+        if let resume {
+            join["resume"] = .object(["epoch": .string(resume.epoch), "seq": .number(Double(resume.seq))])
+        }
+        t.send(String(decoding: JSONValue.object(join).encoded, as: UTF8.self))
+        do {
+            switch try t.receive(timeout: configuration.requestTimeout) {
+            case .text(let text):
+                switch try IncomingMessage.decode(text) {
+                case .welcome(_, let welcome): return (t, welcome)
+                case .error(_, let code, let message, let field):
+                    throw ClientError.rejected(code: code, message: message, field: field)
+                default: throw ClientError.protocolViolation("expected the answer to join")
+                }
+            case .closed: throw ClientError.disconnected
+            }
+        } catch {
+            t.close()
+            throw error
+        }
+    }
+
+    /// Reads until the client is closed, reconnecting whenever the connection ends or a gap shows.
+    func readLoop(_ first: any ClientTransport) {
+        var t = first
+        while true {
+            var code: UInt16?
+            reading: while true {
+                let message: TransportMessage
+                do { message = try t.receive(timeout: .seconds(3600)) } catch { continue }
+                switch message {
+                case .text(let text):
+                    if !handle(text) {
+                        // A seq gap: this connection lost events. Drop it and resume.
+                        t.close()
+                        break reading
+                    }
+                case .closed(let c):
+                    code = c
+                    break reading
+                }
+            }
+            guard let next = reconnect(after: code) else {
+                updatesContinuation.yield(.didClose)
+                updatesContinuation.finish()
+                return
+            }
+            t = next
+        }
+    }
+
+    /// Applies one message; false when it reveals missing events.
+    private func handle(_ text: String) -> Bool {
+        guard let message = try? IncomingMessage.decode(text) else { return true }
+        switch message {
+        case .ack(let ref, let seq, let camera):
+            if let ref = ref.numberValue.flatMap(Int.init(exactly:)) {
+                finish(ref: ref) { _ in .success(Ack(seq: seq, camera: camera)) }
+            }
+        case .error(let ref, let code, let text, let field):
+            if let ref = ref.numberValue.flatMap(Int.init(exactly:)) {
+                finish(ref: ref) { _ in .failure(ClientError.rejected(code: code, message: text, field: field)) }
+            }
+        case .event(let e):
+            lock.lock()
+            let result = mirror?.apply(e) ?? .stale
+            lock.unlock()
+            switch result {
+            case .applied:
+                delegate?.client(self, didApply: e)
+                emit(ClientUpdate(e))
+            case .stale: break
+            case .gap: return false
+            }
+        case .live(let live):
+            lock.lock()
+            mirror?.applyLive(live)
+            lock.unlock()
+            emit(.liveStateRestored)
+        case .welcome:
+            break
+        }
+        return true
+    }
+
+    /// Waits with backoff and joins again with `resume`; nil when closed or out of attempts.
+    private func reconnect(after code: UInt16?) -> (any ClientTransport)? {
+        lock.lock()
+        transport = nil
+        let closed = isClosed
+        lock.unlock()
+        failPending(closed ? .closed : .disconnected)
+        if closed { return nil }
+        emit(.didDisconnect(code: code))
+        // These codes mean the client itself is at fault: reconnecting would repeat it (§10).
+        if let code, [1003, 1007, 1009, 4009].contains(code) { close(); return nil }
+        var attempt = 0
+        while true {
+            if let max = configuration.reconnect.maxAttempts, attempt >= max { close(); return nil }
+            let wait = configuration.reconnect.delay(attempt: attempt)
+            attempt += 1
+            lock.lock()
+            let deadline = Date(timeIntervalSinceNow: wait.timeInterval)
+            while !isClosed, lock.wait(until: deadline) {}
+            let resume = lastWelcome.map { (epoch: $0.epoch, seq: mirror?.seq ?? $0.seq) }
+            let closed = isClosed
+            lock.unlock()
+            if closed { return nil }
+            guard let (t, welcome) = try? handshake(resume: resume) else { continue }
+            lock.lock()
+            if isClosed { lock.unlock(); t.close(); return nil }
+            transport = t
+            adopt(welcome)
+            lock.unlock()
+            emit(.didConnect(welcome))
+            return t
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import MeridianCore
+import MeridianProtocol
+
+/// The `welcome` answer to a join (§7.2).
+public struct Welcome: Hashable, Sendable {
+    public var session: String
+    public var epoch: String
+    public var participant: String
+    public var seq: UInt64
+    public var resumed: Bool
+    /// The snapshot object (nil when resumed).
+    public var snapshot: JSONValue?
+}
+
+/// A message from the server (§7), typed.
+enum IncomingMessage: Hashable, Sendable {
+    case welcome(ref: JSONValue, Welcome)
+    case ack(ref: JSONValue, seq: UInt64, camera: Camera?)
+    case error(ref: JSONValue, code: String, message: String, field: String?)
+    case event(SequencedEvent)
+    /// The transient state after a resume (§7.3), kept as JSON.
+    case live(JSONValue)
+
+    static func decode(_ text: String) throws(ClientError) -> IncomingMessage {
+        guard let m = JSONValue.parse(Array(text.utf8)), let type = m["type"]?.stringValue else {
+            throw .protocolViolation("not a JSON object with a type: \(text.prefix(200))")
+        }
+        let ref = m["ref"] ?? .null
+        switch type {
+        case "welcome":
+            guard let session = m["session"]?.stringValue, let epoch = m["epoch"]?.stringValue,
+                  let participant = m["participant"]?.stringValue, let seq = m["seq"]?.uint64Value else {
+                throw .protocolViolation("incomplete welcome")
+            }
+            return .welcome(ref: ref, Welcome(
+                session: session, epoch: epoch, participant: participant, seq: seq,
+                resumed: m["resumed"]?.boolValue ?? false, snapshot: m["snapshot"]?.nonNull))
+        case "ack":
+            return .ack(ref: ref, seq: m["seq"]?.uint64Value ?? 0, camera: m["camera"]?.cameraValue)
+        case "error":
+            return .error(ref: ref, code: m["code"]?.stringValue ?? "", message: m["message"]?.stringValue ?? "",
+                          field: m["field"]?.stringValue)
+        case "live":
+            return .live(m)
+        default:
+            guard let seq = m["seq"]?.uint64Value, let event = SessionEvent.decode(type, m) else {
+                throw .protocolViolation("unknown or incomplete event \(type)")
+            }
+            return .event(SequencedEvent(seq: seq, isTransient: m["transient"]?.boolValue ?? false, event: event))
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import MeridianCore
+
+/// A request the client sends after joining (protocol §6). `join` is sent by the client itself.
+public enum SessionRequest: Hashable, Sendable {
+    case leave
+    case ping
+    case cameraBegin(target: CameraTarget = .own, animated: Bool = false)
+    case cameraChanging(target: CameraTarget = .own, camera: Camera)
+    case cameraEnd(target: CameraTarget = .own, camera: Camera, animated: Bool = false)
+    case cameraLeaseAcquire(force: Bool = false)
+    case cameraLeaseRelease
+    /// `"shared"`, a participant id, or nil to stop following.
+    case follow(String?)
+    /// A whole annotation object as in §8.6.
+    case annotationAdd(JSONValue)
+    case annotationUpdate(id: String, changes: [String: JSONValue])
+    case annotationRemove(id: String)
+    case select(id: String)
+    case deselect
+    /// A callout object as in §8.9.
+    case calloutShow(JSONValue)
+    case calloutHide
+    case calloutTap(part: Callout.Part)
+    case drag(id: String, state: DragState, coordinate: Coordinate? = nil)
+    case mapLoad(state: MapLoadState, message: String? = nil)
+    /// A location object as in §8.8, or nil to stop sharing.
+    case location(JSONValue?)
+    case configure(settings: [String: JSONValue])
+
+    /// The request's `type` on the wire.
+    public var type: String {
+        switch self {
+        case .leave: "leave"
+        case .ping: "ping"
+        case .cameraBegin: "camera.begin"
+        case .cameraChanging: "camera.changing"
+        case .cameraEnd: "camera.end"
+        case .cameraLeaseAcquire: "camera.lease.acquire"
+        case .cameraLeaseRelease: "camera.lease.release"
+        case .follow: "follow"
+        case .annotationAdd: "annotation.add"
+        case .annotationUpdate: "annotation.update"
+        case .annotationRemove: "annotation.remove"
+        case .select: "select"
+        case .deselect: "deselect"
+        case .calloutShow: "callout.show"
+        case .calloutHide: "callout.hide"
+        case .calloutTap: "callout.tap"
+        case .drag: "drag"
+        case .mapLoad: "map.load"
+        case .location: "location"
+        case .configure: "session.configure"
+        }
+    }
+
+    /// The fields besides `type` and `ref`.
+    var fields: [String: JSONValue] {
+        func target(_ t: CameraTarget) -> JSONValue { .string(t == .own ? "own" : "shared") }
+        switch self {
+        case .leave, .ping, .cameraLeaseRelease, .deselect, .calloutHide: return [:]
+        case .cameraBegin(let t, let animated): return ["target": target(t), "animated": .bool(animated)]
+        case .cameraChanging(let t, let camera): return ["target": target(t), "camera": .camera(camera)]
+        case .cameraEnd(let t, let camera, let animated):
+            return ["target": target(t), "camera": .camera(camera), "animated": .bool(animated)]
+        case .cameraLeaseAcquire(let force): return ["force": .bool(force)]
+        case .follow(let t): return ["target": t.map(JSONValue.string) ?? .null]
+        case .annotationAdd(let a): return ["annotation": a]
+        case .annotationUpdate(let id, let changes): return ["id": .string(id), "changes": .object(changes)]
+        case .annotationRemove(let id), .select(let id): return ["id": .string(id)]
+        case .calloutShow(let c): return ["callout": c]
+        case .calloutTap(let part): return ["part": .string(part.rawValue)]
+        case .drag(let id, let state, let coordinate):
+            var f: [String: JSONValue] = ["id": .string(id), "state": .string(state.rawValue)]
+            if let coordinate { f["coordinate"] = .coordinate(coordinate) }
+            return f
+        case .mapLoad(let state, let message):
+            var f: [String: JSONValue] = ["state": .string(state.rawValue)]
+            if let message { f["message"] = .string(message) }
+            return f
+        case .location(let l): return ["location": l ?? .null]
+        case .configure(let s): return ["settings": .object(s)]
+        }
+    }
+
+    /// The whole message as JSON text, with `ref`.
+    func encoded(ref: Int) -> String {
+        var f = fields
+        f["type"] = .string(type)
+        f["ref"] = .number(Double(ref))
+        return String(decoding: JSONValue.object(f).encoded, as: UTF8.self)
+    }
+}

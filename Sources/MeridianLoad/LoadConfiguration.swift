@@ -1,0 +1,39 @@
+/// What `meridian load` simulates. Plain values; the command line fills them in.
+public struct LoadConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Simulated clients in all.
+    public var clients = 100
+    /// Sessions the clients are spread over (session ids `load-0` …).
+    public var sessions = 1
+    /// Draggers per session (editors running starting/dragging/ending cycles).
+    public var draggers = 2
+    /// Moves per second per dragger.
+    public var dragRate = 60.0
+    /// Moves per drag before `ending` (then a new `starting`).
+    public var movesPerDrag = 60
+    /// Fraction of draggers that share an annotation with another dragger (drag conflicts).
+    public var contention = 0.2
+    /// Camera movers per session (own camera begin/changing/end at `cameraRate`).
+    public var cameraMovers = 0
+    public var cameraRate = 10.0
+    /// Clients per session changing their selection every `selectInterval` seconds.
+    public var selectors = 0
+    public var selectInterval = 2.0
+    /// Clients per second (over the whole run) that leave and join again.
+    public var churnRate = 0.0
+    /// Annotations a seeding client adds to each session before the others join.
+    public var annotations = 0
+    /// Seconds over which clients connect (0: all at once).
+    public var rampUp = 1.0
+    /// Seconds after the ramp-up before measuring, for the last joins to settle.
+    public var settle = 1.0
+    /// Seconds of measurement after the ramp-up and settling.
+    public var duration = 10.0
+    /// Client threads (each one lws context driving its share of connections).
+    public var threads = 1
+    /// Print a progress line every second (to stderr).
+    public var progress = true
+
+    public init() {}
+}

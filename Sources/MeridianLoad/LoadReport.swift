@@ -1,0 +1,76 @@
+import Foundation
+import Histogram
+
+/// The outcome of a run (`meridian load --json` prints it as JSON).
+public struct LoadReport: Codable, Sendable {
+    public struct Percentiles: Codable, Sendable {
+        public var count: UInt64
+        public var p50: Double
+        public var p90: Double
+        public var p99: Double
+        public var p999: Double
+        public var max: Double
+
+        init(_ h: Histogram<UInt64>) {
+            func ms(_ micros: UInt64) -> Double { Double(micros) / 1000 }
+            count = h.totalCount
+            p50 = count == 0 ? 0 : ms(h.valueAtPercentile(50))
+            p90 = count == 0 ? 0 : ms(h.valueAtPercentile(90))
+            p99 = count == 0 ? 0 : ms(h.valueAtPercentile(99))
+            p999 = count == 0 ? 0 : ms(h.valueAtPercentile(99.9))
+            max = count == 0 ? 0 : ms(h.max)
+        }
+    }
+
+    public var clients: Int
+    public var sessions: Int
+    public var threads: Int
+    /// Length of the measurement window, seconds.
+    public var durationSeconds: Double
+    /// Connections open at the end of the window.
+    public var connected: Int
+    public var connectFailures: UInt64
+    /// Events received by all clients in the window.
+    public var deliveries: UInt64
+    public var deliveriesPerSecond: Double
+    public var messagesIn: UInt64
+    public var messagesOut: UInt64
+    /// Drag move send-to-receipt latency, milliseconds.
+    public var latencyMs: Percentiles
+    /// Connect start to welcome (with its snapshot), milliseconds.
+    public var joinMs: Percentiles
+    public var lost: UInt64
+    public var outOfOrder: UInt64
+    public var duplicates: UInt64
+    public var dragsGranted: UInt64
+    public var dragsRefused: UInt64
+    public var churned: UInt64
+    public var errors: [String: UInt64]
+    public var closeCodes: [String: UInt64]
+    /// CPU used by the load generator itself over the run (user + system), seconds and % of one core.
+    public var cpuSeconds: Double
+    public var cpuPercent: Double
+
+    public var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+
+    public var text: String {
+        func f(_ x: Double) -> String { String(format: "%.3f", x) }
+        let l = latencyMs, j = joinMs
+        return """
+        clients \(clients) in \(sessions) session(s), \(threads) thread(s), window \(f(durationSeconds)) s
+        connected \(connected), connect failures \(connectFailures), churned \(churned)
+        deliveries \(deliveries) (\(Int(deliveriesPerSecond))/s), messages in \(messagesIn), out \(messagesOut)
+        latency ms (\(l.count) samples): p50 \(f(l.p50)) p90 \(f(l.p90)) p99 \(f(l.p99)) p99.9 \(f(l.p999)) max \(f(l.max))
+        join→snapshot ms (\(j.count)): p50 \(f(j.p50)) p90 \(f(j.p90)) p99 \(f(j.p99)) max \(f(j.max))
+        lost \(lost), out of order \(outOfOrder), duplicates \(duplicates)
+        drags granted \(dragsGranted), refused \(dragsRefused)
+        errors \(errors.isEmpty ? "none" : errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+        close codes \(closeCodes.isEmpty ? "none" : closeCodes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
+        load generator CPU \(f(cpuSeconds)) s (\(Int(cpuPercent))% of one core)
+        """
+    }
+}

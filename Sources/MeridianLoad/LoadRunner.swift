@@ -1,0 +1,71 @@
+import Foundation
+
+/// Runs a load: seeds, ramps the clients up over `threads` client groups, prints a progress
+/// line every second, measures for `duration`, lets messages in flight drain, and reports.
+public enum LoadRunner {
+    /// Seconds after the window for messages in flight to arrive before loss is counted.
+    static let drainSeconds = 1.0
+
+    public static func run(_ c: LoadConfiguration, progress: @escaping (String) -> Void = { _ in }) throws -> LoadReport {
+        if c.annotations > 0 {
+            progress("seeding \(c.sessions) session(s) with \(c.annotations) annotations each")
+            try Seeder(configuration: c).run()
+        }
+        let cpuStart = LoadClock.cpuSeconds()
+        let threads = max(1, min(c.threads, c.clients))
+        let timeline = LoadTimeline(start: LoadClock.nowMicros() + 100_000, configuration: c)
+        let workers = (0..<threads).map { w in
+            LoadWorker(configuration: c, timeline: timeline, clientIndices: Array(stride(from: w, to: c.clients, by: threads)))
+        }
+        do {
+            for w in workers { try w.start() }
+        } catch {
+            for w in workers { w.group.stop() }
+            throw LoadError.startFailed("\(error)")
+        }
+
+        var previous = WorkerStats()
+        var previousAt = LoadClock.nowMicros()
+        let end = timeline.windowEnd + UInt64(drainSeconds * 1_000_000)
+        while LoadClock.nowMicros() < end {
+            Thread.sleep(forTimeInterval: min(1, Double(end - LoadClock.nowMicros()) / 1e6))
+            var total = WorkerStats()
+            for w in workers { total.merge(w.snapshot()) }
+            let now = LoadClock.nowMicros()
+            let dt = max(Double(now - previousAt) / 1e6, 0.001)
+            func rate(_ a: UInt64, _ b: UInt64) -> Int { Int(Double(a &- b) / dt) }
+            let errors = total.errors.values.reduce(0, +) + total.closeCodes.values.reduce(0, +) + total.connectFailures
+            let p50 = total.latency.totalCount == 0 ? 0 : Double(total.latency.valueAtPercentile(50)) / 1000
+            let p99 = total.latency.totalCount == 0 ? 0 : Double(total.latency.valueAtPercentile(99)) / 1000
+            progress(String(
+                format: "conn %d  in %d/s  out %d/s  p50 %.2f ms  p99 %.2f ms  lost %llu  errors %llu",
+                total.connected, rate(total.messagesIn, previous.messagesIn), rate(total.messagesOut, previous.messagesOut),
+                p50, p99, total.lost, errors))
+            previous = total
+            previousAt = now
+        }
+
+        for w in workers { w.group.execute { w.stopped = true; w.publish() } }
+        var total = WorkerStats()
+        var tail: [(session: Int, seq: UInt64)] = []
+        for w in workers {
+            w.group.stop()
+            total.merge(w.stats)
+        }
+        for w in workers { tail += w.clientSeqs() }
+        // Events a client never received by the end (past the drain) count as lost.
+        for entry in tail { total.lost += total.sessionSeq[entry.session, default: entry.seq] - entry.seq }
+        let cpu = LoadClock.cpuSeconds() - cpuStart
+        let wall = Double(LoadClock.nowMicros() - timeline.start) / 1e6
+        return LoadReport(
+            clients: c.clients, sessions: c.sessions, threads: threads, durationSeconds: c.duration,
+            connected: total.connected, connectFailures: total.connectFailures,
+            deliveries: total.deliveries, deliveriesPerSecond: Double(total.deliveries) / max(c.duration, 0.001),
+            messagesIn: total.messagesIn, messagesOut: total.messagesOut,
+            latencyMs: .init(total.latency), joinMs: .init(total.joinLatency),
+            lost: total.lost, outOfOrder: total.outOfOrder, duplicates: total.duplicates,
+            dragsGranted: total.dragsGranted, dragsRefused: total.dragsRefused, churned: total.churned,
+            errors: total.errors, closeCodes: total.closeCodes,
+            cpuSeconds: cpu, cpuPercent: wall > 0 ? cpu / wall * 100 : 0)
+    }
+}

@@ -1,0 +1,95 @@
+extension LoadWorker {
+    var moveInterval: UInt64 { UInt64(1_000_000 / max(configuration.dragRate, 0.001)) }
+
+    func tick(now: UInt64) {
+        let elapsed = lastTick == 0 ? 0 : now - lastTick
+        lastTick = now
+        // Ramp-up: start the connections whose time has come (bounded per tick).
+        var started = 0
+        while connectsStarted < connectOrder.count, started < 64 {
+            let index = connectOrder[connectsStarted]
+            guard timeline.connectTime(of: index, clients: configuration.clients) <= now else { break }
+            clients[index]!.phase = .connecting
+            clients[index]!.connectStartedAt = now
+            group.connect(index)
+            connectsStarted += 1
+            started += 1
+        }
+        if now - lastPublish >= 200_000 {
+            lastPublish = now
+            publish()
+        }
+        guard !stopped, now < timeline.windowEnd else { return }
+        for index in actors { act(index, now) }
+        churn(elapsed: elapsed)
+    }
+
+    private func act(_ index: Int, _ now: UInt64) {
+        guard let c = clients[index], c.phase == .joined, c.ready, now >= c.nextActionAt else { return }
+        switch c.role {
+        case .dragger(let annotation):
+            drag(index, annotation, c, now)
+        case .cameraMover:
+            let step = c.cameraStep % 12
+            let lon = Double(c.index % 100) + Double(step) * 0.01
+            let camera = #"{"center":{"latitude":10,"longitude":\#(lon)},"zoom":12}"#
+            if step == 0 {
+                send(#"{"type":"camera.begin","ref":\#(ref(index, .camera))}"#, to: index)
+            } else if step == 11 {
+                send(#"{"type":"camera.end","ref":\#(ref(index, .camera)),"camera":\#(camera)}"#, to: index)
+            } else {
+                send(#"{"type":"camera.changing","ref":\#(ref(index, .camera)),"camera":\#(camera)}"#, to: index)
+            }
+            clients[index]!.cameraStep += 1
+            clients[index]!.nextActionAt = now + UInt64(1_000_000 / max(configuration.cameraRate, 0.001))
+        case .selector:
+            let selecting = c.cameraStep % 2 == 0
+            if selecting, configuration.draggers > 0 {
+                send(#"{"type":"select","ref":\#(ref(index, .select)),"id":"d0"}"#, to: index)
+            } else {
+                send(#"{"type":"deselect","ref":\#(ref(index, .select))}"#, to: index)
+            }
+            clients[index]!.cameraStep += 1
+            clients[index]!.nextActionAt = now + UInt64(configuration.selectInterval * 1_000_000)
+        case .listener:
+            break
+        }
+    }
+
+    private func drag(_ index: Int, _ annotation: String, _ c: SimulatedClient, _ now: UInt64) {
+        switch c.drag {
+        case .idle:
+            send(#"{"type":"drag","ref":\#(ref(index, .dragStart)),"id":"\#(annotation)","state":"starting"}"#, to: index)
+            clients[index]!.drag = .awaitingGrant
+            // Should no answer come, try again later.
+            clients[index]!.nextActionAt = now + 2_000_000
+        case .awaitingGrant:
+            clients[index]!.drag = .idle
+        case .moving(let left):
+            // The longitude carries the send time: receivers measure latency from it.
+            let lat = Double(c.session % 80) + Double(c.index % 1000) / 1000
+            let lon = LoadClock.longitude(encoding: now)
+            send(#"{"type":"drag","ref":\#(ref(index, .dragMove)),"id":"\#(annotation)","state":"dragging","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}"#, to: index)
+            clients[index]!.drag = left > 1 ? .moving(left: left - 1) : .ending
+            clients[index]!.nextActionAt = max(c.nextActionAt + moveInterval, now - moveInterval)
+        case .ending:
+            send(#"{"type":"drag","ref":\#(ref(index, .dragEnd)),"id":"\#(annotation)","state":"ending"}"#, to: index)
+            clients[index]!.drag = .idle
+            clients[index]!.nextActionAt = c.nextActionAt + moveInterval
+        }
+    }
+
+    /// Leave-and-rejoin churn among listeners, at this worker's share of the rate.
+    private func churn(elapsed: UInt64) {
+        guard configuration.churnRate > 0, !listeners.isEmpty else { return }
+        churnCredit += configuration.churnRate / Double(max(configuration.threads, 1)) * Double(elapsed) / 1e6
+        while churnCredit >= 1 {
+            churnCredit -= 1
+            let index = listeners[Int.random(in: 0..<listeners.count)]
+            guard clients[index]?.phase == .joined else { continue }
+            clients[index]!.phase = .leaving
+            stats.churned += 1
+            group.close(index, code: 1000)
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/// What a simulated client does besides listening.
+enum ClientRole {
+    /// Runs starting / dragging… / ending cycles on `annotation`.
+    case dragger(annotation: String)
+    /// Moves its own camera: begin, changing…, end.
+    case cameraMover
+    /// Selects and deselects annotations.
+    case selector
+    case listener
+}
+
+/// One simulated client's state, kept by its worker.
+struct SimulatedClient {
+    enum Phase { case waiting, connecting, joining, joined, leaving }
+    enum DragPhase { case idle, awaitingGrant, moving(left: Int), ending }
+
+    let index: Int
+    let session: Int
+    let role: ClientRole
+    var phase = Phase.waiting
+    var connectStartedAt: UInt64 = 0
+    /// Last discrete seq seen (from the welcome, then events).
+    var seq: UInt64 = 0
+    var hasSeq = false
+    var drag = DragPhase.idle
+    var nextActionAt: UInt64 = 0
+    var cameraStep = 0
+    var ready = false
+    var nextRef = 1
+
+    init(index: Int, session: Int, role: ClientRole) {
+        self.index = index
+        self.session = session
+        self.role = role
+    }
+
+    var isActor: Bool {
+        if case .listener = role { return false }
+        return true
+    }
+}
+
+/// Request kinds, in the low 4 bits of integer refs so answers are matched without a table.
+enum RefKind: Int {
+    case join = 1, annotationAdd, dragStart, dragMove, dragEnd, camera, select, seed
+
+    static func of(_ ref: UInt64) -> RefKind? { RefKind(rawValue: Int(ref & 15)) }
+}

@@ -1,0 +1,104 @@
+import DequeModule
+import Foundation
+internal import CLibWebSockets
+
+/// Receives a ``WebSocketClientGroup``'s events, all on the group's service thread.
+public protocol ClientGroupHandler: AnyObject {
+    /// The handshake of connection `id` completed.
+    func group(_ group: WebSocketClientGroup, didOpen id: Int)
+    /// One whole text message; the bytes are only valid during the call.
+    func group(_ group: WebSocketClientGroup, didReceive message: UnsafeRawBufferPointer, from id: Int)
+    /// Connection `id` ended: the server's close code (nil without one), `failed` if it never opened.
+    func group(_ group: WebSocketClientGroup, didClose id: Int, code: UInt16?, failed: Bool)
+    /// Called every `tickInterval` on the service thread, to drive timed work.
+    func groupTick(_ group: WebSocketClientGroup)
+}
+
+/// Many WebSocket client connections driven by one libwebsockets context and one service
+/// thread, for load generation. Connections are named by small integer ids chosen by the caller.
+///
+/// Thread rule (as for the server): ``connect(_:)``, ``send(_:to:)`` and ``close(_:code:)``
+/// are called only on the service thread, i.e. from the handler's callbacks;
+/// ``execute(_:)``, ``start()`` and ``stop()`` may be called from any thread.
+public final class WebSocketClientGroup: @unchecked Sendable {
+    struct Link {
+        var wsi: OpaquePointer?
+        var outgoing = Deque<[UInt8]>()
+        var buffer = WriteBuffer(headroom: Int(mrd_lws_pre()))
+        var inbound: [UInt8] = []
+        var peerClose: UInt16?
+        var closeRequest: UInt16?
+        var opened = false
+    }
+
+    let host: String
+    let port: Int
+    let path: String
+    let subprotocol: String
+    let tickInterval: Duration
+    weak var handlerStorage: (any ClientGroupHandler)?
+
+    // MARK: Shared, guarded by `lock`.
+    let lock = NSCondition()
+    var pendingWork: [() -> Void] = []
+    var wakeableContext: OpaquePointer?
+    var running = false
+    var threadEnded = false
+    var stopRequested = false
+
+    // MARK: Service thread only.
+    var context: OpaquePointer?
+    var links: [Int: Link] = [:]
+    var retainedSelf: Unmanaged<WebSocketClientGroup>?
+    let allocations = CAllocations()
+    var tickTimer: UnsafeMutablePointer<mrd_timer>?
+    /// host, path and subprotocol as C strings, allocated once for every connect.
+    var cStrings: (host: UnsafeMutablePointer<CChar>, path: UnsafeMutablePointer<CChar>, protocolName: UnsafeMutablePointer<CChar>)?
+
+    public init(
+        host: String = "127.0.0.1", port: Int, path: String = "/", subprotocol: String = "meridian.v1",
+        tickInterval: Duration = .milliseconds(1), handler: any ClientGroupHandler
+    ) {
+        self.host = host
+        self.port = port
+        self.path = path
+        self.subprotocol = subprotocol
+        self.tickInterval = tickInterval
+        self.handlerStorage = handler
+    }
+
+    /// Starts the service thread; returns once its context exists.
+    public func start() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !running, !threadEnded else { throw TransportError.alreadyStarted }
+        retainedSelf = Unmanaged.passRetained(self)
+        let thread = Thread { [self] in runServiceLoop() }
+        thread.name = "meridian-client-group"
+        thread.stackSize = 1 << 20
+        thread.start()
+        while !running && !threadEnded { lock.wait() }
+        if !running { throw TransportError.connectFailed("could not create a client context") }
+    }
+
+    /// Runs `body` on the service thread (soon, in order).
+    public func execute(_ body: @escaping () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !threadEnded else { return }
+        pendingWork.append(body)
+        if let wakeableContext { lws_cancel_service(wakeableContext) }
+    }
+
+    /// Drops every connection (no close frames), destroys the context and joins the thread.
+    public func stop() {
+        lock.lock()
+        stopRequested = true
+        if let wakeableContext { lws_cancel_service(wakeableContext) }
+        while running && !threadEnded { lock.wait() }
+        lock.unlock()
+    }
+
+    /// Open connections (service thread).
+    public var connectionCount: Int { links.count }
+}

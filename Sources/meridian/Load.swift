@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import MeridianLoad
+
+/// `meridian load`: simulated clients against a running server, with a latency report.
+struct Load: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load-test a Meridian server with simulated clients (drags, cameras, selections, churn).")
+
+    @Option(help: "Server address.") var host = "127.0.0.1"
+    @Option(help: "Server port.") var port = 8080
+    @Option(help: "Simulated clients in all.") var clients = 100
+    @Option(help: "Sessions the clients are spread over.") var sessions = 1
+    @Option(help: "Draggers per session.") var draggers = 2
+    @Option(help: "Drag moves per second per dragger.") var rate = 60.0
+    @Option(help: "Moves per drag before it ends and a new one starts.") var movesPerDrag = 60
+    @Option(help: "Fraction of draggers that compete for an annotation with another.") var contention = 0.2
+    @Option(help: "Camera movers per session.") var cameraMovers = 0
+    @Option(help: "Camera updates per second per mover.") var cameraRate = 10.0
+    @Option(help: "Clients per session that change their selection.") var selectors = 0
+    @Option(help: "Seconds between selection changes.") var selectInterval = 2.0
+    @Option(help: "Listeners per second (in all) that leave and join again.") var churn = 0.0
+    @Option(help: "Annotations added to each session before the clients join.") var annotations = 0
+    @Option(help: "Seconds over which the clients connect.") var rampUp = 1.0
+    @Option(help: "Seconds after the ramp-up before measuring.") var settle = 1.0
+    @Option(help: "Seconds measured after the ramp-up and settling.") var duration = 10.0
+    @Option(help: "Client threads (each drives its share of connections).") var threads = 1
+    @Option(help: "Exit non-zero when the drag latency p99 exceeds this many milliseconds.") var maxP99: Double?
+    @Option(help: "Exit non-zero when more than this many events are lost.") var maxLoss: UInt64?
+    @Flag(help: "Print the final report as JSON on stdout.") var json = false
+    @Flag(help: "No progress lines on stderr.") var quiet = false
+
+    func validate() throws {
+        guard clients >= 1, sessions >= 1, sessions <= clients else { throw ValidationError("need 1 <= --sessions <= --clients") }
+        guard draggers >= 0, rate > 0, movesPerDrag >= 1 else { throw ValidationError("--draggers >= 0, --rate > 0, --moves-per-drag >= 1") }
+        guard (0...1).contains(contention) else { throw ValidationError("--contention must be within 0...1") }
+        guard duration > 0, rampUp >= 0, settle >= 0, threads >= 1 else { throw ValidationError("--duration > 0, --ramp-up >= 0, --settle >= 0, --threads >= 1") }
+    }
+
+    func run() throws {
+        var c = LoadConfiguration()
+        c.host = host
+        c.port = port
+        c.clients = clients
+        c.sessions = sessions
+        c.draggers = draggers
+        c.dragRate = rate
+        c.movesPerDrag = movesPerDrag
+        c.contention = contention
+        c.cameraMovers = cameraMovers
+        c.cameraRate = cameraRate
+        c.selectors = selectors
+        c.selectInterval = selectInterval
+        c.churnRate = churn
+        c.annotations = annotations
+        c.rampUp = rampUp
+        c.settle = settle
+        c.duration = duration
+        c.threads = threads
+        let quiet = quiet
+        let report = try LoadRunner.run(c) { line in
+            if !quiet { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+        }
+        print(json ? report.json : report.text)
+        var failures: [String] = []
+        if let maxP99, report.latencyMs.p99 > maxP99 {
+            failures.append("p99 \(report.latencyMs.p99) ms exceeds --max-p99 \(maxP99)")
+        }
+        if let maxLoss, report.lost > maxLoss { failures.append("\(report.lost) events lost, more than --max-loss \(maxLoss)") }
+        if !failures.isEmpty {
+            FileHandle.standardError.write(Data((failures.joined(separator: "\n") + "\n").utf8))
+            throw ExitCode(2)
+        }
+    }
+}

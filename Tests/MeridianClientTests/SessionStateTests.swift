@@ -1,0 +1,68 @@
+@testable import MeridianClient
+import MeridianCore
+import Testing
+
+@Suite("Session mirror ordering")
+struct SessionStateTests {
+    private func mirror(seq: UInt64) -> SessionState {
+        SessionState(snapshot: .object([
+            "seq": .number(Double(seq)),
+            "annotations": .array([.object([
+                "id": .string("a"), "type": .string("point"),
+                "coordinate": .object(["latitude": .number(0), "longitude": .number(0)]),
+            ])]),
+            "participants": .array([.object(["id": .string("p1"), "name": .string("A")])]),
+        ]))
+    }
+
+    private func drag(_ seq: UInt64, transient: Bool, lat: Double, state: DragState = .dragging) -> SequencedEvent {
+        SequencedEvent(seq: seq, isTransient: transient, event: .drag(DragUpdate(
+            annotation: "a", participant: "p1", state: state, coordinate: Coordinate(latitude: lat, longitude: 0), reason: nil)))
+    }
+
+    @Test func discreteEventsMustBeContiguous() {
+        var state = mirror(seq: 5)
+        #expect(state.apply(drag(6, transient: false, lat: 1)) == .applied)
+        #expect(state.apply(drag(6, transient: false, lat: 2)) == .stale)
+        #expect(state.apply(drag(8, transient: false, lat: 3)) == .gap(expected: 7))
+        #expect(state.seq == 6)
+        #expect(state.drags["a"]?["p1"]?.coordinate.latitude == 1)
+    }
+
+    @Test func transientEventsFollowTheCurrentSeqWithoutAdvancingIt() {
+        var state = mirror(seq: 5)
+        #expect(state.apply(drag(5, transient: true, lat: 4)) == .applied)
+        #expect(state.seq == 5)
+        #expect(state.apply(drag(4, transient: true, lat: 9)) == .stale)
+        #expect(state.apply(drag(7, transient: true, lat: 9)) == .gap(expected: 5))
+        #expect(state.drags["a"]?["p1"]?.coordinate.latitude == 4)
+    }
+
+    @Test func dragNoneCommitsTheCoordinateAndEndsTheDrag() {
+        var state = mirror(seq: 0)
+        state.apply(drag(1, transient: false, lat: 1, state: .starting))
+        state.apply(drag(2, transient: false, lat: 7, state: .ending))
+        state.apply(drag(3, transient: false, lat: 7, state: .none))
+        #expect(state.drags.isEmpty)
+        #expect(state.annotations["a"] == .object([
+            "id": .string("a"), "type": .string("point"),
+            "coordinate": .object(["latitude": .number(7), "longitude": .number(0)]),
+        ]))
+    }
+
+    @Test func liveOverwritesTransientState() {
+        var state = mirror(seq: 3)
+        state.applyLive(.object([
+            "seq": .number(3),
+            "sharedCamera": .object(["center": .object(["latitude": .number(1), "longitude": .number(2)]), "zoom": .number(3)]),
+            "participants": .array([.object(["id": .string("p1"), "camera": .null, "viewport": .null, "location": .null])]),
+            "annotations": .array([.object(["id": .string("a"), "coordinate": .object(["latitude": .number(5), "longitude": .number(6)])])]),
+        ]))
+        #expect(state.sharedCamera == Camera(center: Coordinate(latitude: 1, longitude: 2), zoom: 3))
+        let expected: JSONValue = .object([
+            "id": .string("a"), "type": .string("point"),
+            "coordinate": .object(["latitude": .number(5), "longitude": .number(6)]),
+        ])
+        #expect(state.annotations["a"] == expected)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Logging
+import MeridianClient
+import MeridianCore
+import MeridianServer
+import MeridianTransport
+import Testing
+
+/// A real server on an ephemeral port.
+final class LiveServer: Sendable {
+    let server: MeridianServer
+    let port: Int
+
+    init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        var configuration = ServerConfiguration()
+        configuration.transport.port = 0
+        configure(&configuration)
+        var logger = Logger(label: "meridian.test")
+        logger.logLevel = .critical
+        server = MeridianServer(configuration: configuration, logger: logger)
+        port = try server.start()
+    }
+
+    func stop() { server.stop() }
+}
+
+/// Records a client's updates and lets a test wait for a condition on them or on its mirror.
+final class Recorder: MeridianClientDelegate, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var recorded: [ClientUpdate] = []
+    private var applied: [SequencedEvent] = []
+
+    func client(_ client: MeridianClient, didApply event: SequencedEvent) {
+        condition.withLock { applied.append(event) }
+    }
+
+    var events: [SequencedEvent] { condition.withLock { applied } }
+
+    func client(_ client: MeridianClient, didReceive update: ClientUpdate) {
+        condition.lock()
+        recorded.append(update)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var updates: [ClientUpdate] { condition.withLock { recorded } }
+
+    /// Waits until `predicate` holds, re-checking on every update; false after `timeout`.
+    @discardableResult
+    func wait(timeout: TimeInterval = 10, _ predicate: ([ClientUpdate]) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(recorded) {
+            if !condition.wait(until: deadline) { return predicate(recorded) }
+        }
+        return true
+    }
+}
+
+/// A libwebsockets transport whose reading can be paused, so the server sees a slow consumer.
+final class PausableTransport: ClientTransport {
+    let socket: WebSocketClient
+    init(port: Int) { socket = WebSocketClient(port: port) }
+    func connect(timeout: Duration) throws { try socket.connect(timeout: timeout) }
+    func send(_ text: String) { socket.send(text) }
+    func receive(timeout: Duration) throws -> TransportMessage {
+        switch try socket.receive(timeout: timeout) {
+        case .text(let t): return .text(t)
+        case .closed(let code, _): return .closed(code: code)
+        }
+    }
+    func close() { socket.close() }
+}
+
+/// Hands out transports and remembers the latest, for tests that pause it.
+final class TransportBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var latest: PausableTransport?
+    let port: Int
+    init(port: Int) { self.port = port }
+    func make() -> any ClientTransport {
+        let t = PausableTransport(port: port)
+        lock.withLock { latest = t }
+        return t
+    }
+    var current: PausableTransport? { lock.withLock { latest } }
+}
+
+func point(_ id: String, _ lat: Double, _ lon: Double, metadata: [String: JSONValue] = [:]) -> JSONValue {
+    .object([
+        "id": .string(id), "type": .string("point"), "draggable": .bool(true),
+        "coordinate": .object(["latitude": .number(lat), "longitude": .number(lon)]),
+        "title": .string(id), "canShowCallout": .bool(true), "metadata": .object(metadata),
+    ])
+}
+

@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import MeridianServer
+import Testing
+
+@Suite("meridian load against a real server")
+struct LoadCommandTests {
+    /// `.build/debug/meridian`, built alongside the tests.
+    static var binary: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/debug/meridian")
+    }
+
+    @Test func smallLoadReportsNoLossAndFailsAnImpossibleP99() throws {
+        var configuration = ServerConfiguration()
+        configuration.transport.port = 0
+        var logger = Logger(label: "meridian.test")
+        logger.logLevel = .critical
+        let server = MeridianServer(configuration: configuration, logger: logger)
+        let port = try server.start()
+        defer { server.stop() }
+
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = [
+            "load", "--port", String(port), "--clients", "20", "--draggers", "2", "--contention", "1",
+            "--selectors", "2", "--camera-movers", "2", "--duration", "3", "--ramp-up", "0.5",
+            "--json", "--quiet", "--max-p99", "0.000001",
+        ]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+
+        #expect(process.terminationStatus != 0, "an impossible --max-p99 must fail the run")
+        let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "no JSON report")
+        func int(_ key: String) -> Int { (report[key] as? NSNumber)?.intValue ?? -1 }
+        #expect(int("connected") == 20)
+        #expect(int("deliveries") > 0)
+        #expect(int("lost") == 0)
+        #expect(int("outOfOrder") == 0)
+        #expect(int("duplicates") == 0)
+        #expect(int("connectFailures") == 0)
+        #expect(int("dragsGranted") > 0)
+        // Both draggers compete for one annotation: the second starting is refused.
+        #expect(int("dragsRefused") > 0)
+        #expect((report["errors"] as? [String: Any])?.isEmpty == true, "errors: \(report["errors"] ?? "none")")
+        let latency = try #require(report["latencyMs"] as? [String: Any])
+        #expect(((latency["count"] as? NSNumber)?.intValue ?? 0) > 0)
+        #expect(((latency["p99"] as? NSNumber)?.doubleValue ?? 0) > 0.000001)
+        let join = try #require(report["joinMs"] as? [String: Any])
+        #expect((join["count"] as? NSNumber)?.intValue == 20)
+    }
+}
