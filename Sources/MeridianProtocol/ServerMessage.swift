@@ -35,28 +35,59 @@ public enum ServerMessage {
 
     /// The answer to `join`: a snapshot, or (`resumed`) a promise that the
     /// missed events follow, then a `live` message.
-    public static func welcome(ref: JSONValue, session: Session, participant: ParticipantID, resumedFrom: UInt64?) -> [UInt8] {
-        message("welcome", [
+    ///
+    /// `annotations` is the session's annotation list as ``annotationsJSON(_:)``
+    /// encodes it: the bulk of a snapshot, which a host encodes once for every
+    /// joiner until an annotation changes.
+    public static func welcome(ref: JSONValue, session: Session, participant: ParticipantID, resumedFrom: UInt64?, annotations: [UInt8]) -> [UInt8] {
+        var out = message("welcome", [
             ("ref", ref), ("session", .string(session.id)), ("epoch", .string(session.epoch)),
             ("participant", .string(participant)), ("seq", .number(Double(session.seq))),
             ("resumed", .bool(resumedFrom != nil)),
             ("resumedFrom", resumedFrom.map { .number(Double($0)) }),
-            ("snapshot", resumedFrom == nil ? snapshot(session) : nil),
         ])
+        guard resumedFrom == nil else { return out }
+        // Reopen the object to add the snapshot, written from its parts.
+        out.removeLast()
+        out.append(contentsOf: #","snapshot":{"annotations":"#.utf8)
+        out.append(contentsOf: annotations)
+        for (key, value) in snapshotFields(session) {
+            out.append(UInt8(ascii: ","))
+            JSONWriter.writeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.write(value, into: &out)
+        }
+        out.append(contentsOf: "}}".utf8)
+        return out
     }
 
     /// Everything a client needs to draw the session as of `session.seq`.
     public static func snapshot(_ s: Session) -> JSONValue {
-        Wire.object([
-            ("seq", .number(Double(s.seq))), ("settings", Wire.settings(s.settings)),
-            ("annotations", .array(s.orderedAnnotations.map(Wire.annotation))),
-            ("participants", .array(s.visibleParticipants.map(Wire.participant))),
-            ("sharedCamera", s.sharedCamera.map(Wire.camera) ?? .null),
-            ("cameraLease", Wire.string(s.cameraLeaseHolder) ?? .null),
+        var fields = Dictionary(uniqueKeysWithValues: snapshotFields(s))
+        fields["annotations"] = .array(s.orderedAnnotations.map(Wire.annotation))
+        return .object(fields)
+    }
+
+    /// The session's annotations in stacking order, encoded as in a snapshot.
+    public static func annotationsJSON(_ s: Session) -> [UInt8] {
+        var out: [UInt8] = []
+        JSONWriter.write(.array(s.orderedAnnotations.map(Wire.annotation)), into: &out)
+        return out
+    }
+
+    /// The snapshot's fields other than `annotations`, in the sorted order
+    /// `JSONWriter` writes object keys (so both forms encode alike).
+    static func snapshotFields(_ s: Session) -> [(String, JSONValue)] {
+        [
             ("callout", s.callout.map(Wire.callout) ?? .null),
             ("calloutBy", Wire.string(s.calloutShownBy) ?? .null),
+            ("cameraLease", Wire.string(s.cameraLeaseHolder) ?? .null),
             ("drags", drags(s)),
-        ])
+            ("participants", .array(s.visibleParticipants.map(Wire.participant))),
+            ("seq", .number(Double(s.seq))),
+            ("settings", Wire.settings(s.settings)),
+            ("sharedCamera", s.sharedCamera.map(Wire.camera) ?? .null),
+        ]
     }
 
     static func drags(_ s: Session) -> JSONValue {

@@ -153,7 +153,8 @@ final class Hub: TransportHandler {
             ])
             let missed = resume.flatMap { r in r.epoch == host.session.epoch ? host.frames(after: r.seq, upTo: before) : nil }
             server.send(OutboundFrame(text: ServerMessage.welcome(
-                ref: ref, session: host.session, participant: pid, resumedFrom: missed == nil ? nil : resume!.seq)), to: connection)
+                ref: ref, session: host.session, participant: pid, resumedFrom: missed == nil ? nil : resume!.seq,
+                annotations: missed == nil ? host.annotationsJSON() : [])), to: connection)
             if let missed {
                 for frame in missed { server.send(frame, to: connection) }
                 host.broadcast(events, on: server)

@@ -20,6 +20,17 @@ final class SessionHost {
     var requestsIn = 0
     private(set) var deliveriesOut = 0
 
+    /// The annotation list of a snapshot, encoded once for every joiner until
+    /// an annotation changes (every change is broadcast, which drops it).
+    private var encodedAnnotations: [UInt8]?
+
+    func annotationsJSON() -> [UInt8] {
+        if let encodedAnnotations { return encodedAnnotations }
+        let encoded = ServerMessage.annotationsJSON(session)
+        encodedAnnotations = encoded
+        return encoded
+    }
+
     init(session: Session, historySize: Int) {
         self.session = session
         self.historySize = historySize
@@ -46,6 +57,10 @@ final class SessionHost {
     /// Encodes each event once and queues the same frame for every member.
     func broadcast(_ events: [Emitted], on server: WebSocketServer, excludingConnection skip: ConnectionID? = nil) {
         for e in events {
+            switch e.event {
+            case .annotationAdded, .annotationUpdated, .annotationRemoved, .drag: encodedAnnotations = nil
+            default: break
+            }
             let frame = OutboundFrame(text: ServerMessage.event(e))
             var key: Int?
             if let k = e.conflation {

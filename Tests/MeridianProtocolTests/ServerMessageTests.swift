@@ -50,4 +50,21 @@ struct ServerMessageTests {
         let o = try parse(ServerMessage.event(Emitted(event: .calloutHidden(reason: tricky), seq: 1)))
         #expect(o["reason"] == .string(tricky))
     }
+
+    @Test func welcomeSnapshotFromCachedAnnotationsEqualsTheSnapshot() throws {
+        var session = Session(id: "s", epoch: "e")
+        guard case .success(let (pid, _)) = session.join(JoinRequest(name: "Ada", role: .owner), at: .zero) else { Issue.record("join"); return }
+        for i in 0..<3 {
+            let a = Annotation(id: "a\(i)", shape: .point(Point(coordinate: Coordinate(latitude: Double(i), longitude: 1))), title: "T\(i)", zIndex: 3 - i)
+            _ = try session.apply(.addAnnotation(a), from: pid, at: .zero).get()
+        }
+        let bytes = ServerMessage.welcome(ref: .number(1), session: session, participant: pid, resumedFrom: nil,
+                                          annotations: ServerMessage.annotationsJSON(session))
+        let welcome = try parse(bytes)
+        #expect(welcome["snapshot"] == ServerMessage.snapshot(session))
+        #expect(welcome["participant"] == .string(pid))
+        let resumed = try parse(ServerMessage.welcome(ref: .number(2), session: session, participant: pid, resumedFrom: 1, annotations: []))
+        #expect(resumed["snapshot"] == nil)
+        #expect(resumed["resumedFrom"] == .number(1))
+    }
 }
