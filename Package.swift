@@ -84,15 +84,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A real server in-process on an ephemeral port, for the live test targets.
+        .target(
+            name: "MeridianTesting",
+            dependencies: ["MeridianServer", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
         .testTarget(name: "MeridianTransportTests", dependencies: ["MeridianTransport"]),
         .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore"]),
-        .testTarget(name: "MeridianClientTests", dependencies: ["MeridianClient", "MeridianServer", "MeridianTransport", "MeridianCore"]),
-        .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer"]),
+        .testTarget(name: "MeridianClientTests", dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianTransport", "MeridianCore"]),
+        .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer", "MeridianTesting"]),
         .testTarget(
             name: "MeridianServerTests",
-            dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage"]
+            dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage", "MeridianTesting"]
         ),
     ]
 )

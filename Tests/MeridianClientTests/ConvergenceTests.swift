@@ -1,12 +1,13 @@
 import Foundation
 import MeridianClient
 import MeridianCore
+import MeridianTesting
 import Testing
 
 @Suite("Client library against the real server")
 struct ConvergenceTests {
     @Test func twoClientsConvergeAfterInterleavedEdits() async throws {
-        let server = try LiveServer()
+        let server = try TestServer()
         defer { server.stop() }
         let alice = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Alice"))
         let bob = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Bob"))
@@ -59,7 +60,7 @@ struct ConvergenceTests {
     }
 
     @Test func refusedRequestThrowsTheServersError() async throws {
-        let server = try LiveServer()
+        let server = try TestServer()
         defer { server.stop() }
         let viewer = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "V", role: .viewer))
         defer { viewer.close() }

@@ -1,13 +1,14 @@
 import Foundation
 import MeridianClient
 import MeridianCore
+import MeridianTesting
 import Testing
 
 @Suite("Client reconnect and resume")
 struct ReconnectTests {
     @Test func clientDroppedByTheServerResumesWithoutMissingAnEvent() async throws {
         // A client that stops reading cannot answer keepalive pings: the server drops it.
-        let server = try LiveServer {
+        let server = try TestServer {
             $0.transport.pingInterval = .seconds(1)
             $0.transport.idleTimeout = .seconds(2)
         }

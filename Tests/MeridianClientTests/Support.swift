@@ -3,26 +3,9 @@ import Logging
 import MeridianClient
 import MeridianCore
 import MeridianServer
+import MeridianTesting
 import MeridianTransport
 import Testing
-
-/// A real server on an ephemeral port.
-final class LiveServer: Sendable {
-    let server: MeridianServer
-    let port: Int
-
-    init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
-        var configuration = ServerConfiguration()
-        configuration.transport.port = 0
-        configure(&configuration)
-        var logger = Logger(label: "meridian.test")
-        logger.logLevel = .critical
-        server = MeridianServer(configuration: configuration, logger: logger)
-        port = try server.start()
-    }
-
-    func stop() { server.stop() }
-}
 
 /// Records a client's updates and lets a test wait for a condition on them or on its mirror.
 final class Recorder: MeridianClientDelegate, @unchecked Sendable {

@@ -1,27 +1,16 @@
 import Foundation
-import Logging
-import MeridianServer
+import MeridianTesting
 import Testing
 
 @Suite("meridian load against a real server")
 struct LoadCommandTests {
-    /// `.build/debug/meridian`, built alongside the tests.
-    static var binary: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/debug/meridian")
-    }
-
     @Test func smallLoadReportsNoLossAndFailsAnImpossibleP99() throws {
-        var configuration = ServerConfiguration()
-        configuration.transport.port = 0
-        var logger = Logger(label: "meridian.test")
-        logger.logLevel = .critical
-        let server = MeridianServer(configuration: configuration, logger: logger)
-        let port = try server.start()
+        let server = try TestServer()
+        let port = server.port
         defer { server.stop() }
 
         let process = Process()
-        process.executableURL = Self.binary
+        process.executableURL = TestServer.executable
         process.arguments = [
             "load", "--port", String(port), "--clients", "20", "--draggers", "2", "--contention", "1",
             "--selectors", "2", "--camera-movers", "2", "--duration", "3", "--ramp-up", "0.5",

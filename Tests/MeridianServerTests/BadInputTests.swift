@@ -1,4 +1,5 @@
 import MeridianCore
+import MeridianTesting
 import Testing
 
 @Suite("Bad input over real sockets")

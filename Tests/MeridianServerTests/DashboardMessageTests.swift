@@ -1,5 +1,6 @@
 import MeridianCore
 import MeridianTransport
+import MeridianTesting
 import Testing
 
 @Suite("Dashboard messages over real sockets")

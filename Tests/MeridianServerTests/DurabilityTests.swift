@@ -2,6 +2,7 @@ import Foundation
 import MeridianCore
 import MeridianServer
 import MeridianStorage
+import MeridianTesting
 import Testing
 
 /// A store whose every write fails, as with a full disk.

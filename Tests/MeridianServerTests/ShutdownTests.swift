@@ -1,19 +1,14 @@
 import Foundation
 import MeridianCore
+import MeridianTesting
 import MeridianTransport
 import Testing
 
 @Suite("The meridian executable")
 struct ShutdownTests {
-    /// `.build/debug/meridian`, built alongside the tests.
-    static var binary: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/debug/meridian")
-    }
-
     @Test func sigtermClosesConnectionsWith1001AndExitsZero() throws {
         let process = Process()
-        process.executableURL = Self.binary
+        process.executableURL = TestServer.executable
         process.arguments = ["serve", "--port", "0", "--log-level", "error"]
         let out = Pipe()
         process.standardOutput = out

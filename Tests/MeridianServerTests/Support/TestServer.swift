@@ -1,23 +1,7 @@
-import Logging
 import MeridianCore
-import MeridianServer
-import MeridianTransport
+import MeridianTesting
 
-/// A real server on an ephemeral port, stopped by `stop()`.
-final class TestServer: Sendable {
-    let server: MeridianServer
-    let port: Int
-
-    init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
-        var configuration = ServerConfiguration()
-        configuration.transport.port = 0
-        configure(&configuration)
-        var logger = Logger(label: "meridian.test")
-        logger.logLevel = .critical
-        server = MeridianServer(configuration: configuration, logger: logger)
-        port = try server.start()
-    }
-
+extension TestServer {
     func client() throws -> TestClient {
         try TestClient(port: port)
     }
@@ -28,6 +12,4 @@ final class TestServer: Sendable {
         try c.join(session, name: name, role: role, extra: extra)
         return c
     }
-
-    func stop() { server.stop() }
 }

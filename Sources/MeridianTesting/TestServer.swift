@@ -1,0 +1,29 @@
+import Foundation
+import Logging
+import MeridianServer
+
+/// A real Meridian server for tests: in this process, on an ephemeral port,
+/// logging only critical messages. Stop it with ``stop()``.
+public final class TestServer: Sendable {
+    public let server: MeridianServer
+    /// The port the server bound.
+    public let port: Int
+
+    public init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        var configuration = ServerConfiguration()
+        configuration.transport.port = 0
+        configure(&configuration)
+        var logger = Logger(label: "meridian.test")
+        logger.logLevel = .critical
+        server = MeridianServer(configuration: configuration, logger: logger)
+        port = try server.start()
+    }
+
+    public func stop() { server.stop() }
+
+    /// The `meridian` executable built alongside the tests (`.build/debug/meridian`).
+    public static var executable: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(".build/debug/meridian")
+    }
+}
