@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // libwebsockets, imported only by MeridianTransport.
@@ -39,6 +40,11 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // Bearer tokens (JWT: HS256, ES256, RS256): who a connection is and what it may join.
+        .target(
+            name: "MeridianAuth",
+            dependencies: ["MeridianCore", .product(name: "JWTKit", package: "jwt-kit")]
+        ),
         // Durable sessions: the SessionStore seam, SQLite (GRDB) and in-memory stores, group commit.
         .target(
             name: "MeridianStorage",
@@ -51,7 +57,7 @@ let package = Package(
         .target(
             name: "MeridianServer",
             dependencies: [
-                "MeridianCore", "MeridianProtocol", "MeridianTransport", "MeridianStorage",
+                "MeridianCore", "MeridianProtocol", "MeridianTransport", "MeridianStorage", "MeridianAuth",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -78,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "meridian",
             dependencies: [
-                "MeridianServer", "MeridianStorage", "MeridianDashboard", "MeridianLoad",
+                "MeridianServer", "MeridianStorage", "MeridianDashboard", "MeridianLoad", "MeridianAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -92,6 +98,7 @@ let package = Package(
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
         .testTarget(name: "MeridianTransportTests", dependencies: ["MeridianTransport"]),
+        .testTarget(name: "MeridianAuthTests", dependencies: ["MeridianAuth", "MeridianCore"]),
         .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore"]),
         .testTarget(name: "MeridianClientTests", dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianTransport", "MeridianCore"]),
         .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer", "MeridianTesting"]),
