@@ -104,7 +104,10 @@ let package = Package(
         .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer", "MeridianTesting"]),
         .testTarget(
             name: "MeridianServerTests",
-            dependencies: ["MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage", "MeridianTesting"]
+            dependencies: [
+                "MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage", "MeridianTesting",
+                "MeridianAuth",
+            ]
         ),
     ]
 )

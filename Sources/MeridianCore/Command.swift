@@ -26,11 +26,14 @@ public struct JoinRequest: Hashable, Sendable {
     public var role: Role
     public var hidden: Bool
     public var color: Color?
-    public init(name: String, role: Role, hidden: Bool = false, color: Color? = nil) {
+    /// The participant id to join as (from a verified token); nil lets the session assign one.
+    public var participant: ParticipantID?
+    public init(name: String, role: Role, hidden: Bool = false, color: Color? = nil, participant: ParticipantID? = nil) {
         self.name = name
         self.role = role
         self.hidden = hidden
         self.color = color
+        self.participant = participant
     }
 }
 

@@ -12,11 +12,21 @@ extension Session {
             guard participants.count < limits.maxParticipants else {
                 throw SessionError(.limitExceeded, "session \(id) is full (\(limits.maxParticipants) participants)")
             }
+            if let pid = request.participant {
+                try validator.identifier(pid, "participant")
+                guard participants[pid] == nil else {
+                    throw SessionError(.alreadyExists, "participant \(pid) is already in session \(id)", field: "participant")
+                }
+            }
         } catch {
             return .failure(error)
         }
         joinCount += 1
-        let pid = "p\(joinCount)"
+        var pid = request.participant ?? "p\(joinCount)"
+        while request.participant == nil && participants[pid] != nil {
+            joinCount += 1
+            pid = "p\(joinCount)"
+        }
         let color = request.color ?? Self.palette[(joinCount - 1) % Self.palette.count]
         let participant = Participant(id: pid, name: request.name, color: color, role: request.role, hidden: request.hidden)
         participants[pid] = participant

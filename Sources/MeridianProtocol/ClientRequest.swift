@@ -10,6 +10,26 @@ public struct ResumePoint: Hashable, Sendable {
     }
 }
 
+/// What a `join` asks for. With a bearer token the token decides the
+/// participant id and the most the role may be; without one (`--auth none`)
+/// `name` and `role` are required.
+public struct JoinParameters: Hashable, Sendable {
+    public var name: String?
+    public var role: Role?
+    /// nil when the request did not say.
+    public var hidden: Bool?
+    public var color: Color?
+    public var token: String?
+
+    public init(name: String? = nil, role: Role? = nil, hidden: Bool? = nil, color: Color? = nil, token: String? = nil) {
+        self.name = name
+        self.role = role
+        self.hidden = hidden
+        self.color = color
+        self.token = token
+    }
+}
+
 /// A decoded client request.
 public struct ClientRequest: Hashable, Sendable {
     /// The client-chosen reference echoed in the answer (a string or a number).
@@ -17,11 +37,14 @@ public struct ClientRequest: Hashable, Sendable {
     public var body: Body
 
     public enum Body: Hashable, Sendable {
-        case join(session: String, JoinRequest, resume: ResumePoint?)
+        case join(session: String, JoinParameters, resume: ResumePoint?)
+        /// A fresh bearer token for the joined participant, before the current one expires.
+        case refreshToken(String)
         case leave
         case ping
         /// Subscribe this connection to the server's `overview` messages.
-        case overviewWatch
+        /// `token` is needed when the server checks tokens and the handshake carried none.
+        case overviewWatch(token: String?)
         case command(Command)
     }
 
@@ -29,6 +52,7 @@ public struct ClientRequest: Hashable, Sendable {
     public var typeName: String {
         switch body {
         case .join: "join"
+        case .refreshToken: "token.refresh"
         case .leave: "leave"
         case .ping: "ping"
         case .overviewWatch: "overview.watch"
@@ -80,13 +104,14 @@ extension ClientRequest {
                 resume = ResumePoint(epoch: try r.string("epoch"), seq: UInt64(seq))
                 try r.finish()
             }
-            let request = JoinRequest(
-                name: try f.string("name"), role: try f.enumeration("role", Role.self),
-                hidden: try f.optionalBool("hidden") ?? false, color: try f.optionalColor("color"))
-            return .join(session: try f.string("session"), request, resume: resume)
+            let parameters = JoinParameters(
+                name: try f.optionalString("name"), role: try f.optionalEnumeration("role", Role.self),
+                hidden: try f.optionalBool("hidden"), color: try f.optionalColor("color"), token: try f.optionalString("token"))
+            return .join(session: try f.string("session"), parameters, resume: resume)
+        case "token.refresh": return .refreshToken(try f.string("token"))
         case "leave": return .leave
         case "ping": return .ping
-        case "overview.watch": return .overviewWatch
+        case "overview.watch": return .overviewWatch(token: try f.optionalString("token"))
         default: return .command(try decodeCommand(type, f))
         }
     }

@@ -31,4 +31,11 @@ extension SessionError.Code {
     public static let notJoined = Self(rawValue: "not_joined")
     /// `join` arrived on a connection that already joined.
     public static let alreadyJoined = Self(rawValue: "already_joined")
+    /// No usable bearer token: missing, malformed, badly signed, for another
+    /// audience or issuer, or not valid yet.
+    public static let unauthorized = Self(rawValue: "unauthorized")
+    /// The bearer token is past its `exp`: get a new one.
+    public static let tokenExpired = Self(rawValue: "token_expired")
+    /// Too many requests: the answer's `retryAfterMs` says when to try again.
+    public static let rateLimited = Self(rawValue: "rate_limited")
 }

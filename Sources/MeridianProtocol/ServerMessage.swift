@@ -24,12 +24,23 @@ public enum ServerMessage {
         message("ack", [("ref", ref), ("seq", .number(Double(seq))), ("camera", camera.map(Wire.camera))])
     }
 
+    /// The answer to a transient request (camera.changing, a drag move,
+    /// location) that a later one of the same kind replaced before it was
+    /// applied, while the connection was over its rate limit.
+    public static func conflated(ref: JSONValue, seq: UInt64) -> [UInt8] {
+        message("ack", [("ref", ref), ("seq", .number(Double(seq))), ("conflated", .bool(true))])
+    }
+
     /// The answer to a refused request. The session is unchanged.
-    public static func error(ref: JSONValue, code: SessionError.Code, message text: String, field: String? = nil, holder: Participant? = nil) -> [UInt8] {
+    public static func error(
+        ref: JSONValue, code: SessionError.Code, message text: String, field: String? = nil, holder: Participant? = nil,
+        retryAfterMs: Int? = nil
+    ) -> [UInt8] {
         message("error", [
             ("ref", ref), ("code", .string(code.rawValue)), ("message", .string(text)),
             ("field", Wire.string(field)),
             ("holder", holder.map { .object(["id": .string($0.id), "name": .string($0.name)]) }),
+            ("retryAfterMs", retryAfterMs.map { .number(Double($0)) }),
         ])
     }
 

@@ -17,4 +17,10 @@ public enum CloseCode {
     public static let slowConsumer: UInt16 = 4008
     /// Too many invalid requests: give up; fix the client.
     public static let abusive: UInt16 = 4009
+    /// The same participant joined from a newer connection: do not reconnect
+    /// automatically (the other connection is the live one).
+    public static let replaced: UInt16 = 4010
+    /// The bearer token expired without a `token.refresh`: get a new token,
+    /// reconnect and resume.
+    public static let tokenExpired: UInt16 = 4401
 }

@@ -10,6 +10,7 @@ extension Hub {
     func apiResponse(to request: HTTPRequest, on server: WebSocketServer) -> HTTPResponse? {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 3, parts[0] == "", parts[1] == "api", parts[2] == "sessions" else { return nil }
+        if let denial = authorizeAPI(request, parts) { return denial }
         switch (request.method, parts.count) {
         case ("GET", 3): return listSessions()
         case ("POST", 3): return createSession(request.body, on: server)

@@ -1,4 +1,6 @@
+import Foundation
 import Logging
+import MeridianAuth
 import MeridianCore
 import MeridianProtocol
 import MeridianStorage
@@ -16,11 +18,23 @@ final class Hub: TransportHandler {
     var overview = OverviewState()
     var durability: Durability
     let metrics: HubMetrics
+    /// When connections' token expiries are next looked at.
+    var nextTokenCheck = Date.distantPast
+    /// Connections with requests waiting for their rate limit.
+    var deferredConnections: Set<ConnectionID> = []
 
     struct ConnectionState {
         var peer: String
+        /// The bearer token of the WebSocket handshake, used by a join without its own.
+        var handshakeToken: String?
         var sessionID: String?
         var participant: ParticipantID?
+        /// The verified token the participant joined with (nil without authentication).
+        var grant: AccessGrant?
+        /// The connection's rate limit, created with its first request.
+        var bucket: TokenBucket?
+        /// Transient requests waiting for the rate limit, oldest first.
+        var deferred: [DeferredRequest] = []
         /// Times of recent protocol errors, for the abuse limit.
         var recentErrors: [Duration] = []
     }
@@ -49,13 +63,14 @@ final class Hub: TransportHandler {
             countProtocolError(connection, on: server)
         case .success(let request):
             metrics.messageIn(request.typeName)
-            handle(request, from: connection, on: server)
+            if admit(request, from: connection, on: server) { handle(request, from: connection, on: server) }
         }
     }
 
     func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {
         guard let state = connections.removeValue(forKey: connection) else { return }
         overview.watchers.remove(connection)
+        deferredConnections.remove(connection)
         logger.info("connection closed", metadata: [
             "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
         ])
@@ -72,7 +87,9 @@ final class Hub: TransportHandler {
             host.broadcast(events, on: server)
             persist(events, of: host, on: server)
         }
+        releaseAllDeferred(on: server)
         unloadIdleSessions(on: server)
+        closeExpiredTokens(on: server)
         tickOverview(server)
     }
 
@@ -82,7 +99,7 @@ final class Hub: TransportHandler {
 
     // MARK: Requests
 
-    private func handle(_ request: ClientRequest, from connection: ConnectionID, on server: WebSocketServer) {
+    func handle(_ request: ClientRequest, from connection: ConnectionID, on server: WebSocketServer) {
         let state = connections[connection]!
         switch request.body {
         case .join(let sessionID, let join, let resume):
@@ -90,12 +107,31 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: "join", code: .alreadyJoined,
                               message: "this connection already joined session \(state.sessionID!); send leave first", on: server)
             }
-            self.join(sessionID, join, resume: resume, ref: request.ref, connection: connection, on: server)
+            switch resolveJoin(join, session: sessionID, connection: connection) {
+            case .failure(let refusal):
+                refuse(connection, ref: request.ref, request: "join", code: refusal.code, message: refusal.message, field: refusal.field, on: server)
+                countProtocolError(connection, on: server)
+            case .success(let (joinRequest, grant)):
+                self.join(sessionID, joinRequest, grant: grant, resume: resume, ref: request.ref, connection: connection, on: server)
+            }
+        case .refreshToken(let token):
+            if let refusal = refreshToken(token, ref: request.ref, connection: connection, on: server) {
+                return refuse(connection, ref: request.ref, request: "token.refresh", code: refusal.code, message: refusal.message,
+                              field: refusal.field, on: server)
+            }
+            let seq = state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
+            acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)),
+                                   ref: request.ref, request: "token.refresh"), on: server)
         case .ping:
             let seq = state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)),
                                    ref: request.ref, request: "ping"), on: server)
-        case .overviewWatch:
+        case .overviewWatch(let token):
+            if let refusal = authorizeOverview(token: token, connection: connection) {
+                refuse(connection, ref: request.ref, request: "overview.watch", code: refusal.code, message: refusal.message,
+                       field: refusal.field, on: server)
+                return countProtocolError(connection, on: server)
+            }
             watchOverview(connection, ref: request.ref, on: server)
         case .leave:
             guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
@@ -104,6 +140,7 @@ final class Hub: TransportHandler {
             leave(connection, state, reason: "left", on: server)
             connections[connection]?.sessionID = nil
             connections[connection]?.participant = nil
+            connections[connection]?.grant = nil
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq)),
                                    ref: request.ref, request: "leave"), on: server)
         case .command(let command):
@@ -127,7 +164,10 @@ final class Hub: TransportHandler {
         }
     }
 
-    private func join(_ sessionID: String, _ request: JoinRequest, resume: ResumePoint?, ref: JSONValue, connection: ConnectionID, on server: WebSocketServer) {
+    private func join(
+        _ sessionID: String, _ request: JoinRequest, grant: AccessGrant?, resume: ResumePoint?, ref: JSONValue,
+        connection: ConnectionID, on server: WebSocketServer
+    ) {
         guard Self.isValidSessionID(sessionID) else {
             return refuse(connection, ref: ref, request: "join", code: .invalidField,
                           message: "session: 1-128 characters of A-Z a-z 0-9 . _ -", field: "session", on: server)
@@ -138,6 +178,15 @@ final class Hub: TransportHandler {
         case .failure(let error):
             return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, on: server)
         }
+        if let pid = request.participant, let old = host.connection(of: pid), let oldState = connections[old] {
+            // The same participant again (a reconnect the server has not noticed yet, another tab):
+            // the newer connection wins.
+            leave(old, oldState, reason: "replaced", on: server)
+            connections[old]?.sessionID = nil
+            connections[old]?.participant = nil
+            connections[old]?.grant = nil
+            server.close(old, code: CloseCode.replaced, reason: "replaced by a newer connection of \(pid)")
+        }
         let before = host.session.seq
         switch host.session.join(request, at: server.now) {
         case .failure(let error):
@@ -147,6 +196,7 @@ final class Hub: TransportHandler {
             host.add(connection, as: pid)
             connections[connection]?.sessionID = sessionID
             connections[connection]?.participant = pid
+            connections[connection]?.grant = grant
             logger.info("joined", metadata: [
                 "connection": "\(connection)", "session": "\(sessionID)", "participant": "\(pid)",
                 "role": "\(request.role.rawValue)", "hidden": "\(request.hidden)",
@@ -188,7 +238,7 @@ final class Hub: TransportHandler {
     }
 
     /// A client that keeps sending what cannot be decoded is closed with 4009.
-    private func countProtocolError(_ connection: ConnectionID, on server: WebSocketServer) {
+    func countProtocolError(_ connection: ConnectionID, on server: WebSocketServer) {
         let now = server.now
         let window = configuration.abuseWindow
         connections[connection]?.recentErrors.removeAll { now - $0 > window }

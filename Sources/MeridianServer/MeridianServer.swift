@@ -19,6 +19,10 @@ public final class MeridianServer: Sendable {
     /// Throws a ``StorageError`` naming the path and cause when the store
     /// cannot be opened (unwritable directory, a file that is not a database).
     public func start() throws -> Int {
+        if case .none = configuration.authentication, !Authentication.isLoopback(configuration.transport.host) {
+            throw ConfigurationError(
+                "authentication none accepts anyone as any role: it binds only to loopback (127.0.0.1, ::1), not \(configuration.transport.host)")
+        }
         let metrics = self.metrics
         try storage.open(configuration.storage, onBatch: { metrics.record($0) })
         do {
@@ -35,4 +39,10 @@ public final class MeridianServer: Sendable {
         transport.stop()
         storage.close()
     }
+}
+
+/// A configuration the server refuses to run with.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

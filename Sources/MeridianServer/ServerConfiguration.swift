@@ -20,6 +20,10 @@ public struct ServerConfiguration: Sendable {
     public var http: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     /// Where sessions are kept, when idle ones are unloaded, how many are loaded.
     public var storage = StorageConfiguration()
+    /// Requests each connection may send; see ``RateLimit``.
+    public var rateLimit = RateLimit()
+    /// Who may join what. `.none` is for development on loopback only.
+    public var authentication: Authentication = .none
 
     public init(
         transport: TransportConfiguration = TransportConfiguration(),
@@ -36,4 +40,21 @@ public struct ServerConfiguration: Sendable {
         self.maxProtocolErrors = maxProtocolErrors
         self.abuseWindow = abuseWindow
     }
+}
+
+/// A token bucket per connection: `perSecond` requests on average, up to
+/// `burst` at once. Beyond it transient requests (camera.changing, drag
+/// moves, location) are conflated, the latest of each kind applied as the
+/// bucket refills; other requests are refused with `rate_limited` and a
+/// `retryAfterMs` hint.
+public struct RateLimit: Sendable, Equatable {
+    public var perSecond: Double
+    public var burst: Int
+    public init(perSecond: Double = 200, burst: Int = 400) {
+        self.perSecond = perSecond
+        self.burst = burst
+    }
+
+    /// No practical limit: for load tests and benchmarks that flood on purpose.
+    public static let unlimited = RateLimit(perSecond: 1e12, burst: Int(Int32.max))
 }

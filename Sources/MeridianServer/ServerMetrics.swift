@@ -72,6 +72,10 @@ final class HubMetrics {
     func messageIn(_ type: String) { count("meridian_messages_in_total", [("type", type)]) }
     func messageOut(_ type: String) { count("meridian_messages_out_total", [("type", type)]) }
     func error(_ code: SessionError.Code) { count("meridian_errors_total", [("code", code.rawValue)]) }
+    /// A request over its connection's rate limit: conflated (transient) or refused.
+    func rateLimited(conflated: Bool) {
+        count("meridian_rate_limited_total", [("outcome", conflated ? "conflated" : "refused")])
+    }
     func connectionEvent(_ event: String) { count("meridian_connection_events_total", [("event", event)]) }
     func drag(policy: DragPolicy, outcome: String) {
         count("meridian_drag_starts_total", [("policy", policy.rawValue), ("outcome", outcome)])

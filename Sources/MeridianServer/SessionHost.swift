@@ -38,6 +38,9 @@ final class SessionHost {
 
     var isEmpty: Bool { members.isEmpty }
 
+    /// The connection `pid` is joined on, if any.
+    func connection(of pid: ParticipantID) -> ConnectionID? { connectionOf[pid] }
+
     func add(_ connection: ConnectionID, as pid: ParticipantID) {
         members[connection] = pid
         connectionOf[pid] = connection

@@ -9,12 +9,15 @@ public struct HTTPRequest: Sendable {
     /// The request body (POST, PUT, PATCH with a Content-Length), at most
     /// `TransportConfiguration.maxHTTPBodyBytes`.
     public var body: [UInt8]
+    /// The Authorization header, if any.
+    public var authorization: String?
 
-    public init(method: String, path: String, query: String = "", body: [UInt8] = []) {
+    public init(method: String, path: String, query: String = "", body: [UInt8] = [], authorization: String? = nil) {
         self.method = method
         self.path = path
         self.query = query
         self.body = body
+        self.authorization = authorization
     }
 }
 

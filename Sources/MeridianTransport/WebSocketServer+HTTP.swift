@@ -48,7 +48,8 @@ extension WebSocketServer {
         } else {
             path = "/"
         }
-        let request = HTTPRequest(method: httpMethod(wsi), path: path, query: queryString(wsi))
+        var request = HTTPRequest(method: httpMethod(wsi), path: path, query: queryString(wsi))
+        request.authorization = httpHeader(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)
         var id = user.load(as: UInt64.self)
         if id == 0 {
             id = nextID
@@ -94,6 +95,16 @@ extension WebSocketServer {
         if lws_write(wsi, body, exchange.bodyCount, LWS_WRITE_HTTP_FINAL) < 0 { return -1 }
         if exchange.closeAfter { return -1 }
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    /// A request header lws parsed, or nil if absent.
+    func httpHeader(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let total = Int(lws_hdr_total_length(wsi, token))
+        guard total > 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: total + 1)
+        let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token)
+        guard copied > 0 else { return nil }
+        return String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func queryString(_ wsi: OpaquePointer) -> String {

@@ -53,7 +53,25 @@ struct ResolvedSettings {
         var defaults = SessionSettings()
         defaults.dragPolicy = policy
         defaults.leaseTimeout = .milliseconds(Int(lease * 1000))
-        server = ServerConfiguration(transport: transport, sessionDefaults: defaults, historySize: history)
+        var limits = SessionLimits()
+        limits.maxParticipants = o.maxParticipants ?? d.maxParticipants!
+        limits.maxAnnotations = o.maxAnnotations ?? d.maxAnnotations!
+        limits.maxCoordinatesPerShape = o.maxCoordinates ?? d.maxCoordinates!
+        limits.maxMetadataBytes = o.maxMetadataBytes ?? d.maxMetadataBytes!
+        limits.maxTitleLength = o.maxTitleLength ?? d.maxTitleLength!
+        for (key, value) in [
+            ("maxParticipants", limits.maxParticipants), ("maxAnnotations", limits.maxAnnotations),
+            ("maxCoordinates", limits.maxCoordinatesPerShape), ("maxMetadataBytes", limits.maxMetadataBytes),
+            ("maxTitleLength", limits.maxTitleLength),
+        ] where value < 1 {
+            throw ValidationError("\(key) must be at least 1")
+        }
+        guard limits.maxCoordinatesPerShape >= 4 else { throw ValidationError("maxCoordinates must be at least 4 (a polygon ring)") }
+        let rate = o.rateLimit ?? d.rateLimit!, burst = o.rateBurst ?? d.rateBurst!
+        guard rate > 0, burst >= 1 else { throw ValidationError("rateLimit must be positive and rateBurst at least 1") }
+        guard ["jwt", "none"].contains(o.auth ?? d.auth!) else { throw ValidationError("auth \"\(o.auth!)\": use jwt or none") }
+        server = ServerConfiguration(transport: transport, sessionDefaults: defaults, limits: limits, historySize: history)
+        server.rateLimit = RateLimit(perSecond: rate, burst: burst)
         server.storage.dataDirectory = o.dataDir
         server.storage.idleUnloadAfter = .milliseconds(Int(idleUnload * 1000))
         server.storage.maxLoadedSessions = maxSessions

@@ -40,6 +40,20 @@ struct Serve: AsyncParsableCommand {
     var dashboardDirectory: String?
     @Option(help: "Leaflet's files (Debian libjs-leaflet), served at /vendor/leaflet/ (default /usr/share/javascript/leaflet).")
     var leafletDirectory: String?
+    @Option(help: "jwt (default): joins need a bearer token; none: anyone joins as any role, loopback only, for development.")
+    var auth: String?
+    @Option(help: "File holding the HS256 secret (at least 32 bytes) tokens are signed with.") var jwtSecretFile: String?
+    @Option(help: "PEM file of the ES256 (P-256) or RS256 public keys tokens are signed with; several keys for rotation.")
+    var jwtPublicKeyFile: String?
+    @Option(help: "When set, tokens must carry this audience (aud).") var jwtAudience: String?
+    @Option(help: "When set, tokens must come from this issuer (iss).") var jwtIssuer: String?
+    @Option(help: "Requests per second per connection (token bucket; default 200).") var rateLimit: Double?
+    @Option(help: "Requests a connection may send at once above the rate (default 400).") var rateBurst: Int?
+    @Option(help: "Most participants per session (default 5000).") var maxParticipants: Int?
+    @Option(help: "Most annotations per session (default 100000).") var maxAnnotations: Int?
+    @Option(help: "Most coordinates per polyline or polygon ring (default 10000).") var maxCoordinates: Int?
+    @Option(help: "Most bytes of an annotation's metadata (default 4096).") var maxMetadataBytes: Int?
+    @Option(help: "Longest annotation title or subtitle, in characters (default 256).") var maxTitleLength: Int?
 
     var flags: ServeOptions {
         ServeOptions(
@@ -47,7 +61,10 @@ struct Serve: AsyncParsableCommand {
             dragPolicy: dragPolicy, leaseTimeout: leaseTimeout, historySize: historySize, maxMessageBytes: maxMessageBytes,
             queueHighWater: queueHighWater, queueHardLimit: queueHardLimit, slowConsumerGrace: slowConsumerGrace,
             closeTimeout: closeTimeout, pingInterval: pingInterval, idleTimeout: idleTimeout, logLevel: logLevel,
-            dashboardTiles: dashboardTiles, dashboardDirectory: dashboardDirectory, leafletDirectory: leafletDirectory)
+            dashboardTiles: dashboardTiles, dashboardDirectory: dashboardDirectory, leafletDirectory: leafletDirectory,
+            auth: auth, jwtSecretFile: jwtSecretFile, jwtPublicKeyFile: jwtPublicKeyFile, jwtAudience: jwtAudience, jwtIssuer: jwtIssuer,
+            rateLimit: rateLimit, rateBurst: rateBurst, maxParticipants: maxParticipants, maxAnnotations: maxAnnotations,
+            maxCoordinates: maxCoordinates, maxMetadataBytes: maxMetadataBytes, maxTitleLength: maxTitleLength)
     }
 
     /// flags > environment > file > defaults.
@@ -72,6 +89,11 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         var configuration = settings.server
+        do {
+            configuration.authentication = try await Self.authentication(o)
+        } catch let error as ConfigError {
+            throw ValidationError(error.description)
+        }
         let dashboard = try Dashboard(configuration: settings.dashboard)
         configuration.http = { request in dashboard.response(to: request) }
         let server = MeridianServer(configuration: configuration)
@@ -82,6 +104,12 @@ struct Serve: AsyncParsableCommand {
         } catch let error as StorageError {
             Logger(label: "meridian").critical("cannot start: \(error.message)")
             throw ExitCode(3)
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+        if case .none = configuration.authentication {
+            Logger(label: "meridian").warning(
+                "AUTHENTICATION IS OFF (--auth none): anyone can join any session as any role. For development only; bound to loopback.")
         }
         // Tests and scripts read this line to learn the port.
         print("meridian listening on http://\(transport.host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")

@@ -24,13 +24,28 @@ struct ServeOptions: Codable, Equatable, Sendable {
     var dashboardTiles: String?
     var dashboardDirectory: String?
     var leafletDirectory: String?
+    var auth: String?
+    var jwtSecretFile: String?
+    var jwtPublicKeyFile: String?
+    var jwtAudience: String?
+    var jwtIssuer: String?
+    var rateLimit: Double?
+    var rateBurst: Int?
+    var maxParticipants: Int?
+    var maxAnnotations: Int?
+    var maxCoordinates: Int?
+    var maxMetadataBytes: Int?
+    var maxTitleLength: Int?
 
     static let defaults = ServeOptions(
         host: "127.0.0.1", port: 8080, dataDir: nil, idleUnload: 300, maxSessions: 10_000,
         dragPolicy: "exclusive", leaseTimeout: 10, historySize: 4_096, maxMessageBytes: 65_536,
         queueHighWater: 1 << 20, queueHardLimit: 8 << 20, slowConsumerGrace: 2, closeTimeout: 30,
         pingInterval: 30, idleTimeout: 75, logLevel: "info",
-        dashboardTiles: nil, dashboardDirectory: nil, leafletDirectory: "/usr/share/javascript/leaflet")
+        dashboardTiles: nil, dashboardDirectory: nil, leafletDirectory: "/usr/share/javascript/leaflet",
+        auth: "jwt", jwtSecretFile: nil, jwtPublicKeyFile: nil, jwtAudience: nil, jwtIssuer: nil,
+        rateLimit: 200, rateBurst: 400, maxParticipants: 5_000, maxAnnotations: 100_000, maxCoordinates: 10_000,
+        maxMetadataBytes: 4_096, maxTitleLength: 256)
 
     /// These options, with `lower` filling what is unset.
     func over(_ lower: ServeOptions) throws -> ServeOptions {
@@ -48,7 +63,9 @@ struct ServeOptions: Codable, Equatable, Sendable {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw ConfigError("config file \(path) is not a JSON object")
         }
-        let known = Set(try dictionary(defaults).keys).union(["dataDir", "dashboardTiles", "dashboardDirectory"])
+        let known = Set(try dictionary(defaults).keys).union([
+            "dataDir", "dashboardTiles", "dashboardDirectory", "jwtSecretFile", "jwtPublicKeyFile", "jwtAudience", "jwtIssuer",
+        ])
         if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
             throw ConfigError("config file \(path): unknown key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
         }

@@ -48,7 +48,8 @@ class Server:
     def __init__(self, kind, extra=()):
         self.kind = kind
         if kind == "meridian":
-            argv = [MERIDIAN, "serve", "--port", "0", "--log-level", "error", *extra]
+            # Loopback, no tokens; the load tool sends at rates the scenarios set, not the per-connection default.
+            argv = [MERIDIAN, "serve", "--port", "0", "--log-level", "error", "--auth", "none", "--rate-limit", "1000000", "--rate-burst", "1000000", *extra]
         elif kind == "lws":
             argv = [LWS_BIN, free_port()]
         else:

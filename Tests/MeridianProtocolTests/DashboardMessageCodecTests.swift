@@ -6,7 +6,7 @@ import Testing
 struct DashboardMessageCodecTests {
     @Test func overviewWatchDecodes() throws {
         let request = try ClientRequest.decode(Array(#"{"type":"overview.watch","ref":"o1"}"#.utf8)).get()
-        #expect(request.body == .overviewWatch)
+        #expect(request.body == .overviewWatch(token: nil))
         #expect(request.typeName == "overview.watch")
     }
 

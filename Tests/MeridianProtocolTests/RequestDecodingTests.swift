@@ -23,7 +23,7 @@ struct RequestDecodingTests {
     @Test func joinWithResume() throws {
         let r = try decode(##"{"type":"join","ref":"j1","session":"s","name":"Ada","role":"viewer","hidden":true,"color":"#ff0000","resume":{"epoch":"e","seq":7}}"##).get()
         #expect(r.ref == .string("j1"))
-        #expect(r.body == .join(session: "s", JoinRequest(name: "Ada", role: .viewer, hidden: true, color: Color(red: 255, green: 0, blue: 0)), resume: ResumePoint(epoch: "e", seq: 7)))
+        #expect(r.body == .join(session: "s", JoinParameters(name: "Ada", role: .viewer, hidden: true, color: Color(red: 255, green: 0, blue: 0)), resume: ResumePoint(epoch: "e", seq: 7)))
     }
 
     @Test func pointDefaults() throws {

@@ -9,7 +9,7 @@ struct ShutdownTests {
     @Test func sigtermClosesConnectionsWith1001AndExitsZero() throws {
         let process = Process()
         process.executableURL = TestServer.executable
-        process.arguments = ["serve", "--port", "0", "--log-level", "error"]
+        process.arguments = ["serve", "--port", "0", "--auth", "none", "--log-level", "error"]
         let out = Pipe()
         process.standardOutput = out
         try process.run()

@@ -13,6 +13,8 @@ struct SlowConsumerTests {
             $0.transport.slowConsumerGrace = .seconds(1)
             // The reader parses megabytes before it sees the slow one leave.
             $0.transport.closeTimeout = .seconds(120)
+            // The writer floods on purpose; this test is about the reader.
+            $0.rateLimit = .unlimited
         }
         defer { server.stop() }
         let writer = try server.joined("s", name: "Writer")

@@ -34,7 +34,7 @@ class Server:
         path = binary()
         if not path.exists():
             pytest.fail(f"server binary not found at {path}: run `swift build` or set MERIDIAN_BIN")
-        self.args = ["serve", "--port", "0", *args]
+        self.args = ["serve", "--port", "0", "--auth", "none", *args]
         self.log = tempfile.NamedTemporaryFile(prefix="meridian-", suffix=".log", delete=False)
         self.process = subprocess.Popen([str(path), *self.args], stdout=subprocess.PIPE, stderr=self.log,
                                         stdin=subprocess.DEVNULL, text=True)

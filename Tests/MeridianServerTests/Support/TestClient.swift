@@ -9,7 +9,7 @@ final class TestClient {
     private var nextRef = 1
     /// Messages read while waiting for an answer, not yet consumed.
     private(set) var pending: [JSONValue] = []
-    private(set) var welcome: JSONValue = .null
+    var welcome: JSONValue = .null
 
     init(port: Int) throws {
         socket = WebSocketClient(port: port)

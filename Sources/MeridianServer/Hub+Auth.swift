@@ -1,0 +1,176 @@
+import Foundation
+import MeridianAuth
+import MeridianCore
+import MeridianProtocol
+import MeridianTransport
+
+/// Why a join or refresh was refused.
+struct AuthRefusal: Error {
+    var code: SessionError.Code
+    var message: String
+    var field: String?
+}
+
+extension Hub {
+    /// The core join request a `join` amounts to: under tokens, the token
+    /// names the participant and caps the role; without, the request says all.
+    func resolveJoin(_ p: JoinParameters, session: String, connection: ConnectionID) -> Result<(JoinRequest, AccessGrant?), AuthRefusal> {
+        guard case .tokens(let verifier) = configuration.authentication else {
+            guard let name = p.name else { return .failure(AuthRefusal(code: .invalidField, message: "name: required", field: "name")) }
+            guard let role = p.role else {
+                return .failure(AuthRefusal(code: .invalidField, message: "role: required (owner, editor or viewer)", field: "role"))
+            }
+            return .success((JoinRequest(name: name, role: role, hidden: p.hidden ?? false, color: p.color), nil))
+        }
+        guard let token = p.token ?? connections[connection]?.handshakeToken else {
+            return .failure(AuthRefusal(
+                code: .unauthorized,
+                message: "join needs a bearer token: the join's token field, an Authorization: Bearer header or ?access_token= on the WebSocket URL",
+                field: "token"))
+        }
+        let grant: AccessGrant
+        switch verifier.verify(token) {
+        case .success(let g): grant = g
+        case .failure(let error): return .failure(AuthRefusal(code: Self.code(error), message: error.message, field: "token"))
+        }
+        guard grant.allows(session: session) else {
+            return .failure(AuthRefusal(code: .forbidden, message: "the token does not allow session \(session) (it allows \(grant.sessions))", field: "session"))
+        }
+        let ceiling = grant.role.sessionRole
+        let role = p.role ?? ceiling
+        guard role.rank <= ceiling.rank else {
+            return .failure(AuthRefusal(code: .forbidden, message: "the token grants at most \(ceiling.rawValue); cannot join as \(role.rawValue)", field: "role"))
+        }
+        let hidden: Bool
+        switch (grant.role, p.hidden) {
+        case (.dashboard, false?):
+            return .failure(AuthRefusal(code: .forbidden, message: "a dashboard token joins hidden only", field: "hidden"))
+        case (.dashboard, _): hidden = true
+        case (.owner, let h): hidden = h ?? false
+        case (_, true?):
+            return .failure(AuthRefusal(code: .forbidden, message: "only owner and dashboard tokens may join hidden", field: "hidden"))
+        case (_, _): hidden = false
+        }
+        let name = grant.name ?? p.name ?? grant.participant
+        return .success((JoinRequest(name: name, role: role, hidden: hidden, color: p.color, participant: grant.participant), grant))
+    }
+
+    /// `token.refresh`: a new token for the same participant, still allowing
+    /// the joined session with the same role, replaces the expiry.
+    func refreshToken(_ token: String, ref: JSONValue, connection: ConnectionID, on server: WebSocketServer) -> AuthRefusal? {
+        guard case .tokens(let verifier) = configuration.authentication else {
+            return AuthRefusal(code: .invalidField, message: "this server does not check tokens", field: "token")
+        }
+        guard let state = connections[connection], let sessionID = state.sessionID, let current = state.grant else {
+            return AuthRefusal(code: .notJoined, message: "token.refresh needs a joined session")
+        }
+        switch verifier.verify(token) {
+        case .failure(let error):
+            return AuthRefusal(code: Self.code(error), message: error.message, field: "token")
+        case .success(let grant):
+            guard grant.participant == current.participant else {
+                return AuthRefusal(code: .forbidden, message: "the new token is for \(grant.participant), not \(current.participant)", field: "token")
+            }
+            guard grant.role == current.role, grant.allows(session: sessionID) else {
+                return AuthRefusal(code: .forbidden, message: "the new token must grant the same role in session \(sessionID)", field: "token")
+            }
+            connections[connection]?.grant = grant
+            return nil
+        }
+    }
+
+    /// Closes, with 4401, connections whose token expired unrefreshed.
+    func closeExpiredTokens(on server: WebSocketServer) {
+        guard case .tokens(let verifier) = configuration.authentication else { return }
+        let now = Date()
+        guard now >= nextTokenCheck else { return }
+        nextTokenCheck = now.addingTimeInterval(1)
+        for (id, state) in connections {
+            guard let grant = state.grant, now.timeIntervalSince(grant.expires) > verifier.leeway else { continue }
+            logger.info("token expired", metadata: ["connection": "\(id)", "participant": "\(grant.participant)"])
+            connections[id]?.grant = nil
+            server.close(id, code: CloseCode.tokenExpired, reason: "token expired")
+        }
+    }
+
+    static func code(_ error: AuthError) -> SessionError.Code {
+        switch error.code {
+        case .unauthorized: .unauthorized
+        case .tokenExpired: .tokenExpired
+        }
+    }
+}
+
+extension Role {
+    /// Owner > editor > viewer.
+    var rank: Int {
+        switch self {
+        case .viewer: 0
+        case .editor: 1
+        case .owner: 2
+        }
+    }
+}
+
+extension Hub {
+    /// Under tokens, the HTTP API needs `Authorization: Bearer`: reading a
+    /// session needs a token allowing it; listing all sessions a `*` owner or
+    /// dashboard token; creating, configuring or deleting one an owner token
+    /// allowing it. Nil when the request may go on.
+    func authorizeAPI(_ request: HTTPRequest, _ parts: [String]) -> HTTPResponse? {
+        guard case .tokens(let verifier) = configuration.authentication else { return nil }
+        guard let header = request.authorization, header.lowercased().hasPrefix("bearer ") else {
+            return Self.apiError(401, "unauthorized", "the API needs an Authorization: Bearer token")
+        }
+        let grant: AccessGrant
+        switch verifier.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)) {
+        case .success(let g): grant = g
+        case .failure(let error): return Self.apiError(401, Self.code(error).rawValue, error.message)
+        }
+        let target: String?
+        if parts.count >= 4 {
+            target = parts[3]
+        } else if request.method == "POST", case .object(let fields)? = JSONValue.parse(request.body), case .string(let id)? = fields["id"] {
+            target = id
+        } else {
+            target = nil
+        }
+        let reads = request.method == "GET"
+        switch target {
+        case nil where reads:
+            guard grant.sessions == "*", grant.role == .owner || grant.role == .dashboard else {
+                return Self.apiError(403, "forbidden", "listing sessions needs an owner or dashboard token for session *")
+            }
+        case let id?:
+            guard grant.allows(session: id) else {
+                return Self.apiError(403, "forbidden", "the token does not allow session \(id)")
+            }
+            guard reads || grant.role == .owner else {
+                return Self.apiError(403, "forbidden", "\(request.method) needs an owner token; this one grants \(grant.role.rawValue)")
+            }
+        case nil:
+            break  // A malformed create: answered 400 by the API itself.
+        }
+        return nil
+    }
+}
+
+extension Hub {
+    /// The overview lists every session: under tokens it needs an owner or
+    /// dashboard token for session `*`.
+    func authorizeOverview(token: String?, connection: ConnectionID) -> AuthRefusal? {
+        guard case .tokens(let verifier) = configuration.authentication else { return nil }
+        guard let token = token ?? connections[connection]?.handshakeToken else {
+            return AuthRefusal(code: .unauthorized, message: "overview.watch needs a bearer token", field: "token")
+        }
+        switch verifier.verify(token) {
+        case .failure(let error):
+            return AuthRefusal(code: Self.code(error), message: error.message, field: "token")
+        case .success(let grant):
+            guard grant.sessions == "*", grant.role == .owner || grant.role == .dashboard else {
+                return AuthRefusal(code: .forbidden, message: "overview.watch needs an owner or dashboard token for session *", field: "token")
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import MeridianAuth
+import MeridianServer
+
+extension Serve {
+    /// The server's authentication from `auth` and the `jwt*` options; reads the key files.
+    static func authentication(_ o: ServeOptions) async throws -> Authentication {
+        switch o.auth ?? ServeOptions.defaults.auth! {
+        case "none":
+            return .none
+        case "jwt":
+            var keys: [VerificationKey] = []
+            if let path = o.jwtSecretFile {
+                let secret = try read(path, "jwtSecretFile").trimmingCharacters(in: .whitespacesAndNewlines)
+                keys.append(.secret(secret))
+            }
+            if let path = o.jwtPublicKeyFile {
+                let blocks = pemBlocks(try read(path, "jwtPublicKeyFile"))
+                guard !blocks.isEmpty else { throw ConfigError("jwtPublicKeyFile \(path): no PEM public key in it") }
+                keys += blocks.map { .publicKey(pem: $0) }
+            }
+            guard !keys.isEmpty else {
+                throw ConfigError(
+                    "auth jwt needs jwtSecretFile or jwtPublicKeyFile (or --auth none, for development on loopback only)")
+            }
+            do {
+                return .tokens(try await TokenVerifier.make(keys: keys, audience: o.jwtAudience, issuer: o.jwtIssuer))
+            } catch let error as KeyError {
+                throw ConfigError("JWT key: \(error.description)")
+            }
+        case let other:
+            throw ConfigError("auth \"\(other)\": use jwt or none")
+        }
+    }
+
+    private static func read(_ path: String, _ key: String) throws -> String {
+        do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw ConfigError("\(key) \(path): cannot read it (\(error.localizedDescription))")
+        }
+    }
+
+    /// Each `-----BEGIN …-----` … `-----END …-----` block of a PEM file.
+    static func pemBlocks(_ text: String) -> [String] {
+        var blocks: [String] = [], current: [Substring]?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix("-----BEGIN ") { current = [line] } else if current != nil { current!.append(line) }
+            if line.hasPrefix("-----END "), let block = current {
+                blocks.append(block.joined(separator: "\n") + "\n")
+                current = nil
+            }
+        }
+        return blocks
+    }
+}

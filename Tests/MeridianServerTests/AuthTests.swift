@@ -1,0 +1,150 @@
+import Foundation
+import MeridianAuth
+import MeridianCore
+import MeridianServer
+import MeridianTesting
+import Testing
+
+let authSecret = "meridian-test-secret-0123456789abcdef"
+
+/// A server that checks HS256 tokens signed with ``authSecret`` (no clock leeway).
+func tokenServer(_ configure: @escaping (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
+    let verifier = try await TokenVerifier.make(keys: [.secret(authSecret)], leeway: 0)
+    return try TestServer {
+        $0.authentication = .tokens(verifier)
+        configure(&$0)
+    }
+}
+
+func token(
+    _ sub: String, role: TokenRole, session: String = "auth-*", name: String? = nil, ttl: TimeInterval = 600, secret: String = authSecret
+) async throws -> String {
+    let claims = AccessClaims(subject: sub, name: name, session: session, role: role, expires: Date().addingTimeInterval(ttl))
+    return try await TokenMinter(key: .secret(secret)).sign(claims)
+}
+
+extension TestClient {
+    /// Joins with a token; returns the answer (welcome or error).
+    @discardableResult
+    func join(_ session: String, token: String, _ extra: [String: JSONValue] = [:]) throws -> JSONValue {
+        var fields = extra
+        fields["session"] = .string(session)
+        fields["token"] = .string(token)
+        let answer = try request("join", fields)
+        if answer["type"]?.string == "welcome" { welcome = answer }
+        return answer
+    }
+}
+
+@Suite("Bearer tokens at join", .serialized)
+struct AuthTests {
+    @Test func theTokenNamesTheParticipantAndCapsItsRole() async throws {
+        let server = try await tokenServer()
+        defer { server.stop() }
+        let alice = try TestClient(port: server.port)
+        let welcome = try alice.join("auth-1", token: try await token("alice", role: .editor, name: "Alice"), ["name": .string("Mallory")])
+        #expect(welcome["type"]?.string == "welcome")
+        #expect(alice.participant == "alice")
+        let me = welcome["snapshot"]?["participants"]?.array?.first { $0["id"]?.string == "alice" }
+        #expect(me?["name"]?.string == "Alice", "the token's name wins over the request's")
+        #expect(me?["role"]?.string == "editor", "without a role in the request, the token's role")
+
+        let bob = try TestClient(port: server.port)
+        let refused = try bob.join("auth-1", token: try await token("bob", role: .viewer), ["role": .string("editor")])
+        #expect(refused["code"]?.string == "forbidden")
+        #expect(refused["field"]?.string == "role")
+        #expect(try bob.join("auth-1", token: try await token("bob", role: .editor), ["role": .string("viewer")])["type"]?.string == "welcome")
+        #expect(bob.welcome["snapshot"]?["participants"]?.array?.first { $0["id"]?.string == "bob" }?["role"]?.string == "viewer")
+    }
+
+    @Test func missingBadAndExpiredTokensAreRefusedAndTheConnectionSurvives() async throws {
+        let server = try await tokenServer()
+        defer { server.stop() }
+        let c = try TestClient(port: server.port)
+        let missing = try c.request("join", ["session": .string("auth-2"), "name": .string("N"), "role": .string("owner")])
+        #expect(missing["code"]?.string == "unauthorized")
+        #expect(missing["message"]?.string?.contains("bearer token") == true)
+        let forged = try c.join("auth-2", token: try await token("n", role: .owner, secret: String(authSecret.reversed())))
+        #expect(forged["code"]?.string == "unauthorized")
+        #expect(forged["field"]?.string == "token")
+        let expired = try c.join("auth-2", token: try await token("n", role: .owner, ttl: -60))
+        #expect(expired["code"]?.string == "token_expired")
+        let garbage = try c.join("auth-2", token: "not.a.jwt")
+        #expect(garbage["code"]?.string == "unauthorized")
+        // The same connection then joins with a good token.
+        #expect(try c.join("auth-2", token: try await token("n", role: .owner))["type"]?.string == "welcome")
+    }
+
+    @Test func aTokenForOneSessionCannotJoinAnother() async throws {
+        let server = try await tokenServer()
+        defer { server.stop() }
+        let c = try TestClient(port: server.port)
+        let t = try await token("carol", role: .editor, session: "auth-one")
+        let refused = try c.join("auth-two", token: t)
+        #expect(refused["code"]?.string == "forbidden")
+        #expect(refused["field"]?.string == "session")
+        #expect(try c.join("auth-one", token: t)["type"]?.string == "welcome")
+    }
+
+    @Test func dashboardTokensJoinHiddenOnlyAndOthersMayNotHide() async throws {
+        let server = try await tokenServer()
+        defer { server.stop() }
+        let owner = try TestClient(port: server.port)
+        try owner.join("auth-3", token: try await token("olga", role: .owner))
+        let dash = try TestClient(port: server.port)
+        #expect(try dash.join("auth-3", token: try await token("wall", role: .dashboard), ["hidden": .bool(false)])["code"]?.string == "forbidden")
+        #expect(try dash.join("auth-3", token: try await token("wall", role: .dashboard))["type"]?.string == "welcome")
+        let viewer = try TestClient(port: server.port)
+        let hide = try viewer.join("auth-3", token: try await token("vic", role: .viewer), ["hidden": .bool(true)])
+        #expect(hide["code"]?.string == "forbidden")
+        #expect(hide["field"]?.string == "hidden")
+        // The owner saw no one join: the dashboard is hidden, the viewer was refused.
+        let ping = try owner.request("ping")
+        #expect(ping["type"]?.string == "ack")
+        #expect(!owner.pending.contains { $0["type"]?.string == "participant.joined" })
+    }
+
+    @Test func theSameParticipantFromANewConnectionReplacesTheOld() async throws {
+        let server = try await tokenServer()
+        defer { server.stop() }
+        let watcher = try TestClient(port: server.port)
+        try watcher.join("auth-4", token: try await token("w", role: .viewer))
+        let first = try TestClient(port: server.port)
+        try first.join("auth-4", token: try await token("dan", role: .editor))
+        let second = try TestClient(port: server.port)
+        #expect(try second.join("auth-4", token: try await token("dan", role: .editor))["type"]?.string == "welcome")
+        let closed = try first.waitFor { $0["type"]?.string == "$closed" }
+        #expect(closed["code"]?.number == 4010)
+        let left = try watcher.waitFor { $0["type"]?.string == "participant.left" }
+        #expect(left["participant"]?.string == "dan" || left["id"]?.string == "dan")
+        #expect(left["reason"]?.string == "replaced")
+        let joined = try watcher.waitFor { $0["type"]?.string == "participant.joined" }
+        #expect(joined["participant"]?["id"]?.string == "dan")
+    }
+
+    @Test func aRefreshedTokenKeepsTheConnectionAndAnExpiredOneClosesIt() async throws {
+        let server = try await tokenServer()
+        defer { server.stop() }
+        let keeps = try TestClient(port: server.port)
+        try keeps.join("auth-5", token: try await token("kim", role: .editor, ttl: 2))
+        let lapses = try TestClient(port: server.port)
+        try lapses.join("auth-5", token: try await token("lee", role: .editor, ttl: 2))
+
+        #expect(try keeps.request("token.refresh", ["token": .string(try await token("kim", role: .owner))])["code"]?.string == "forbidden")
+        #expect(try keeps.request("token.refresh", ["token": .string(try await token("someone", role: .editor))])["code"]?.string == "forbidden")
+        #expect(try keeps.request("token.refresh", ["token": .string(try await token("kim", role: .editor))])["type"]?.string == "ack")
+
+        let closed = try lapses.waitFor(timeout: .seconds(10)) { $0["type"]?.string == "$closed" }
+        #expect(closed["code"]?.number == 4401)
+        // The refreshed connection is still served after the other's token lapsed.
+        #expect(try keeps.request("ping")["type"]?.string == "ack")
+    }
+
+    @Test func noAuthenticationRefusesToBindBeyondLoopback() throws {
+        var configuration = ServerConfiguration()
+        configuration.transport.host = "0.0.0.0"
+        configuration.transport.port = 0
+        let server = MeridianServer(configuration: configuration)
+        #expect(throws: ConfigurationError.self) { _ = try server.start() }
+    }
+}
