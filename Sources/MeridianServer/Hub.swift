@@ -34,7 +34,8 @@ final class Hub: TransportHandler {
 
     // MARK: TransportHandler
 
-    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
+    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake) {
+        let peer = handshake.peer
         connections[connection] = ConnectionState(peer: peer)
         metrics.connectionEvent("opened")
         logger.info("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
