@@ -31,7 +31,8 @@ public struct Handshake: Sendable, Equatable {
 public enum HandshakeVerdict: Sendable, Equatable {
     /// Complete the upgrade.
     case accept
-    /// Answer with this HTTP status (e.g. 401, 403, 429, 503) and a short body holding `reason`,
+    /// Answer with this HTTP status (4xx or 5xx, e.g. 401, 403, 429, 503; anything else
+    /// becomes 403) and the JSON body `{"error":"handshake_refused","status":…,"message":reason}`,
     /// then close; the WebSocket is never opened.
     case refuse(status: Int, reason: String)
 }

@@ -42,10 +42,19 @@ extension WebSocketServer {
         admissions.release(entry.handshake.peer)
     }
 
-    /// Sends `status` with a short HTML body and makes lws drop the connection.
+    /// Sends `status` with a short JSON body and makes lws drop the connection.
+    ///
+    /// Not `lws_return_http_status`: during an upgrade lws has not recorded the request's HTTP
+    /// version yet and answers "HTTP/1.0", which strict clients (Python websockets) reject.
+    /// The answer is small enough to leave in one send on a fresh connection.
     private func refuse(_ wsi: OpaquePointer, status: Int, reason: String) -> Int32 {
         counters.refusedHandshakes += 1
-        _ = lws_return_http_status(wsi, UInt32(clamping: status), htmlEscaped(reason))
+        let response = Array(refusalResponse(status: status, reason: reason).utf8)
+        var buffer = [UInt8](repeating: 0, count: headroom + response.count)
+        buffer.replaceSubrange(headroom..., with: response)
+        buffer.withUnsafeMutableBufferPointer { bytes in
+            _ = lws_write(wsi, bytes.baseAddress! + headroom, response.count, LWS_WRITE_HTTP_HEADERS)
+        }
         return 1
     }
 
@@ -105,15 +114,39 @@ func queryArguments(_ wsi: OpaquePointer) -> [String: String] {
     return arguments
 }
 
-private func htmlEscaped(_ text: String) -> String {
+/// A complete HTTP/1.1 response refusing an upgrade: `{"error":"handshake_refused","status":…,"message":…}`.
+/// A status outside 400...599 becomes 403: a refusal must not look like success.
+func refusalResponse(status: Int, reason: String) -> String {
+    let status = (400...599).contains(status) ? status : 403
+    let body = #"{"error":"handshake_refused","status":\#(status),"message":"\#(jsonEscaped(reason))"}"#
+    return "HTTP/1.1 \(status) \(reasonPhrase(status))\r\ncontent-type: application/json\r\n"
+        + "content-length: \(body.utf8.count)\r\nconnection: close\r\n\r\n" + body
+}
+
+private func reasonPhrase(_ status: Int) -> String {
+    switch status {
+    case 400: "Bad Request"
+    case 401: "Unauthorized"
+    case 403: "Forbidden"
+    case 404: "Not Found"
+    case 429: "Too Many Requests"
+    case 500: "Internal Server Error"
+    case 503: "Service Unavailable"
+    default: "Refused"
+    }
+}
+
+private func jsonEscaped(_ text: String) -> String {
     var out = ""
-    for c in text {
-        switch c {
-        case "&": out += "&amp;"
-        case "<": out += "&lt;"
-        case ">": out += "&gt;"
-        case "\"": out += "&quot;"
-        default: out.append(c)
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+        default: out.unicodeScalars.append(scalar)
         }
     }
     return out

@@ -40,6 +40,17 @@ struct Serve: AsyncParsableCommand {
     var dashboardDirectory: String?
     @Option(help: "Leaflet's files (Debian libjs-leaflet), served at /vendor/leaflet/ (default /usr/share/javascript/leaflet).")
     var leafletDirectory: String?
+    @Option(help: "PEM certificate (chain) file; with --tls-key the port serves only wss:// and https://.")
+    var tlsCert: String?
+    @Option(help: "PEM private key of --tls-cert.") var tlsKey: String?
+    @Option(help: "Origin a browser may connect from (repeat, or comma-separate; \"*\" allows any). Same-origin and Origin-less clients are always allowed; others get 403.")
+    var allowedOrigins: [String] = []
+    @Option(help: "Most WebSocket connections at once, handshakes included (over it: HTTP 503; default 100000).")
+    var maxConnections: Int?
+    @Option(help: "Most WebSocket connections at once from one IP address (over it: HTTP 429; default 1000).")
+    var maxConnectionsPerIp: Int?
+    @Option(help: "Seconds a new connection has to complete its HTTP request or upgrade (default 10).")
+    var handshakeTimeout: Double?
 
     var flags: ServeOptions {
         ServeOptions(
@@ -47,7 +58,10 @@ struct Serve: AsyncParsableCommand {
             dragPolicy: dragPolicy, leaseTimeout: leaseTimeout, historySize: historySize, maxMessageBytes: maxMessageBytes,
             queueHighWater: queueHighWater, queueHardLimit: queueHardLimit, slowConsumerGrace: slowConsumerGrace,
             closeTimeout: closeTimeout, pingInterval: pingInterval, idleTimeout: idleTimeout, logLevel: logLevel,
-            dashboardTiles: dashboardTiles, dashboardDirectory: dashboardDirectory, leafletDirectory: leafletDirectory)
+            dashboardTiles: dashboardTiles, dashboardDirectory: dashboardDirectory, leafletDirectory: leafletDirectory,
+            tlsCert: tlsCert, tlsKey: tlsKey,
+            allowedOrigins: allowedOrigins.isEmpty ? nil : allowedOrigins.flatMap(ServeOptions.commaSeparated),
+            maxConnections: maxConnections, maxConnectionsPerIp: maxConnectionsPerIp, handshakeTimeout: handshakeTimeout)
     }
 
     /// flags > environment > file > defaults.
@@ -82,9 +96,13 @@ struct Serve: AsyncParsableCommand {
         } catch let error as StorageError {
             Logger(label: "meridian").critical("cannot start: \(error.message)")
             throw ExitCode(3)
+        } catch let error as TransportError {
+            Logger(label: "meridian").critical("cannot start: \(error)")
+            throw ExitCode(4)
         }
         // Tests and scripts read this line to learn the port.
-        print("meridian listening on http://\(transport.host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")
+        let scheme = transport.usesTLS ? "https" : "http"
+        print("meridian listening on \(scheme)://\(transport.host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")
         fflush(nil)
 
         let logger = Logger(label: "meridian")

@@ -24,13 +24,21 @@ struct ServeOptions: Codable, Equatable, Sendable {
     var dashboardTiles: String?
     var dashboardDirectory: String?
     var leafletDirectory: String?
+    var tlsCert: String?
+    var tlsKey: String?
+    var allowedOrigins: [String]?
+    var maxConnections: Int?
+    var maxConnectionsPerIp: Int?
+    var handshakeTimeout: Double?
 
     static let defaults = ServeOptions(
         host: "127.0.0.1", port: 8080, dataDir: nil, idleUnload: 300, maxSessions: 10_000,
         dragPolicy: "exclusive", leaseTimeout: 10, historySize: 4_096, maxMessageBytes: 65_536,
         queueHighWater: 1 << 20, queueHardLimit: 8 << 20, slowConsumerGrace: 2, closeTimeout: 30,
         pingInterval: 30, idleTimeout: 75, logLevel: "info",
-        dashboardTiles: nil, dashboardDirectory: nil, leafletDirectory: "/usr/share/javascript/leaflet")
+        dashboardTiles: nil, dashboardDirectory: nil, leafletDirectory: "/usr/share/javascript/leaflet",
+        tlsCert: nil, tlsKey: nil, allowedOrigins: [], maxConnections: 100_000, maxConnectionsPerIp: 1_000,
+        handshakeTimeout: 10)
 
     /// These options, with `lower` filling what is unset.
     func over(_ lower: ServeOptions) throws -> ServeOptions {
@@ -48,7 +56,7 @@ struct ServeOptions: Codable, Equatable, Sendable {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw ConfigError("config file \(path) is not a JSON object")
         }
-        let known = Set(try dictionary(defaults).keys).union(["dataDir", "dashboardTiles", "dashboardDirectory"])
+        let known = Set(try dictionary(defaults).keys).union(["dataDir", "dashboardTiles", "dashboardDirectory", "tlsCert", "tlsKey"])
         if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
             throw ConfigError("config file \(path): unknown key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -64,18 +72,26 @@ struct ServeOptions: Codable, Equatable, Sendable {
             guard let key = child.label else { continue }
             let name = variable(for: key)
             guard let text = env[name] else { continue }
-            switch child.value {
-            case is Int?:
+            // By declared type: a nil default (dataDir, tlsCert) would pass any `is T?` test.
+            switch type(of: child.value) {
+            case is Int?.Type:
                 guard let n = Int(text) else { throw ConfigError("\(name)=\(text): not an integer") }
                 object[key] = n
-            case is Double?:
+            case is Double?.Type:
                 guard let n = Double(text), n.isFinite else { throw ConfigError("\(name)=\(text): not a number") }
                 object[key] = n
+            case is [String]?.Type:
+                object[key] = commaSeparated(text)
             default:
                 object[key] = text
             }
         }
         return try JSONDecoder().decode(Self.self, from: JSONSerialization.data(withJSONObject: object))
+    }
+
+    /// "a, b,,c" → ["a", "b", "c"] (lists in environment variables and flags).
+    static func commaSeparated(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     /// `maxSessions` → `MERIDIAN_MAX_SESSIONS`.

@@ -48,7 +48,8 @@ class Server:
     def __init__(self, kind, extra=()):
         self.kind = kind
         if kind == "meridian":
-            argv = [MERIDIAN, "serve", "--port", "0", "--log-level", "error", *extra]
+            # The load generator opens up to 10,000 connections from 127.0.0.1: lift the per-IP limit.
+            argv = [MERIDIAN, "serve", "--port", "0", "--log-level", "error", "--max-connections-per-ip", "100000", *extra]
         elif kind == "lws":
             argv = [LWS_BIN, free_port()]
         else:

@@ -23,12 +23,12 @@ import Testing
 
     @Test func aRefusalGivesTheClientItsStatusAndNoConnectionOpens() throws {
         let handler = EchoHandler()
-        handler.verdict = { $0.authorization == "Bearer good" ? .accept : .refuse(status: 401, reason: "bad <token>") }
+        handler.verdict = { $0.authorization == "Bearer good" ? .accept : .refuse(status: 401, reason: "bad \"token\"") }
         let (server, _, port) = try startServer(handler: handler)
         defer { server.stop() }
         let refused = try upgradeAnswer(port: port, headers: "Authorization: Bearer bad\r\n")
         #expect(refused.status == 401)
-        #expect(refused.body.contains("bad &lt;token&gt;"))
+        #expect(refused.body == #"{"error":"handshake_refused","status":401,"message":"bad \"token\""}"#)
         #expect(throws: TransportError.self) { try WebSocketClient(port: port).connect() }
 
         let accepted = WebSocketClient(port: port, headers: ["Authorization": "Bearer good"])
