@@ -2,9 +2,11 @@
 time, large messages over TLS, and a clear refusal of a missing certificate."""
 
 import json
+import socket
 import ssl
 import subprocess
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -91,3 +93,18 @@ def test_a_certificate_without_a_key_is_refused(certificate):
                             capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
     assert result.returncode != 0
     assert "tlsCert and tlsKey must be set together" in result.stderr
+
+
+def test_a_client_that_never_starts_tls_is_dropped_after_the_handshake_timeout(start_server, certificate):
+    cert, key = certificate
+    server = start_server("--tls-cert", cert, "--tls-key", key, "--handshake-timeout", "2")
+    stalled = socket.create_connection((server.host, server.port), timeout=15)
+    started = time.monotonic()
+    try:
+        data = stalled.recv(4096)  # no ClientHello: blocks until the server gives up
+    except ConnectionResetError:
+        data = b""
+    elapsed = time.monotonic() - started
+    stalled.close()
+    assert data == b""
+    assert 1.5 <= elapsed <= 5, f"dropped after {elapsed:.1f} s"
