@@ -93,6 +93,25 @@ extension Hub {
         }
     }
 
+    /// Answers a WebSocket upgrade: a token in the handshake must verify.
+    func screen(_ handshake: Handshake) -> HandshakeVerdict {
+        guard case .tokens(let verifier) = configuration.authentication, let token = Self.token(in: handshake) else { return .accept }
+        switch verifier.verify(token) {
+        case .success: return .accept
+        case .failure(let error):
+            metrics.error(Self.code(error))
+            return .refuse(status: 401, reason: "\(error.code.rawValue): \(error.message)")
+        }
+    }
+
+    /// The bearer token of a handshake: `Authorization: Bearer …`, else `?access_token=`.
+    static func token(in handshake: Handshake) -> String? {
+        if let header = handshake.authorization, header.lowercased().hasPrefix("bearer ") {
+            return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        }
+        return handshake.query["access_token"]
+    }
+
     static func code(_ error: AuthError) -> SessionError.Code {
         switch error.code {
         case .unauthorized: .unauthorized

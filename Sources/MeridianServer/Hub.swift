@@ -48,8 +48,13 @@ final class Hub: TransportHandler {
 
     // MARK: TransportHandler
 
-    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
-        connections[connection] = ConnectionState(peer: peer)
+    func transport(_ server: WebSocketServer, shouldAccept handshake: Handshake) -> HandshakeVerdict {
+        screen(handshake)
+    }
+
+    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake) {
+        let peer = handshake.peer
+        connections[connection] = ConnectionState(peer: peer, handshakeToken: Self.token(in: handshake))
         metrics.connectionEvent("opened")
         logger.info("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }

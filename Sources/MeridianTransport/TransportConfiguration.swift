@@ -32,6 +32,29 @@ public struct TransportConfiguration: Sendable {
     /// first) before it is dropped without one.
     public var closeTimeout: Duration = .seconds(30)
 
+    // MARK: Facing the internet
+
+    /// Origins (e.g. "https://maps.example.com") whose browsers may open WebSockets; "*" allows
+    /// any. A request without Origin (non-browser clients) and a same-origin request (Origin
+    /// equal to this server's scheme://Host) are always allowed. Others are refused with 403.
+    public var allowedOrigins: [String] = []
+    /// Most WebSocket connections at once, counted from the moment an upgrade is accepted
+    /// (handshakes in progress included) until the connection is gone. Over it: 503.
+    public var maxConnections: Int = 100_000
+    /// Most WebSocket connections at once from one peer IP address. Over it: 429.
+    public var maxConnectionsPerIP: Int = 1_000
+    /// Time a new TCP (or TLS) connection has to complete its HTTP request; a client that
+    /// connects and then sends nothing or only part of a request is dropped after it.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// PEM certificate (chain) file. With ``tlsPrivateKeyPath`` the port serves only TLS:
+    /// wss:// and https://. Both nil: plain ws:// and http://.
+    public var tlsCertificatePath: String?
+    /// PEM private key of ``tlsCertificatePath``.
+    public var tlsPrivateKeyPath: String?
+
+    /// True when TLS is configured.
+    public var usesTLS: Bool { tlsCertificatePath != nil || tlsPrivateKeyPath != nil }
+
     /// Creates a configuration with the defaults above.
     public init() {}
 

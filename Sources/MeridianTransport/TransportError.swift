@@ -6,6 +6,7 @@ public struct TransportError: Error, CustomStringConvertible, Equatable {
         case connectFailed(String)
         case timeout
         case notConnected
+        case invalidConfiguration(String)
     }
 
     private let kind: Kind
@@ -23,6 +24,9 @@ public struct TransportError: Error, CustomStringConvertible, Equatable {
     /// The client is not connected.
     public static let notConnected = TransportError(.notConnected)
 
+    /// The configuration cannot work (e.g. a TLS certificate file that cannot be read).
+    public static func invalidConfiguration(_ detail: String) -> TransportError { TransportError(.invalidConfiguration(detail)) }
+
     /// True for ``connectFailed(_:)`` errors, whatever their detail.
     public var isConnectFailure: Bool {
         if case .connectFailed = kind { return true }
@@ -36,6 +40,7 @@ public struct TransportError: Error, CustomStringConvertible, Equatable {
         case .connectFailed(let detail): return "WebSocket connection failed: \(detail)"
         case .timeout: return "timed out"
         case .notConnected: return "not connected"
+        case .invalidConfiguration(let detail): return "invalid transport configuration: \(detail)"
         }
     }
 }

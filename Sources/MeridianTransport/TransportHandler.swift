@@ -1,8 +1,13 @@
 /// Receives the server's events. Every method is called only on the server's service thread,
 /// where the handler may call the service-thread-only methods of ``WebSocketServer``.
 public protocol TransportHandler: AnyObject {
-    /// A WebSocket connection completed its handshake.
-    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String)
+    /// Decides whether an upgrade request becomes a WebSocket connection. Called after the
+    /// server's own checks (subprotocol, Origin allowlist, connection limits) passed. It runs
+    /// on the service thread, so it must not block: verify a token locally, do not call out.
+    /// The default accepts everything.
+    func transport(_ server: WebSocketServer, shouldAccept handshake: Handshake) -> HandshakeVerdict
+    /// A WebSocket connection completed its handshake; `handshake` is the one that was accepted.
+    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake)
     /// One whole text message arrived.
     func transport(_ server: WebSocketServer, didReceive message: [UInt8], from connection: ConnectionID)
     /// The connection is gone, called once. `code` is the code the server closed with (4008,
@@ -13,4 +18,11 @@ public protocol TransportHandler: AnyObject {
     func transportTick(_ server: WebSocketServer)
     /// Answers an HTTP request other than /healthz and /readyz; nil gives a JSON 404.
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse?
+}
+
+extension TransportHandler {
+    /// Accepts every upgrade that passed the server's own checks.
+    public func transport(_ server: WebSocketServer, shouldAccept handshake: Handshake) -> HandshakeVerdict {
+        .accept
+    }
 }

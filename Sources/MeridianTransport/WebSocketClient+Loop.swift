@@ -24,8 +24,14 @@ extension WebSocketClient {
         info.address = UnsafePointer(allocations.string(host))
         info.port = Int32(port)
         info.path = UnsafePointer(allocations.string(path))
-        info.host = UnsafePointer(allocations.string(host))
-        info.origin = UnsafePointer(allocations.string(host))
+        info.host = UnsafePointer(allocations.string(tls?.serverName ?? host))
+        // No info.origin: lws would send it as "http://" + value. An Origin goes in extraHeaders.
+        if let tls {
+            var flags = LCCSCF_USE_SSL.rawValue
+            if tls.allowSelfSigned { flags |= LCCSCF_ALLOW_SELFSIGNED.rawValue }
+            if tls.skipHostnameCheck { flags |= LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK.rawValue }
+            info.ssl_connection = Int32(flags)
+        }
         info.protocol = subprotocol.map { UnsafePointer(allocations.string($0)) }
         info.local_protocol_name = UnsafePointer(allocations.string(localProtocolName))
         info.ietf_version_or_minus_one = -1
@@ -65,6 +71,10 @@ extension WebSocketClient {
         info.protocols = UnsafePointer(protocols)
         info.user = retainedSelf?.toOpaque()
         info.count_threads = 1
+        if let tls {
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.client_ssl_ca_filepath = tls.caFilePath.map { UnsafePointer(allocations.string($0)) }
+        }
         return lws_create_context(&info)
     }
 
@@ -156,6 +166,8 @@ extension WebSocketClient {
             lock.unlock()
         case LWS_CALLBACK_CLIENT_WRITEABLE:
             return writable(wsi)
+        case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
+            return appendHeaders(wsi, input, length)
         default:
             break
         }
@@ -193,6 +205,23 @@ extension WebSocketClient {
             outgoingOffset += part
         }
         if !outgoing.isEmpty { lws_callback_on_writable(wsi) }
+        return 0
+    }
+}
+
+extension WebSocketClient {
+    /// Adds ``extraHeaders`` to the upgrade request. `input` points at the write cursor
+    /// (`char **`), `length` is the room left.
+    func appendHeaders(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard !extraHeaders.isEmpty, let input else { return 0 }
+        let cursor = input.assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
+        guard let start = cursor.pointee else { return 0 }
+        let end = start + length
+        for (name, value) in extraHeaders {
+            let token = Array((name.hasSuffix(":") ? name : name + ":").utf8) + [0]
+            let bytes = Array(value.utf8)
+            if lws_add_http_header_by_name(wsi, token, bytes, Int32(bytes.count), cursor, end) != 0 { return -1 }
+        }
         return 0
     }
 }

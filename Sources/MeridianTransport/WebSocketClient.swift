@@ -29,6 +29,26 @@ public final class WebSocketClient: @unchecked Sendable {
         case abort
     }
 
+    /// TLS for a wss:// connection.
+    public struct TLS: Sendable {
+        /// PEM file of the certificate authorities to trust; nil uses the system's.
+        public var caFilePath: String?
+        /// Accept a self-signed server certificate (tests only).
+        public var allowSelfSigned: Bool
+        /// Name the server certificate must carry (and the SNI sent); nil uses the host.
+        public var serverName: String?
+        /// Skip the check that the certificate names the server (tests only).
+        public var skipHostnameCheck: Bool
+
+        public init(caFilePath: String? = nil, allowSelfSigned: Bool = false, serverName: String? = nil,
+                    skipHostnameCheck: Bool = false) {
+            self.caFilePath = caFilePath
+            self.allowSelfSigned = allowSelfSigned
+            self.serverName = serverName
+            self.skipHostnameCheck = skipHostnameCheck
+        }
+    }
+
     /// Largest part written per WRITEABLE; bigger messages go as continuation frames.
     static let partSize = 64 * 1024
 
@@ -36,6 +56,7 @@ public final class WebSocketClient: @unchecked Sendable {
     let port: Int
     let path: String
     let subprotocol: String?
+    let tls: TLS?
 
     // MARK: Shared between threads, guarded by `lock`.
     let lock = NSCondition()
@@ -60,13 +81,21 @@ public final class WebSocketClient: @unchecked Sendable {
     var exitLoop = false
 
     /// Describes the connection; nothing happens until ``connect(timeout:)``.
-    /// A nil `subprotocol` sends no Sec-WebSocket-Protocol header.
-    public init(host: String = "127.0.0.1", port: Int, path: String = "/", subprotocol: String? = "meridian.v1") {
+    /// A nil `subprotocol` sends no Sec-WebSocket-Protocol header; a non-nil `tls` connects
+    /// with wss://. `headers` are extra request headers by name (e.g. Authorization, Origin;
+    /// no Origin is sent otherwise).
+    public init(host: String = "127.0.0.1", port: Int, path: String = "/", subprotocol: String? = "meridian.v1",
+                tls: TLS? = nil, headers: [String: String] = [:]) {
         self.host = host
         self.port = port
         self.path = path
         self.subprotocol = subprotocol
+        self.tls = tls
+        self.extraHeaders = headers
     }
+
+    /// Extra handshake headers, written from LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER.
+    let extraHeaders: [String: String]
 
     /// Connects on a new service thread. Throws if the connection or handshake fails, is
     /// refused, or does not complete within `timeout`.

@@ -103,7 +103,6 @@ extension WebSocketClientGroup {
         info.port = Int32(port)
         info.path = UnsafePointer(names.path)
         info.host = info.address
-        info.origin = info.address
         info.protocol = UnsafePointer(names.protocolName)
         info.local_protocol_name = info.protocol
         info.ietf_version_or_minus_one = -1

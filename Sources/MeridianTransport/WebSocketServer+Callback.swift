@@ -25,9 +25,10 @@ extension WebSocketServer {
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
             return draining ? 1 : 0
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-            // An upgrade without Sec-WebSocket-Protocol binds to protocols[0] (HTTP): refuse it.
-            let protocolID = lws_get_protocol(wsi)?.pointee.id
-            return !draining && protocolID == ProtocolID.webSocket ? 0 : 1
+            return filterUpgrade(wsi: wsi)
+        case LWS_CALLBACK_WSI_DESTROY:
+            releaseAdmission(wsi: wsi)
+            return lws_callback_http_dummy(wsi, reason, user, input, length)
         case LWS_CALLBACK_ESTABLISHED:
             opened(wsi: wsi, user: user)
             return 0
@@ -43,6 +44,7 @@ extension WebSocketServer {
             return 0
         case LWS_CALLBACK_CLOSED:
             closed(user: user)
+            releaseAdmission(wsi: wsi)
             return 0
         case LWS_CALLBACK_HTTP:
             return httpRequest(wsi: wsi, user: user, input: input, length: length)
@@ -77,9 +79,8 @@ extension WebSocketServer {
         user.storeBytes(of: id, as: UInt64.self)
         let connection = Connection(id: id, wsi: wsi, headroom: headroom)
         connections[id] = connection
-        var name = [CChar](repeating: 0, count: 128)
-        let peer = lws_get_peer_simple(wsi, &name, name.count).map { String(cString: $0) } ?? ""
-        handler?.transport(self, didOpen: id, peer: peer)
+        let handshake = admitted[wsi]?.handshake ?? readHandshake(wsi)
+        handler?.transport(self, didOpen: id, handshake: handshake)
         if draining { close(connection, code: 1001, reason: "server shutting down") }
     }
 

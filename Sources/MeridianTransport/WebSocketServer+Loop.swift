@@ -13,8 +13,9 @@ extension WebSocketServer {
         serviceThread = pthread_self()
         guard let context = makeContext() else {
             allocations.freeAll()
+            let tls = configuration.usesTLS ? " (or the TLS certificate and key were refused)" : ""
             let error = TransportError.bindFailed(
-                "could not create a listening context on \(configuration.host):\(configuration.port)")
+                "could not create a listening context on \(configuration.host):\(configuration.port)\(tls)")
             finish(with: .failed(error))
             return
         }
@@ -57,6 +58,7 @@ extension WebSocketServer {
         connections.removeAll()
         httpExchanges.removeAll()
         httpBodies.removeAll()
+        admitted.removeAll()
         finish(with: .finished)
     }
 
@@ -145,6 +147,19 @@ extension WebSocketServer {
         info.count_threads = 1
         info.pt_serv_buf_size = 16 * 1024
         info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        // A client must finish its TCP/TLS setup and its HTTP request within this; lws drops
+        // it otherwise (slowloris). timeout_secs_ah_idle bounds holding a header table.
+        let handshakeSeconds = UInt32(clamping: max(configuration.handshakeTimeout.clampedSeconds, 1))
+        info.timeout_secs = handshakeSeconds
+        info.timeout_secs_ah_idle = handshakeSeconds
+        if let certificate = configuration.tlsCertificatePath, let key = configuration.tlsPrivateKeyPath {
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.ssl_cert_filepath = UnsafePointer(allocations.string(certificate))
+            info.ssl_private_key_filepath = UnsafePointer(allocations.string(key))
+            // HTTP/1.1 only: a WebSocket over HTTP/2 (RFC 8441) would break the pre-framed
+            // LWS_WRITE_RAW writes.
+            info.alpn = UnsafePointer(allocations.string("http/1.1"))
+        }
 
         let host = configuration.host
         var ipv4 = in_addr()

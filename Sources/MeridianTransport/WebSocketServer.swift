@@ -47,6 +47,10 @@ public final class WebSocketServer: @unchecked Sendable {
     var httpExchanges: [UInt64: HTTPExchange] = [:]
     var httpBodies: [UInt64: PendingHTTPBody] = [:]
     var nextID: UInt64 = 1
+    /// Connections counted by the limits, by wsi, with the handshake they were accepted with.
+    var admitted: [OpaquePointer: AdmittedConnection] = [:]
+    lazy var admissions = Admissions(
+        maxTotal: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerIP)
     var counters = TransportStats()
     var draining = false
     var drainDeadline = Duration.zero
@@ -71,6 +75,7 @@ public final class WebSocketServer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard case .idle = state else { throw TransportError.alreadyStarted }
+        try configuration.validateTLSFiles()
         state = .starting
         // Balanced by the service thread after lws_context_destroy: lws holds this pointer.
         retainedSelf = Unmanaged.passRetained(self)
@@ -134,6 +139,7 @@ public final class WebSocketServer: @unchecked Sendable {
         assertOnServiceThread()
         var stats = counters
         stats.openConnections = connections.count
+        stats.admittedConnections = admissions.total
         stats.queuedBytes = connections.values.reduce(0) { $0 + $1.queue.bytes }
         return stats
     }

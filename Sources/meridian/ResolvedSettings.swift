@@ -20,6 +20,11 @@ struct ResolvedSettings {
         let closeTimeout = o.closeTimeout ?? d.closeTimeout!, ping = o.pingInterval ?? d.pingInterval!, idle = o.idleTimeout ?? d.idleTimeout!
         let maxSessions = o.maxSessions ?? d.maxSessions!, idleUnload = o.idleUnload ?? d.idleUnload!
         let grace = o.slowConsumerGrace ?? d.slowConsumerGrace!
+        let maxConnections = o.maxConnections ?? d.maxConnections!, perIP = o.maxConnectionsPerIp ?? d.maxConnectionsPerIp!
+        let handshakeTimeout = o.handshakeTimeout ?? d.handshakeTimeout!
+        guard maxConnections >= 1, perIP >= 1 else { throw ValidationError("maxConnections and maxConnectionsPerIp must be at least 1") }
+        guard handshakeTimeout >= 1 else { throw ValidationError("handshakeTimeout must be at least 1 s") }
+        guard (o.tlsCert == nil) == (o.tlsKey == nil) else { throw ValidationError("tlsCert and tlsKey must be set together") }
         guard (0...65_535).contains(port) else { throw ValidationError("port must be within 0...65535") }
         guard lease >= 0.1 else { throw ValidationError("leaseTimeout must be at least 0.1 s") }
         guard history >= 1 else { throw ValidationError("historySize must be at least 1") }
@@ -50,6 +55,12 @@ struct ResolvedSettings {
         transport.closeTimeout = .seconds(closeTimeout)
         transport.pingInterval = .seconds(ping)
         transport.idleTimeout = .seconds(idle)
+        transport.maxConnections = maxConnections
+        transport.maxConnectionsPerIP = perIP
+        transport.handshakeTimeout = .milliseconds(Int(handshakeTimeout * 1000))
+        transport.allowedOrigins = o.allowedOrigins ?? d.allowedOrigins!
+        transport.tlsCertificatePath = o.tlsCert
+        transport.tlsPrivateKeyPath = o.tlsKey
         var defaults = SessionSettings()
         defaults.dragPolicy = policy
         defaults.leaseTimeout = .milliseconds(Int(lease * 1000))

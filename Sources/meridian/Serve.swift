@@ -54,6 +54,17 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most coordinates per polyline or polygon ring (default 10000).") var maxCoordinates: Int?
     @Option(help: "Most bytes of an annotation's metadata (default 4096).") var maxMetadataBytes: Int?
     @Option(help: "Longest annotation title or subtitle, in characters (default 256).") var maxTitleLength: Int?
+    @Option(help: "PEM certificate (chain) file; with --tls-key the port serves only wss:// and https://.")
+    var tlsCert: String?
+    @Option(help: "PEM private key of --tls-cert.") var tlsKey: String?
+    @Option(help: "Origin a browser may connect from (repeat, or comma-separate; \"*\" allows any). Same-origin and Origin-less clients are always allowed; others get 403.")
+    var allowedOrigins: [String] = []
+    @Option(help: "Most WebSocket connections at once, handshakes included (over it: HTTP 503; default 100000).")
+    var maxConnections: Int?
+    @Option(help: "Most WebSocket connections at once from one IP address (over it: HTTP 429; default 1000).")
+    var maxConnectionsPerIp: Int?
+    @Option(help: "Seconds a new connection has to complete its HTTP request or upgrade (default 10).")
+    var handshakeTimeout: Double?
 
     var flags: ServeOptions {
         ServeOptions(
@@ -64,7 +75,10 @@ struct Serve: AsyncParsableCommand {
             dashboardTiles: dashboardTiles, dashboardDirectory: dashboardDirectory, leafletDirectory: leafletDirectory,
             auth: auth, jwtSecretFile: jwtSecretFile, jwtPublicKeyFile: jwtPublicKeyFile, jwtAudience: jwtAudience, jwtIssuer: jwtIssuer,
             rateLimit: rateLimit, rateBurst: rateBurst, maxParticipants: maxParticipants, maxAnnotations: maxAnnotations,
-            maxCoordinates: maxCoordinates, maxMetadataBytes: maxMetadataBytes, maxTitleLength: maxTitleLength)
+            maxCoordinates: maxCoordinates, maxMetadataBytes: maxMetadataBytes, maxTitleLength: maxTitleLength,
+            tlsCert: tlsCert, tlsKey: tlsKey,
+            allowedOrigins: allowedOrigins.isEmpty ? nil : allowedOrigins.flatMap(ServeOptions.commaSeparated),
+            maxConnections: maxConnections, maxConnectionsPerIp: maxConnectionsPerIp, handshakeTimeout: handshakeTimeout)
     }
 
     /// flags > environment > file > defaults.
@@ -104,6 +118,9 @@ struct Serve: AsyncParsableCommand {
         } catch let error as StorageError {
             Logger(label: "meridian").critical("cannot start: \(error.message)")
             throw ExitCode(3)
+        } catch let error as TransportError {
+            Logger(label: "meridian").critical("cannot start: \(error)")
+            throw ExitCode(4)
         } catch let error as ConfigurationError {
             throw ValidationError(error.description)
         }
@@ -112,7 +129,8 @@ struct Serve: AsyncParsableCommand {
                 "AUTHENTICATION IS OFF (--auth none): anyone can join any session as any role. For development only; bound to loopback.")
         }
         // Tests and scripts read this line to learn the port.
-        print("meridian listening on http://\(transport.host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")
+        let scheme = transport.usesTLS ? "https" : "http"
+        print("meridian listening on \(scheme)://\(transport.host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")
         fflush(nil)
 
         let logger = Logger(label: "meridian")

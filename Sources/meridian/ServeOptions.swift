@@ -36,6 +36,12 @@ struct ServeOptions: Codable, Equatable, Sendable {
     var maxCoordinates: Int?
     var maxMetadataBytes: Int?
     var maxTitleLength: Int?
+    var tlsCert: String?
+    var tlsKey: String?
+    var allowedOrigins: [String]?
+    var maxConnections: Int?
+    var maxConnectionsPerIp: Int?
+    var handshakeTimeout: Double?
 
     static let defaults = ServeOptions(
         host: "127.0.0.1", port: 8080, dataDir: nil, idleUnload: 300, maxSessions: 10_000,
@@ -45,7 +51,9 @@ struct ServeOptions: Codable, Equatable, Sendable {
         dashboardTiles: nil, dashboardDirectory: nil, leafletDirectory: "/usr/share/javascript/leaflet",
         auth: "jwt", jwtSecretFile: nil, jwtPublicKeyFile: nil, jwtAudience: nil, jwtIssuer: nil,
         rateLimit: 200, rateBurst: 400, maxParticipants: 5_000, maxAnnotations: 100_000, maxCoordinates: 10_000,
-        maxMetadataBytes: 4_096, maxTitleLength: 256)
+        maxMetadataBytes: 4_096, maxTitleLength: 256,
+        tlsCert: nil, tlsKey: nil, allowedOrigins: [], maxConnections: 100_000, maxConnectionsPerIp: 1_000,
+        handshakeTimeout: 10)
 
     /// These options, with `lower` filling what is unset.
     func over(_ lower: ServeOptions) throws -> ServeOptions {
@@ -65,6 +73,7 @@ struct ServeOptions: Codable, Equatable, Sendable {
         }
         let known = Set(try dictionary(defaults).keys).union([
             "dataDir", "dashboardTiles", "dashboardDirectory", "jwtSecretFile", "jwtPublicKeyFile", "jwtAudience", "jwtIssuer",
+            "tlsCert", "tlsKey",
         ])
         if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
             throw ConfigError("config file \(path): unknown key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
@@ -81,18 +90,26 @@ struct ServeOptions: Codable, Equatable, Sendable {
             guard let key = child.label else { continue }
             let name = variable(for: key)
             guard let text = env[name] else { continue }
-            switch child.value {
-            case is Int?:
+            // By declared type: a nil default (dataDir, tlsCert) would pass any `is T?` test.
+            switch type(of: child.value) {
+            case is Int?.Type:
                 guard let n = Int(text) else { throw ConfigError("\(name)=\(text): not an integer") }
                 object[key] = n
-            case is Double?:
+            case is Double?.Type:
                 guard let n = Double(text), n.isFinite else { throw ConfigError("\(name)=\(text): not a number") }
                 object[key] = n
+            case is [String]?.Type:
+                object[key] = commaSeparated(text)
             default:
                 object[key] = text
             }
         }
         return try JSONDecoder().decode(Self.self, from: JSONSerialization.data(withJSONObject: object))
+    }
+
+    /// "a, b,,c" → ["a", "b", "c"] (lists in environment variables and flags).
+    static func commaSeparated(_ text: String) -> [String] {
+        text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     /// `maxSessions` → `MERIDIAN_MAX_SESSIONS`.

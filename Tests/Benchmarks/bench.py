@@ -48,8 +48,10 @@ class Server:
     def __init__(self, kind, extra=()):
         self.kind = kind
         if kind == "meridian":
-            # Loopback, no tokens; the load tool sends at rates the scenarios set, not the per-connection default.
-            argv = [MERIDIAN, "serve", "--port", "0", "--log-level", "error", "--auth", "none", "--rate-limit", "1000000", "--rate-burst", "1000000", *extra]
+            # Loopback, no tokens; the load generator opens up to 10,000 connections from 127.0.0.1
+            # and sends at the rates the scenarios set: lift the per-IP and per-connection limits.
+            argv = [MERIDIAN, "serve", "--port", "0", "--log-level", "error", "--auth", "none", "--max-connections-per-ip", "100000",
+                    "--rate-limit", "1000000", "--rate-burst", "1000000", *extra]
         elif kind == "lws":
             argv = [LWS_BIN, free_port()]
         else:

@@ -140,6 +140,23 @@ struct AuthTests {
         #expect(try keeps.request("ping")["type"]?.string == "ack")
     }
 
+    @Test func aHandshakeTokenServesJoinsWithoutOne() async throws {
+        let server = try await tokenServer()
+        defer { server.stop() }
+        let bearer = try TestClient(port: server.port, headers: ["Authorization": "Bearer \(try await token("hdr", role: .editor))"])
+        #expect(try bearer.request("join", ["session": .string("auth-6")])["participant"]?.string == "hdr")
+        let query = try TestClient(port: server.port, path: "/?access_token=\(try await token("qry", role: .viewer))")
+        #expect(try query.request("join", ["session": .string("auth-6")])["participant"]?.string == "qry")
+        // A token in the join wins over the handshake's.
+        let both = try TestClient(port: server.port, path: "/?access_token=\(try await token("qry2", role: .viewer))")
+        #expect(try both.join("auth-6", token: try await token("own", role: .viewer))["type"]?.string == "welcome")
+        #expect(both.participant == "own")
+        // A bad handshake token refuses the upgrade.
+        #expect(throws: (any Error).self) {
+            _ = try TestClient(port: server.port, headers: ["Authorization": "Bearer not-a-token"])
+        }
+    }
+
     @Test func noAuthenticationRefusesToBindBeyondLoopback() throws {
         var configuration = ServerConfiguration()
         configuration.transport.host = "0.0.0.0"

@@ -15,16 +15,25 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
     private let condition = NSCondition()
     private var _opened: [ConnectionID] = []
     private var _closed: [Close] = []
+    private var _handshakes: [ConnectionID: Handshake] = [:]
     var echo = true
+    /// Decides upgrades, on the service thread; nil accepts all (the protocol's default).
+    var verdict: ((Handshake) -> HandshakeVerdict)?
     /// Runs on every tick, on the service thread.
     var onTick: ((WebSocketServer) -> Void)?
 
     var opened: [ConnectionID] { condition.withLock { _opened } }
     var closed: [Close] { condition.withLock { _closed } }
+    var handshakes: [ConnectionID: Handshake] { condition.withLock { _handshakes } }
 
-    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, peer: String) {
+    func transport(_ server: WebSocketServer, shouldAccept handshake: Handshake) -> HandshakeVerdict {
+        verdict?(handshake) ?? .accept
+    }
+
+    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake) {
         condition.withLock {
             _opened.append(connection)
+            _handshakes[connection] = handshake
             condition.broadcast()
         }
     }
@@ -194,4 +203,12 @@ final class HTTPConnection {
         guard count > 0 else { throw TransportError.connectFailed("connection closed") }
         buffered.append(contentsOf: chunk[0..<count])
     }
+}
+
+/// Sends a WebSocket upgrade request on a fresh connection and returns the answer's status
+/// and body (101 and "" when accepted).
+func upgradeAnswer(port: Int, path: String = "/", subprotocol: String = "meridian.v1", headers: String = "") throws -> (status: Int, body: String) {
+    try HTTPConnection(port: port).get(path, headers: "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        + "Sec-WebSocket-Protocol: \(subprotocol)\r\n" + headers)
 }

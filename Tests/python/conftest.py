@@ -2,7 +2,7 @@
 
 The binary is `$MERIDIAN_BIN`, default `.build/debug/meridian` in the repository
 root. Each server runs as `meridian serve --port 0 ...`; its port is read from
-the first stdout line `meridian listening on http://127.0.0.1:PORT ...`.
+the first stdout line `meridian listening on http://127.0.0.1:PORT ...` (https:// with TLS).
 """
 
 import os
@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REPO = Path(__file__).resolve().parents[2]
-LISTENING = re.compile(r"^meridian listening on http://([^:/\s]+):(\d+)")
+LISTENING = re.compile(r"^meridian listening on (https?)://([^:/\s]+):(\d+)")
 
 
 def binary():
@@ -43,8 +43,9 @@ class Server:
         if not m:
             self.stop()
             pytest.fail(f"server did not start: first stdout line {line!r}; log: {self.log_text()[-2000:]}")
-        self.host, self.port = m.group(1), int(m.group(2))
-        self.url = f"ws://{self.host}:{self.port}/"
+        self.tls = m.group(1) == "https"
+        self.host, self.port = m.group(2), int(m.group(3))
+        self.url = f"{'wss' if self.tls else 'ws'}://{self.host}:{self.port}/"
 
     def _first_line(self, timeout):
         result = []

@@ -89,3 +89,24 @@ def test_a_config_file_configures_a_running_server(session_id):
         assert (Path(data) / "meridian.sqlite").exists()
     finally:
         server.stop()
+
+
+def test_edge_settings_from_environment_flags_and_file():
+    config = write_config({"maxConnections": 500, "allowedOrigins": ["https://file.example"], "handshakeTimeout": 4})
+    result = meridian("--config", config, "--max-connections-per-ip", "9", "--print-config",
+                      env={"MERIDIAN_ALLOWED_ORIGINS": "https://a.example, https://b.example",
+                           "MERIDIAN_MAX_CONNECTIONS_PER_IP": "7", "MERIDIAN_TLS_CERT": "/c.pem", "MERIDIAN_TLS_KEY": "/k.pem"})
+    assert result.returncode == 0, result.stderr
+    effective = json.loads(result.stdout)
+    assert effective["allowedOrigins"] == ["https://a.example", "https://b.example"]  # environment over file
+    assert effective["maxConnections"] == 500                                        # file
+    assert effective["maxConnectionsPerIp"] == 9                                     # flag over environment
+    assert effective["handshakeTimeout"] == 4
+    assert effective["tlsCert"] == "/c.pem" and effective["tlsKey"] == "/k.pem"
+
+
+def test_edge_defaults():
+    effective = json.loads(meridian("--print-config").stdout)
+    assert effective["maxConnections"] == 100000 and effective["maxConnectionsPerIp"] == 1000
+    assert effective["handshakeTimeout"] == 10 and effective["allowedOrigins"] == []
+    assert effective["tlsCert"] is None and effective["tlsKey"] is None

@@ -11,8 +11,8 @@ final class TestClient {
     private(set) var pending: [JSONValue] = []
     var welcome: JSONValue = .null
 
-    init(port: Int) throws {
-        socket = WebSocketClient(port: port)
+    init(port: Int, path: String = "/", headers: [String: String] = [:]) throws {
+        socket = WebSocketClient(port: port, path: path, headers: headers)
         try socket.connect()
     }
 

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import MeridianTransport
+
+@Suite(.serialized) struct HandshakeTests {
+    @Test func theHandlerSeesHeadersPathAndDecodedQuery() throws {
+        let (server, handler, port) = try startServer { $0.allowedOrigins = ["https://app.example"] }
+        defer { server.stop() }
+        let client = WebSocketClient(
+            port: port, path: "/live?access_token=a%20b%2Bc&room=7",
+            headers: ["Authorization": "Bearer token-1", "Origin": "https://app.example"])
+        try client.connect()
+        defer { client.close() }
+        #expect(handler.wait { opened, _ in opened.count == 1 })
+        let handshake = try #require(handler.handshakes[handler.opened[0]])
+        #expect(handshake.peer == "127.0.0.1")
+        #expect(handshake.authorization == "Bearer token-1")
+        #expect(handshake.path == "/live")
+        #expect(handshake.query == ["access_token": "a b+c", "room": "7"])
+        #expect(handshake.host == "127.0.0.1")
+        #expect(handshake.origin == "https://app.example")
+    }
+
+    @Test func aRefusalGivesTheClientItsStatusAndNoConnectionOpens() throws {
+        let handler = EchoHandler()
+        handler.verdict = { $0.authorization == "Bearer good" ? .accept : .refuse(status: 401, reason: "bad \"token\"") }
+        let (server, _, port) = try startServer(handler: handler)
+        defer { server.stop() }
+        let refused = try upgradeAnswer(port: port, headers: "Authorization: Bearer bad\r\n")
+        #expect(refused.status == 401)
+        #expect(refused.body == #"{"error":"handshake_refused","status":401,"message":"bad \"token\""}"#)
+        #expect(throws: TransportError.self) { try WebSocketClient(port: port).connect() }
+
+        let accepted = WebSocketClient(port: port, headers: ["Authorization": "Bearer good"])
+        try accepted.connect()
+        defer { accepted.close() }
+        accepted.send("in")
+        #expect(try accepted.receive() == .text("in"))
+        #expect(handler.opened.count == 1)
+        let stats = onServiceThread(server) { server.stats }
+        #expect(stats.refusedHandshakes == 2)
+        #expect(stats.admittedConnections == 1)
+    }
+
+    @Test func aMissingSubprotocolIsAnswered400() throws {
+        let (server, handler, port) = try startServer()
+        defer { server.stop() }
+        let answer = try HTTPConnection(port: port).get("/", headers: "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n")
+        #expect(answer.status == 400)
+        #expect(handler.opened.isEmpty)
+    }
+
+    @Test func originsOutsideTheAllowlistAreRefused403() throws {
+        let (server, handler, port) = try startServer { $0.allowedOrigins = ["https://app.example.com"] }
+        defer { server.stop() }
+        // No Origin (a non-browser client), the same origin (Host: x), and a listed one.
+        #expect(try upgradeAnswer(port: port).status == 101)
+        #expect(try upgradeAnswer(port: port, headers: "Origin: http://x\r\n").status == 101)
+        #expect(try upgradeAnswer(port: port, headers: "Origin: https://APP.example.com\r\n").status == 101)
+        let foreign = try upgradeAnswer(port: port, headers: "Origin: https://evil.example\r\n")
+        #expect(foreign.status == 403)
+        #expect(foreign.body.contains("origin not allowed"))
+        // https://x is not the same origin as plain http://x.
+        #expect(try upgradeAnswer(port: port, headers: "Origin: https://x\r\n").status == 403)
+        #expect(handler.wait { opened, _ in opened.count == 3 })
+    }
+
+    @Test func aStarAllowsEveryOrigin() throws {
+        let (server, _, port) = try startServer { $0.allowedOrigins = ["*"] }
+        defer { server.stop() }
+        #expect(try upgradeAnswer(port: port, headers: "Origin: https://anywhere.example\r\n").status == 101)
+    }
+
+    @Test func originRules() {
+        let allowed = ["https://a.example/"]
+        #expect(WebSocketServer.originAllowed(nil, host: "h", tls: false, allowed: []))
+        #expect(WebSocketServer.originAllowed("http://h:8080", host: "H:8080", tls: false, allowed: []))
+        #expect(!WebSocketServer.originAllowed("http://h:8080", host: "h:8080", tls: true, allowed: []))
+        #expect(WebSocketServer.originAllowed("https://h:8080", host: "h:8080", tls: true, allowed: []))
+        #expect(WebSocketServer.originAllowed("https://a.example", host: "h", tls: false, allowed: allowed))
+        #expect(!WebSocketServer.originAllowed("https://a.example.evil", host: "h", tls: false, allowed: allowed))
+        #expect(!WebSocketServer.originAllowed("null", host: "h", tls: false, allowed: allowed))
+    }
+}
