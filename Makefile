@@ -52,7 +52,7 @@ release: deps
 	$(SWIFT) build -c release --product meridian
 
 run: release web-deps
-	.build/release/meridian serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
+	.build/release/meridian serve --auth none --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
 test: test-swift test-python
 

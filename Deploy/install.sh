@@ -20,6 +20,10 @@ install -m 0755 "$binary" "$prefix/bin/meridian"
 if [ ! -e "$prefix/etc/meridian/meridian.json" ]; then
     install -m 0644 "$here/meridian.json" "$prefix/etc/meridian/meridian.json"
 fi
+# The HS256 secret tokens are signed with (keep it; the identity service signs with it too).
+if [ ! -e "$prefix/etc/meridian/jwt-secret" ]; then
+    (umask 077 && head -c 48 /dev/urandom | base64 | tr -d '\n' > "$prefix/etc/meridian/jwt-secret")
+fi
 install -m 0644 "$here/meridian.service" "$prefix/lib/systemd/system/meridian.service"
 install -m 0644 "$here/../README.md" "$prefix/share/doc/meridian/README.md"
 install -m 0644 "$here/../Protocol/SPEC.md" "$here/../Protocol/openapi.yaml" "$prefix/share/doc/meridian/"

@@ -67,7 +67,7 @@ def test_an_invalid_value_is_refused_whatever_its_source():
 def test_a_data_directory_that_cannot_be_created_stops_start_up():
     base = Path(tempfile.mkdtemp(prefix="meridian-blocked-"))
     (base / "file").write_text("not a directory")
-    result = meridian("--port", "0", "--data-dir", str(base / "file" / "data"))
+    result = meridian("--port", "0", "--auth", "none", "--data-dir", str(base / "file" / "data"))
     assert result.returncode == 3, result.stdout + result.stderr
     assert "cannot open the session store" in result.stderr and "cannot create the data directory" in result.stderr
     assert "listening" not in result.stdout
@@ -76,7 +76,7 @@ def test_a_data_directory_that_cannot_be_created_stops_start_up():
 def test_a_corrupt_store_stops_start_up():
     base = Path(tempfile.mkdtemp(prefix="meridian-corrupt-"))
     (base / "meridian.sqlite").write_bytes(b"garbage, not an SQLite file" * 100)
-    result = meridian("--port", "0", "--data-dir", str(base))
+    result = meridian("--port", "0", "--auth", "none", "--data-dir", str(base))
     assert result.returncode == 3, result.stdout + result.stderr
     assert f"cannot open the session store at {base / 'meridian.sqlite'}: file is not a database" in result.stderr
 

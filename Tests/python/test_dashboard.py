@@ -254,8 +254,10 @@ def test_dashboard_shows_disconnection_and_reconnects(session_id, page):
     assert page.console_errors(allowed=("WebSocket connection to",)) == []
 
 
-def test_render_time_of_10000_annotations_is_reported(server, session_id, page):
+def test_render_time_of_10000_annotations_is_reported(start_server, session_id, page):
     count = 10_000
+    # 10,000 adds in a burst: above the default per-connection rate limit.
+    server = start_server("--rate-limit", "1000000", "--rate-burst", "1000000")
 
     async def scenario():
         alice = await Client.open(server.url, "alice", validate=False)
@@ -454,3 +456,46 @@ def test_leaflet_example_mirrors_and_drags(server, session_id, page):
 
     run(scenario())
     assert page.console_errors() == []
+
+
+def test_dashboard_with_a_token_in_the_page_fragment(start_server, session_id, page, tmp_path):
+    """Under --auth jwt the dashboard takes a dashboard token from #token=, watches the
+    overview with it, keeps it on the link to a session and joins that session hidden."""
+    from test_auth import SECRET, claims, hs256
+    secret = tmp_path / "secret"
+    secret.write_text(SECRET)
+    server = start_server("--auth", "jwt", "--jwt-secret-file", str(secret))
+    token = hs256(claims("wall", "dashboard", session="*"))
+
+    async def scenario():
+        alice = await Client.open(server.url, "alice")
+        try:
+            welcome, _ = await alice.request({"type": "join", "session": session_id, "token": hs256(claims("alice", "owner", session=session_id, name="Alice"))})
+            assert welcome["type"] == "welcome"
+            await alice.ok({"type": "annotation.add", "annotation": flag()})
+
+            def row(s):
+                return next((x for x in s.get("sessions", []) if x["session"] == session_id), None)
+
+            await asyncio.to_thread(page.open, http_url(server) + f"#token={token}")
+            await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and row(s) and row(s)["participants"] == 1,
+                                    "the overview, watched with the token")
+            link = f"a[href='/dashboard/?session={session_id}#token={token}']"
+            await asyncio.to_thread(page.wait_js, f"return document.querySelector(\"{link}\") !== null", "the session link keeping the token")
+            await asyncio.to_thread(lambda: page.driver.find_element("css selector", link).click())
+            shown = await asyncio.to_thread(page.wait, lambda s: s.get("session") == session_id and s["status"] == "live", "the session view")
+            assert [p["name"] for p in shown["participants"]] == ["Alice"], "the dashboard joined hidden"
+        finally:
+            await alice.close()
+
+    run(scenario())
+    assert page.console_errors() == []
+
+
+def test_dashboard_without_a_token_shows_the_refusal(start_server, page, tmp_path):
+    from test_auth import SECRET
+    secret = tmp_path / "secret"
+    secret.write_text(SECRET)
+    server = start_server("--auth", "jwt", "--jwt-secret-file", str(secret))
+    page.open(http_url(server))
+    page.wait_js("return document.body.innerText.includes('unauthorized')", "the refusal shown on the page")

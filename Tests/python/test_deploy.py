@@ -37,7 +37,11 @@ def test_the_installed_server_with_the_example_config_answers_healthz(prefix, mo
     data = tempfile.mkdtemp(prefix="meridian-prefix-data-")
     monkeypatch.setenv("MERIDIAN_BIN", str(prefix / "bin" / "meridian"))
     # The example config as installed; flags move it to a free port and a temporary data directory.
-    server = Server("--config", str(prefix / "etc" / "meridian" / "meridian.json"), "--host", "127.0.0.1", "--data-dir", data)
+    secret = prefix / "etc" / "meridian" / "jwt-secret"
+    assert secret.stat().st_mode & 0o077 == 0, "the token secret is readable by its owner only"
+    assert len(secret.read_text().strip()) >= 32
+    server = Server("--config", str(prefix / "etc" / "meridian" / "meridian.json"), "--host", "127.0.0.1", "--data-dir", data,
+                    "--auth", "jwt", "--jwt-secret-file", str(secret))
     try:
         with urllib.request.urlopen(f"http://{server.host}:{server.port}/healthz", timeout=10) as response:
             assert response.status == 200 and json.loads(response.read()) == {"status": "ok"}
@@ -76,6 +80,10 @@ def test_the_kubernetes_manifest_has_probes_and_graceful_termination():
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert pod["terminationGracePeriodSeconds"] >= 30
     assert docs["Deployment"]["spec"]["strategy"]["type"] == "Recreate"
+    secret_file = container["args"][container["args"].index("--jwt-secret-file") + 1]
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    secrets = {v["name"]: v["secret"]["secretName"] for v in pod["volumes"] if "secret" in v}
+    assert any(secret_file.startswith(mounts[name] + "/") for name in secrets), "the token secret comes from a Secret volume"
     config = json.loads(docs["ConfigMap"]["data"]["meridian.json"])
     assert config["dataDir"] == container["volumeMounts"][0]["mountPath"]
     assert docs["Service"]["spec"]["selector"] == docs["Deployment"]["spec"]["selector"]["matchLabels"]

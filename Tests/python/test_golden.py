@@ -90,6 +90,6 @@ def _until_next_welcome(messages):
 def test_golden_replay(server, start_server, path):
     transcript = load(path)
     # A transcript that needs other server options gets a server of its own.
-    args = transcript.get("serverArgs")
+    args = [a.replace("$GOLDEN", str(path.parent)) for a in transcript.get("serverArgs", [])]
     url = start_server(*args).url if args else server.url
     run(replay(url, transcript), timeout=60)

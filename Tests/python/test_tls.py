@@ -35,7 +35,8 @@ def trusting(cert):
 
 def test_wss_carries_the_protocol_and_large_snapshots(start_server, certificate, session_id):
     cert, key = certificate
-    server = start_server("--tls-cert", cert, "--tls-key", key)
+    # 2,500 adds in a burst: above the default per-connection rate limit.
+    server = start_server("--tls-cert", cert, "--tls-key", key, "--rate-limit", "1000000", "--rate-burst", "1000000")
     assert server.url.startswith("wss://")
     context = trusting(cert)
 
@@ -80,7 +81,7 @@ def test_an_untrusting_client_refuses_the_self_signed_certificate(start_server, 
 
 def test_a_missing_certificate_stops_start_up_with_a_clear_error(certificate):
     _, key = certificate
-    result = subprocess.run([str(binary()), "serve", "--port", "0", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", key],
+    result = subprocess.run([str(binary()), "serve", "--port", "0", "--auth", "none", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", key],
                             capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
     assert result.returncode == 4, result.stdout + result.stderr
     assert "cannot read the TLS certificate /nonexistent/cert.pem" in result.stderr

@@ -1,13 +1,13 @@
 // The Meridian dashboard: the server overview, or (with ?session=ID) one session
 // watched live as a hidden viewer. It never changes shared state.
 
-import { MeridianClient, MeridianOverview, serverURL } from "/dashboard/meridian.js";
+import { MeridianClient, MeridianOverview, pageToken, serverURL, withToken } from "/dashboard/meridian.js";
 import { CanvasMap, project, unproject, viewportBounds, viewportCorners } from "/dashboard/map.js";
 import { Sparkline } from "/dashboard/charts.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(window.location.search);
-const url = params.get("server") || serverURL();
+const url = params.get("server") ? withToken(params.get("server"), pageToken()) : serverURL();
 
 function setStatus(status) {
   document.body.dataset.status = status;
@@ -36,6 +36,8 @@ function showOverview() {
   const published = { status: "connecting", sessions: [] };
   window.meridianDashboard = { view: "overview", get state() { return structuredClone(published); } };
   overview.addEventListener("status", (e) => { published.status = e.detail; setStatus(e.detail); });
+  // Under --auth jwt the page needs #token= (an owner or dashboard token for session *).
+  overview.addEventListener("refused", (e) => { $("overview-summary").textContent = `Refused: ${e.detail.message}`; });
   overview.addEventListener("overview", (e) => {
     const m = e.detail;
     published.sessions = m.sessions;
@@ -50,7 +52,7 @@ function showOverview() {
     const busy = (s) => s.participants * 1000 + s.dashboards + s.messagesPerSecond;
     const ordered = [...m.sessions].sort((a, b) => busy(b) - busy(a) || (a.session < b.session ? -1 : 1));
     const rows = ordered.map((s) => el("tr", { dataset: { session: s.session }, className: s.participants + s.dashboards === 0 ? "idle" : "" },
-      el("td", {}, el("a", { href: `/dashboard/?session=${encodeURIComponent(s.session)}` }, s.session)),
+      el("td", {}, el("a", { href: `/dashboard/?session=${encodeURIComponent(s.session)}${location.hash}` }, s.session)),
       el("td", {}, String(s.participants)), el("td", {}, String(s.dashboards)),
       el("td", {}, String(s.annotations)), el("td", { className: s.drags > 0 ? "busy" : "" }, String(s.drags)),
       el("td", {}, s.messagesPerSecond.toFixed(1)), el("td", {}, s.deliveriesPerSecond.toFixed(1)),
@@ -486,6 +488,9 @@ async function showSession(sessionID, config) {
   // MARK: wiring
 
   client.addEventListener("status", (e) => { setStatus(e.detail); publish(); });
+  client.addEventListener("error", (e) => {
+    if (client.status === "refused") $("status").textContent = `refused: ${e.detail.code}: ${e.detail.message}`;
+  });
   client.addEventListener("welcome", (e) => {
     sorted = null;
     remember();

@@ -1,12 +1,12 @@
 // A minimal web map app on Meridian: joins as an editor, draws the shared
 // points, adds one per click and drags them with the pointer.
 
-import { MeridianClient, serverURL } from "/dashboard/meridian.js";
+import { MeridianClient, pageToken, serverURL } from "/dashboard/meridian.js";
 import { CanvasMap, unproject } from "/dashboard/map.js";
 
 const params = new URLSearchParams(window.location.search);
 const session = params.get("session") || "demo";
-const client = new MeridianClient(serverURL(), { session, name: params.get("name") || "Web example", role: "editor" });
+const client = new MeridianClient(serverURL(), { session, name: params.get("name") || "Web example", role: pageToken() ? undefined : "editor" }); // with a token, the role it grants
 const canvas = document.getElementById("map");
 const map = new CanvasMap(canvas);
 map.setView(0.5, 0.5, 2);

@@ -2,11 +2,11 @@
 // drags sent as Meridian drags (starting, dragging, ending).
 
 import * as L from "/vendor/leaflet/leaflet.esm.js";
-import { MeridianClient, serverURL } from "/dashboard/meridian.js";
+import { MeridianClient, pageToken, serverURL } from "/dashboard/meridian.js";
 
 const params = new URLSearchParams(window.location.search);
 const session = params.get("session") || "demo";
-const client = new MeridianClient(serverURL(), { session, name: params.get("name") || "Leaflet", role: "editor" });
+const client = new MeridianClient(serverURL(), { session, name: params.get("name") || "Leaflet", role: pageToken() ? undefined : "editor" }); // with a token, the role it grants
 const map = L.map("map", { worldCopyJump: true }).setView([20, 0], 2);
 const config = await fetch("/dashboard/config.json").then((r) => r.json()).catch(() => ({}));
 if (config.tileURL) L.tileLayer(config.tileURL, { maxZoom: 19 }).addTo(map);

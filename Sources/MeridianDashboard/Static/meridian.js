@@ -11,8 +11,23 @@
 export const SUBPROTOCOL = "meridian.v1";
 
 /// The WebSocket URL of the server that served the current page.
+/// With a bearer token in the page's fragment (`#token=…`, never sent to a
+/// server or logged) the URL carries it as `?access_token=` (SPEC §5.1).
 export function serverURL(location = window.location) {
-  return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/";
+  return withToken((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/", pageToken(location));
+}
+
+/// The bearer token of the page: `#token=…`, else nothing.
+export function pageToken(location = window.location) {
+  return new URLSearchParams(location.hash.replace(/^#/, "")).get("token");
+}
+
+/// `url` with `access_token` set to `token` (unchanged when there is none).
+export function withToken(url, token) {
+  if (!token) return url;
+  const u = new URL(url);
+  u.searchParams.set("access_token", token);
+  return u.toString();
 }
 
 /// An answer the server refused: `code`, `field`, `holder` as in SPEC §7.1.
@@ -135,7 +150,10 @@ export class MeridianClient extends Connection {
     switch (m.type) {
       case "welcome": return this._welcome(m);
       case "ack": case "error":
-        if (!this._answer(m) && m.type === "error") this.dispatchEvent(new CustomEvent("error", { detail: m }));
+        if (!this._answer(m) && m.type === "error") {
+          if (this.status !== "live") this._setStatus("refused"); // the join was refused (SPEC §9)
+          this.dispatchEvent(new CustomEvent("error", { detail: m }));
+        }
         return;
       case "live": return this._live(m);
       default: return this._event(m);
@@ -251,7 +269,11 @@ export class MeridianClient extends Connection {
 /// second with every session's counts and rates; resubscribes after reconnecting.
 export class MeridianOverview extends Connection {
   _opened() {
-    this.request("overview.watch").then(() => this._setStatus("live"), () => {});
+    this.request("overview.watch").then(() => this._setStatus("live"), (e) => {
+      if (!(e instanceof MeridianError)) return; // the connection closed: it reconnects
+      this._setStatus("refused");
+      this.dispatchEvent(new CustomEvent("refused", { detail: e }));
+    });
   }
 
   _receive(m) {
