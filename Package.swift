@@ -100,8 +100,11 @@ let package = Package(
         .testTarget(name: "MeridianTransportTests", dependencies: ["MeridianTransport"]),
         .testTarget(name: "MeridianAuthTests", dependencies: ["MeridianAuth", "MeridianCore"]),
         .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore"]),
-        .testTarget(name: "MeridianClientTests", dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianTransport", "MeridianCore"]),
-        .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer", "MeridianTesting"]),
+        .testTarget(
+            name: "MeridianClientTests",
+            dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianTransport", "MeridianCore", "MeridianAuth"]
+        ),
+        .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer", "MeridianTesting", "MeridianAuth"]),
         .testTarget(
             name: "MeridianServerTests",
             dependencies: [

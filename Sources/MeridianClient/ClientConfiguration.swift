@@ -4,8 +4,12 @@ import MeridianCore
 public struct ClientConfiguration: Sendable {
     public var session: String
     public var name: String
-    public var role: Role
+    /// The role to join with. With a token it may be at most the token's role;
+    /// nil takes the token's role.
+    public var role: Role?
     public var hidden: Bool
+    /// The bearer token (SPEC §5.1) sent with every join; replaced by ``MeridianClient/refreshToken(_:)``.
+    public var token: String?
     /// `#rrggbb`; nil lets the server pick from its palette.
     public var color: String?
     public var connectTimeout: Duration
@@ -14,7 +18,7 @@ public struct ClientConfiguration: Sendable {
     public var reconnect: ReconnectPolicy
 
     public init(
-        session: String, name: String, role: Role = .editor, hidden: Bool = false, color: String? = nil,
+        session: String, name: String, role: Role? = .editor, hidden: Bool = false, color: String? = nil, token: String? = nil,
         connectTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(5),
         reconnect: ReconnectPolicy = ReconnectPolicy()
     ) {
@@ -22,6 +26,7 @@ public struct ClientConfiguration: Sendable {
         self.name = name
         self.role = role
         self.hidden = hidden
+        self.token = token
         self.color = color
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout

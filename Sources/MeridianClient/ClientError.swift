@@ -29,6 +29,12 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The field the server named when the request was refused.
+    public var field: String? {
+        if case .rejected(_, _, let field) = kind { return field }
+        return nil
+    }
+
     public var description: String {
         switch kind {
         case .timeout(let request): return "no answer to \(request) in time"

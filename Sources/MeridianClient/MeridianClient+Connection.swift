@@ -9,9 +9,10 @@ extension MeridianClient {
         try t.connect(timeout: configuration.connectTimeout)
         var join: [String: JSONValue] = [
             "type": .string("join"), "ref": .string("join"), "session": .string(configuration.session),
-            "name": .string(configuration.name), "role": .string(configuration.role.rawValue),
-            "hidden": .bool(configuration.hidden),
+            "name": .string(configuration.name), "hidden": .bool(configuration.hidden),
         ]
+        if let role = configuration.role { join["role"] = .string(role.rawValue) }
+        if let token = lock.withLock({ currentToken }) { join["token"] = .string(token) }
         if let color = configuration.color { join["color"] = .string(color) }
         if let resume {
             join["resume"] = .object(["epoch": .string(resume.epoch), "seq": .number(Double(resume.seq))])
@@ -55,7 +56,7 @@ extension MeridianClient {
                 }
             }
             guard let next = reconnect(after: code) else {
-                updatesContinuation.yield(.didClose)
+                emit(.didClose)
                 updatesContinuation.finish()
                 return
             }
@@ -106,8 +107,9 @@ extension MeridianClient {
         failPending(closed ? .closed : .disconnected)
         if closed { return nil }
         emit(.didDisconnect(code: code))
-        // These codes mean the client itself is at fault: reconnecting would repeat it (§10).
-        if let code, [1003, 1007, 1009, 4009].contains(code) { close(); return nil }
+        // These codes mean reconnecting would repeat the fault (§10): the client's own
+        // behaviour, a newer connection of the same participant (4010), an expired token (4401).
+        if let code, [1003, 1007, 1009, 4009, 4010, 4401].contains(code) { close(); return nil }
         var attempt = 0
         while true {
             if let max = configuration.reconnect.maxAttempts, attempt >= max { close(); return nil }
@@ -120,7 +122,16 @@ extension MeridianClient {
             let closed = isClosed
             lock.unlock()
             if closed { return nil }
-            guard let (t, welcome) = try? handshake(resume: resume) else { continue }
+            let t: any ClientTransport, welcome: Welcome
+            do {
+                (t, welcome) = try handshake(resume: resume)
+            } catch let error as ClientError where ["unauthorized", "token_expired", "forbidden"].contains(error.code ?? "") {
+                // The token no longer admits this client: retrying cannot help.
+                close()
+                return nil
+            } catch {
+                continue
+            }
             lock.lock()
             if isClosed { lock.unlock(); t.close(); return nil }
             transport = t

@@ -27,6 +27,8 @@ public final class MeridianClient: @unchecked Sendable {
     var nextRef = 1
     var pending: [Int: (type: String, continuation: CheckedContinuation<Ack, any Error>)] = [:]
     var isClosed = false
+    /// The token joins carry: the configured one until ``refreshToken(_:)``.
+    var currentToken: String?
     weak var delegateStorage: (any MeridianClientDelegate)?
 
     /// Every update in order; finishes when the client is closed or gives up reconnecting.
@@ -37,6 +39,7 @@ public final class MeridianClient: @unchecked Sendable {
     public init(configuration: ClientConfiguration, transport: @escaping @Sendable () -> any ClientTransport) {
         self.configuration = configuration
         self.makeTransport = transport
+        self.currentToken = configuration.token
         (updates, updatesContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -93,6 +96,15 @@ public final class MeridianClient: @unchecked Sendable {
                 self?.finish(ref: ref) { .failure(ClientError.timeout($0)) }
             }
         }
+    }
+
+    /// Hands the server a fresh token before the current one expires (`token.refresh`);
+    /// later reconnects join with it.
+    @discardableResult
+    public func refreshToken(_ token: String) async throws -> Ack {
+        let ack = try await send(.refreshToken(token))
+        lock.withLock { currentToken = token }
+        return ack
     }
 
     /// Closes the connection and stops reconnecting. Idempotent.

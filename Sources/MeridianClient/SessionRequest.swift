@@ -26,6 +26,8 @@ public enum SessionRequest: Hashable, Sendable {
     /// A location object as in §8.8, or nil to stop sharing.
     case location(JSONValue?)
     case configure(settings: [String: JSONValue])
+    /// A fresh bearer token for this participant; prefer ``MeridianClient/refreshToken(_:)``.
+    case refreshToken(String)
 
     /// The request's `type` on the wire.
     public var type: String {
@@ -50,6 +52,7 @@ public enum SessionRequest: Hashable, Sendable {
         case .mapLoad: "map.load"
         case .location: "location"
         case .configure: "session.configure"
+        case .refreshToken: "token.refresh"
         }
     }
 
@@ -79,6 +82,7 @@ public enum SessionRequest: Hashable, Sendable {
             return f
         case .location(let l): return ["location": l ?? .null]
         case .configure(let s): return ["settings": .object(s)]
+        case .refreshToken(let token): return ["token": .string(token)]
         }
     }
 

@@ -34,6 +34,14 @@ public struct LoadConfiguration: Sendable {
     public var threads = 1
     /// Print a progress line every second (to stderr).
     public var progress = true
+    /// Bearer tokens for a server that checks them: `tokens(i)` is client `i`'s
+    /// (`i == clients` for the seeder). Nil for `--auth none` servers.
+    public var tokens: (@Sendable (Int) -> String)?
+
+    /// `,"token":"…"` for client `index`, or nothing.
+    func tokenField(_ index: Int) -> String {
+        tokens.map { #","token":"\#($0(index))""# } ?? ""
+    }
 
     public init() {}
 }

@@ -82,7 +82,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         case .dragger: role = "editor"
         default: role = "viewer"
         }
-        return #"{"type":"join","ref":\#(ref(c.index, .join)),"session":"load-\#(c.session)","name":"c\#(c.index)","role":"\#(role)"}"#
+        return #"{"type":"join","ref":\#(ref(c.index, .join)),"session":"load-\#(c.session)","name":"c\#(c.index)","role":"\#(role)"\#(configuration.tokenField(c.index))}"#
     }
 
     // MARK: ClientGroupHandler

@@ -46,7 +46,7 @@ final class Seeder: ClientGroupHandler, @unchecked Sendable {
     }
 
     func group(_ group: WebSocketClientGroup, didOpen id: Int) {
-        group.send(Array(#"{"type":"join","ref":"join","session":"load-\#(id)","name":"seeder","role":"editor"}"#.utf8), to: id)
+        group.send(Array(#"{"type":"join","ref":"join","session":"load-\#(id)","name":"seeder-\#(id)","role":"editor"\#(configuration.tokenField(configuration.clients + id))}"#.utf8), to: id)
     }
 
     func group(_ group: WebSocketClientGroup, didReceive message: UnsafeRawBufferPointer, from id: Int) {

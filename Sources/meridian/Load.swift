@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
+import MeridianAuth
 import MeridianLoad
 
 /// `meridian load`: simulated clients against a running server, with a latency report.
-struct Load: ParsableCommand {
+struct Load: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load-test a Meridian server with simulated clients (drags, cameras, selections, churn).")
 
@@ -27,6 +28,8 @@ struct Load: ParsableCommand {
     @Option(help: "Client threads (each drives its share of connections).") var threads = 1
     @Option(help: "Exit non-zero when the drag latency p99 exceeds this many milliseconds.") var maxP99: Double?
     @Option(help: "Exit non-zero when more than this many events are lost.") var maxLoss: UInt64?
+    @Option(help: "HS256 secret file of a server that checks tokens: each client gets its own token (sub load-N, sessions load-*).")
+    var jwtSecretFile: String?
     @Flag(help: "Print the final report as JSON on stdout.") var json = false
     @Flag(help: "No progress lines on stderr.") var quiet = false
 
@@ -37,8 +40,9 @@ struct Load: ParsableCommand {
         guard duration > 0, rampUp >= 0, settle >= 0, threads >= 1 else { throw ValidationError("--duration > 0, --ramp-up >= 0, --settle >= 0, --threads >= 1") }
     }
 
-    func run() throws {
+    func run() async throws {
         var c = LoadConfiguration()
+        if let jwtSecretFile { c.tokens = try await tokens(secretFile: jwtSecretFile) }
         c.host = host
         c.port = port
         c.clients = clients
@@ -71,5 +75,18 @@ struct Load: ParsableCommand {
             FileHandle.standardError.write(Data((failures.joined(separator: "\n") + "\n").utf8))
             throw ExitCode(2)
         }
+    }
+
+    /// One editor token per client and per seeder, valid for the whole run.
+    private func tokens(secretFile: String) async throws -> @Sendable (Int) -> String {
+        let secret = try String(contentsOfFile: secretFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let minter = TokenMinter(key: .secret(secret))
+        let expires = Date().addingTimeInterval(rampUp + settle + duration + 3_600)
+        var tokens: [String] = []
+        for i in 0..<(clients + sessions) {
+            tokens.append(try await minter.sign(AccessClaims(subject: "load-\(i)", name: nil, session: "load-*", role: .editor, expires: expires)))
+        }
+        let all = tokens
+        return { all[$0] }
     }
 }

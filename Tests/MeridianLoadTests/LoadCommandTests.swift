@@ -1,4 +1,6 @@
 import Foundation
+import MeridianAuth
+import MeridianServer
 import MeridianTesting
 import Testing
 
@@ -41,5 +43,38 @@ struct LoadCommandTests {
         #expect(((latency["p99"] as? NSNumber)?.doubleValue ?? 0) > 0.000001)
         let join = try #require(report["joinMs"] as? [String: Any])
         #expect((join["count"] as? NSNumber)?.intValue == 20)
+    }
+}
+
+@Suite("meridian load against a server that checks tokens")
+struct LoadWithTokensTests {
+    @Test func eachClientJoinsWithItsOwnToken() async throws {
+        let secret = "load-test-secret-0123456789abcdef-xyz"
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-load-secret-\(UUID().uuidString)")
+        try secret.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let verifier = try await TokenVerifier.make(keys: [.secret(secret)])
+        let server = try TestServer { $0.authentication = .tokens(verifier) }
+        defer { server.stop() }
+
+        let process = Process()
+        process.executableURL = TestServer.executable
+        process.arguments = [
+            "load", "--port", String(server.port), "--clients", "10", "--draggers", "1", "--annotations", "5",
+            "--duration", "1", "--ramp-up", "0.2", "--settle", "0.2", "--json", "--quiet", "--jwt-secret-file", file.path,
+        ]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+
+        #expect(process.terminationStatus == 0)
+        let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "no JSON report")
+        #expect((report["connected"] as? NSNumber)?.intValue == 10)
+        #expect(((report["deliveries"] as? NSNumber)?.intValue ?? 0) > 0)
+        #expect((report["errors"] as? [String: Any])?.isEmpty == true, "errors: \(report["errors"] ?? "none")")
+        #expect(((report["joinMs"] as? [String: Any])?["count"] as? NSNumber)?.intValue == 10, "every client joined")
     }
 }
