@@ -19,11 +19,12 @@ extension Hub {
         guard var state = connections[connection] else { return false }
         let limit = configuration.rateLimit
         var bucket = state.bucket ?? TokenBucket(limit, now: server.now)
-        defer {
-            state.bucket = bucket
-            connections[connection] = state
-        }
-        if state.deferred.isEmpty, bucket.take(limit, now: server.now) { return true }
+        let allowed = state.deferred.isEmpty && bucket.take(limit, now: server.now)
+        state.bucket = bucket
+        // Stored before the refusal is counted: countProtocolError records it in the stored
+        // state, which a later write of this copy would undo (and the abuse limit never trip).
+        connections[connection] = state
+        if allowed { return true }
         guard let key = Self.conflationKey(request) else {
             metrics.rateLimited(conflated: false)
             let frame = ServerMessage.error(
@@ -41,6 +42,7 @@ extension Hub {
             server.send(OutboundFrame(text: ServerMessage.conflated(ref: replaced.ref, seq: seq)), to: connection)
         }
         state.deferred.append(DeferredRequest(key: key, request: request))
+        connections[connection] = state
         deferredConnections.insert(connection)
         return false
     }

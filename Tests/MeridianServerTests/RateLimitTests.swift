@@ -21,6 +21,16 @@ struct RateLimitTests {
         #expect(refused.first?["message"]?.string?.contains("ping") == true)
     }
 
+    @Test func aClientIgnoringRateLimitedRefusalsIsClosedWith4009() throws {
+        // Every refusal counts towards the abuse limit (more than 100 in 10 s).
+        let server = try TestServer { $0.rateLimit = RateLimit(perSecond: 1, burst: 5) }
+        defer { server.stop() }
+        let c = try server.joined("rl-3", name: "Flooder")
+        for i in 0..<150 { c.send(.object(["type": .string("ping"), "ref": .string("f\(i)")])) }
+        let closed = try c.waitFor { $0["type"]?.string == "$closed" }
+        #expect(closed["code"]?.number == 4009)
+    }
+
     @Test func transientRequestsAreConflatedAndTheLatestIsAppliedInOrder() throws {
         let server = try TestServer { $0.rateLimit = RateLimit(perSecond: 20, burst: 3) }
         defer { server.stop() }

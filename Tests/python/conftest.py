@@ -106,3 +106,19 @@ def start_server():
 @pytest.fixture
 def session_id():
     return "t-" + uuid.uuid4().hex[:12]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The abuse tests' latency table (test_abuse.py), when they ran."""
+    abuse = sys.modules.get("test_abuse")
+    if abuse is None or not abuse.RESULTS:
+        return
+    write = terminalreporter.write_line
+    write("")
+    write("well-behaved clients, p99 ms (unloaded -> under attack); all in artifacts/abuse.json")
+    write(f"{'attack':<18} {'edit ack':>17} {'event at watcher':>17} {'ping':>17} {'edits':>11}")
+    for label, r in abuse.RESULTS.items():
+        u, a = r["unloaded"], r["attack"]
+        pair = lambda k: f"{u[k]} -> {a[k]}"  # noqa: E731
+        write(f"{label:<18} {pair('ack_p99_ms'):>17} {pair('event_p99_ms'):>17} {pair('ping_p99_ms'):>17} "
+              f"{u['edits']:>4} / {a['edits']:<4}")
