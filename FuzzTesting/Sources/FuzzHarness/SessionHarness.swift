@@ -33,9 +33,22 @@ public enum SessionHarness {
 
     struct Run {
         var session: Session
+        var mirror: SessionMirror
         var now: Duration = .zero
         /// The participant id each slot joined as last (kept after it leaves, so its commands go on, and are refused).
         var pids: [ParticipantID] = Array(repeating: "p0", count: SessionHarness.slots.count)
+
+        init(session: Session) {
+            self.session = session
+            mirror = SessionMirror(session)
+        }
+
+        /// Every invariant of the state, and clients that applied `events` agree with it.
+        mutating func broadcast(_ events: [Emitted], after what: String) throws(Violation) {
+            try SessionInvariants.check(session, now: now)
+            mirror.apply(events)
+            try mirror.check(against: session, after: what)
+        }
 
         mutating func join(_ slot: Int) throws(Violation) {
             let before = SessionSnapshot(session)
@@ -44,10 +57,10 @@ public enum SessionHarness {
                 pids[slot] = pid
                 try SessionInvariants.numbering(events, from: before.seq, to: session.seq, "join")
                 try require(session.participants[pid] != nil, "joined \(pid) is not in the session")
+                try broadcast(events, after: "join of \(pid)")
             case .failure(let e):
                 try require(SessionSnapshot(session) == before, "refused join (\(e)) changed the session")
             }
-            try SessionInvariants.check(session, now: now)
         }
 
         mutating func step(_ r: inout ByteReader) throws(Violation) {
@@ -125,6 +138,7 @@ public enum SessionHarness {
                     if case .location(nil) = command { shared.callout = before.shared.callout }
                     try require(shared == before.shared, "\(what), a viewer, changed shared state")
                 }
+                try broadcast(accepted.events, after: what)
             }
             try SessionInvariants.check(session, now: now)
         }
@@ -134,7 +148,7 @@ public enum SessionHarness {
             let events = session.leave(pid, reason: "left", at: now)
             try SessionInvariants.numbering(events, from: before.seq, to: session.seq, "leave of \(pid)")
             try require(session.participants[pid] == nil, "\(pid) still present after leaving")
-            try SessionInvariants.check(session, now: now)
+            try broadcast(events, after: "leave of \(pid)")
         }
 
         mutating func advance(_ delay: Duration) throws(Violation) {
@@ -148,7 +162,7 @@ public enum SessionHarness {
                     try require(now - d.lastActivity < session.settings.leaseTimeout, "drag of \"\(id)\" by \(d.participant) outlived its lease")
                 }
             }
-            try SessionInvariants.check(session, now: now)
+            try broadcast(events, after: "expireDrags")
             try recordRoundTrip()
         }
 
