@@ -71,6 +71,7 @@ test-fuzz-regressions:
 # libFuzzer with AddressSanitizer, each target for FUZZ_SECONDS. New inputs go to
 # FuzzTesting/artifacts/TARGET/corpus, crash inputs to FuzzTesting/artifacts/TARGET/
 # (both ignored by git); fix the bug, then keep the input in FuzzTesting/Regressions/TARGET/.
+# LeakSanitizer is off: these runs look for crashes and broken invariants, not leaks.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= decoder session
 FUZZ_FLAGS ?=
