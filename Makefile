@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python bench clean
+.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python test-fuzz-regressions fuzz fuzz-build bench clean
 
 all: build
 
@@ -54,7 +54,7 @@ release: deps
 run: release web-deps
 	.build/release/meridian serve --auth none --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
-test: test-swift test-python
+test: test-swift test-python test-fuzz-regressions
 
 test-swift: deps
 	$(SWIFT) build --build-tests
@@ -63,6 +63,43 @@ test-swift: deps
 test-python: test-deps
 	$(SWIFT) build --product meridian
 	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
+
+# Fuzzing (FuzzTesting/): every kept crash input and seed through the harness, uninstrumented.
+test-fuzz-regressions:
+	cd FuzzTesting && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build
+
+# libFuzzer with AddressSanitizer, each target for FUZZ_SECONDS. New inputs go to
+# FuzzTesting/artifacts/TARGET/corpus, crash inputs to FuzzTesting/artifacts/TARGET/
+# (both ignored by git); fix the bug, then keep the input in FuzzTesting/Regressions/TARGET/.
+# LeakSanitizer is off: these runs look for crashes and broken invariants, not leaks.
+# Session scripts get up to 1024 bytes (about 250 steps) from the start, not after a slow ramp.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= decoder session
+FUZZ_FLAGS ?=
+FUZZ_BUILD := FuzzTesting/.build-fuzz
+
+# `--sanitize fuzzer` so SwiftPM lets libFuzzer's main be the entry point, and -sanitize=fuzzer for the
+# coverage it needs; one product at a time so the root package's other targets are not built.
+fuzz-build:
+	cd FuzzTesting && for p in FuzzDecoder FuzzSession; do \
+		$(SWIFT) build -c debug --scratch-path .build-fuzz --product $$p \
+			--sanitize fuzzer --sanitize address -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -DFUZZING || exit 1; \
+	done
+
+fuzz: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		case $$t in \
+			decoder) exe=FuzzDecoder; opts=-dict=FuzzTesting/Dictionaries/decoder.dict;; \
+			session) exe=FuzzSession; opts="-max_len=1024 -len_control=0";; \
+			*) echo "unknown fuzz target $$t"; exit 2;; \
+		esac; \
+		mkdir -p FuzzTesting/artifacts/$$t/corpus; \
+		echo "== $$exe for $(FUZZ_SECONDS) s"; \
+		ASAN_OPTIONS=detect_leaks=0 $(FUZZ_BUILD)/debug/$$exe \
+			FuzzTesting/artifacts/$$t/corpus FuzzTesting/Corpus/$$t FuzzTesting/Regressions/$$t \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+			$$opts -artifact_prefix=FuzzTesting/artifacts/$$t/ $(FUZZ_FLAGS); \
+	done
 
 # Benchmarks (not part of `make test`): Meridian and two baselines under `meridian load`;
 # writes BENCHMARKS.md and Tests/Benchmarks/results.json. Takes about 10 minutes.

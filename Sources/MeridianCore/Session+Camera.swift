@@ -13,10 +13,13 @@ extension Session {
         if let requested = phase.camera {
             let normal = try validator.camera(requested, "camera")
             let constraints = settings.constraints
-            let allowed = constraints.clamp(normal)
-            if allowed != normal, constraints.policy == .reject {
+            let clamped = constraints.clamp(normal)
+            if clamped != normal, constraints.policy == .reject {
                 throw SessionError(.cameraOutOfBounds, "camera: outside the session's camera constraints", field: "camera")
             }
+            // Bounds may reach where no camera can look (latitude beyond Web
+            // Mercator, longitude 180): the clamped camera is put in normal form too.
+            let allowed = try validator.camera(clamped, "camera")
             if allowed != requested { adjusted = allowed }
             switch phase {
             case .changing: applied = .changing(allowed)

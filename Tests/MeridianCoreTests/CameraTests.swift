@@ -132,6 +132,7 @@ import Testing
     }
 
     static let alps = Bounds(southWest: C(45, 5), northEast: C(48, 11))
+    static let polar = Bounds(southWest: C(86, 179), northEast: C(90, 180))
     static let fiji = Bounds(southWest: C(-20, 170), northEast: C(-10, -170))
 
     @Test(arguments: [
@@ -148,6 +149,9 @@ import Testing
         (fiji, cam(-30, 10), cam(-20, 170)),
         (fiji, cam(-30, -1), cam(-20, -170)),
         (fiji, cam(-30, 1), cam(-20, 170)),
+        // Bounds reaching where no camera looks: the clamped camera is still in normal form.
+        (polar, cam(0, 0), cam(Geo.maxMercatorLatitude, 179)),
+        (polar, cam(0, -170), cam(Geo.maxMercatorLatitude, -180)),
     ])
     func boundsClampTheCenter(bounds: Bounds, sent: Camera, applied: Camera) throws {
         var (w, e) = try world(CameraConstraints(bounds: bounds, policy: .clamp))

@@ -1,0 +1,70 @@
+import MeridianCore
+import MeridianProtocol
+
+/// Feeds fuzzer bytes to the JSON parser and the request decoder, and a
+/// decoded command to a small session.
+public enum DecoderHarness {
+    public static func run(_ bytes: [UInt8]) throws(Violation) {
+        let json = JSONValue.parse(bytes)
+        if let json { try jsonRoundTrip(json) }
+
+        let result = ClientRequest.decode(bytes)
+        try require(ClientRequest.decode(bytes) == result, "decoding the same bytes twice gave two results")
+        switch result {
+        case .failure(let e):
+            try require(!e.message.isEmpty && !e.code.rawValue.isEmpty, "error without a code or message: \(e)")
+            if case .object(let o)? = json {
+                try require(e.ref == o["ref"] ?? .null, "error carries ref \(e.ref), the request has \(o["ref"] ?? .null)")
+            } else {
+                try require(e.code == .invalidMessage, "\(e.code.rawValue) for a frame that is not a JSON object")
+            }
+        case .success(let request):
+            guard case .object? = json else { throw Violation("decoded a request from a frame that is not a JSON object") }
+            switch request.ref {
+            case .string(let s): try require(!s.isEmpty && s.utf8.count <= 64, "ref string of \(s.utf8.count) bytes")
+            case .number(let n): try require(n == n.rounded() && abs(n) <= 9_007_199_254_740_991, "ref \(n) is not an integer")
+            default: throw Violation("ref \(request.ref) is neither a string nor a number")
+            }
+            if case .command(let command) = request.body { try storedRoundTrip(command) }
+            if case .command(let command) = request.body { try applied(command) }
+        }
+    }
+
+    /// A parsed document written back and parsed again is the same value.
+    static func jsonRoundTrip(_ json: JSONValue) throws(Violation) {
+        guard json.isFinite else { return }
+        let again = JSONValue.parse(json.encoded)
+        try require(again == json, "JSON written back parses to \(again.map { "\($0)" } ?? "nothing"), not \(json)")
+    }
+
+    /// Annotations and callouts survive storage's JSON form unchanged.
+    static func storedRoundTrip(_ command: Command) throws(Violation) {
+        switch command {
+        case .addAnnotation(let a) where JSONValue.object(a.metadata).isFinite:
+            try readBack(a, StoredForm.encode(a), StoredForm.annotation)
+        case .showCallout(let c):
+            try readBack(c, StoredForm.encode(c), StoredForm.callout)
+        default: break
+        }
+    }
+
+    static func readBack<T: Equatable>(_ value: T, _ bytes: [UInt8], _ read: ([UInt8]) throws(ProtocolError) -> T) throws(Violation) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let back: T
+        do throws(ProtocolError) { back = try read(bytes) } catch { throw Violation("stored form \(text) cannot be read back: \(error)") }
+        try require(back == value, "\(value) is stored as \(text) and read back as \(back)")
+    }
+
+    /// The command from the owner, then from the viewer, of a session with a
+    /// draggable pin, with every session invariant checked.
+    static func applied(_ command: Command) throws(Violation) {
+        var settings = SessionSettings()
+        settings.dragPolicy = .exclusive
+        var run = SessionHarness.Run(session: Session(id: "harbour", epoch: "e1", settings: settings))
+        for slot in SessionHarness.slots.indices { try run.join(slot) }
+        try run.apply(.addAnnotation(Annotation(
+            id: "flag", shape: .point(Point(coordinate: Pools.coordinates[0], draggable: true, canShowCallout: true)), title: "Flag")), slot: 0)
+        try run.apply(command, slot: 0)
+        try run.apply(command, slot: 3)
+    }
+}
