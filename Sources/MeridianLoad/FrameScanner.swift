@@ -11,22 +11,25 @@ struct FrameScanner {
     let bytes: UnsafeRawBufferPointer
 
     /// The bytes after `needle`'s first occurrence, or nil.
-    func offset(after needle: StaticString) -> Int? {
+    func offset(after key: Needle) -> Int? {
+        let needle = key.text
         guard let base = bytes.baseAddress, bytes.count >= needle.utf8CodeUnitCount else { return nil }
         let n = needle.utf8CodeUnitCount
-        let first = Int32(needle.utf8Start.pointee)
-        var from = 0
-        // memchr for the first byte, then compare the rest (memmem is not exported to Swift).
-        while from <= bytes.count - n {
-            guard let hit = memchr(base + from, first, bytes.count - n - from + 1) else { return nil }
-            let at = base.distance(to: UnsafeRawPointer(hit))
+        // memchr for the needle's least common byte (JSON is mostly quotes and punctuation),
+        // then compare the whole needle around it (memmem is not exported to Swift).
+        let k = key.pivot
+        let pivot = Int32(needle.utf8Start[k])
+        var from = k
+        while from <= bytes.count - n + k {
+            guard let hit = memchr(base + from, pivot, bytes.count - n + k - from + 1) else { return nil }
+            let at = base.distance(to: UnsafeRawPointer(hit)) - k
             if memcmp(base + at, needle.utf8Start, n) == 0 { return at + n }
-            from = at + 1
+            from = at + k + 1
         }
         return nil
     }
 
-    func contains(_ needle: StaticString) -> Bool { offset(after: needle) != nil }
+    func contains(_ needle: Needle) -> Bool { offset(after: needle) != nil }
 
     /// The message type's first byte after `{"type":"` and whether it starts with `prefix`.
     func typeIs(_ prefix: StaticString) -> Bool {
@@ -37,7 +40,7 @@ struct FrameScanner {
     }
 
     /// A non-negative integer after `key` (e.g. `"seq":`).
-    func integer(after key: StaticString) -> UInt64? {
+    func integer(after key: Needle) -> UInt64? {
         guard var i = offset(after: key) else { return nil }
         var value: UInt64 = 0
         var digits = 0
@@ -50,7 +53,7 @@ struct FrameScanner {
     }
 
     /// A number after `key`, read with strtod.
-    func double(after key: StaticString) -> Double? {
+    func double(after key: Needle) -> Double? {
         guard let i = offset(after: key), i < bytes.count, let base = bytes.baseAddress else { return nil }
         // The number ends at ',' or '}' well inside the message, so strtod stops in bounds.
         let start = (base + i).assumingMemoryBound(to: CChar.self)
@@ -61,10 +64,47 @@ struct FrameScanner {
     }
 
     /// A string value after `key` (no escapes expected: codes, ids).
-    func string(after key: StaticString) -> String? {
+    func string(after key: Needle) -> String? {
         guard let start = offset(after: key) else { return nil }
         var i = start
         while i < bytes.count, bytes[i] != UInt8(ascii: "\"") { i += 1 }
         return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
     }
+}
+
+/// A key the scanner looks for, with the byte it searches by worked out once.
+struct Needle {
+    let text: StaticString
+    /// The index of the byte of `text` least likely in a server message.
+    let pivot: Int
+
+    init(_ text: StaticString) {
+        self.text = text
+        pivot = Self.rarest(text)
+    }
+
+    static let seq = Needle(#""seq":"#)
+    static let ref = Needle(#""ref":"#)
+    static let code = Needle(#""code":""#)
+    static let transient = Needle(#""transient":true"#)
+    static let dragging = Needle(#""state":"dragging""#)
+    static let longitude = Needle(#""longitude":"#)
+
+    /// The index of the byte of `needle` least likely in a server message.
+    private static func rarest(_ needle: StaticString) -> Int {
+        var best = 0, bestRank = UInt8.max
+        for i in 0..<needle.utf8CodeUnitCount {
+            let rank = rarity[Int(needle.utf8Start[i])]
+            if rank < bestRank { best = i; bestRank = rank }
+        }
+        return best
+    }
+
+    /// Letters by rising frequency in the protocol's keys and values; anything else is common.
+    private static let rarity: [UInt8] = {
+        var table = [UInt8](repeating: .max, count: 256)
+        for (rank, letter) in "qjzxkvwybgfpmhucdlsnritoae".utf8.enumerated() { table[Int(letter)] = UInt8(rank) }
+        return table
+    }()
+
 }

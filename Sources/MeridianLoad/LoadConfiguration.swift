@@ -32,6 +32,9 @@ public struct LoadConfiguration: Sendable {
     public var duration = 10.0
     /// Client threads (each one lws context driving its share of connections).
     public var threads = 1
+    /// The shortest time between two polls of a client thread's sockets (trades up to this
+    /// much latency for far fewer, fuller wake-ups under load).
+    public var coalescing: Duration = .milliseconds(2)
     /// Print a progress line every second (to stderr).
     public var progress = true
     /// Bearer tokens for a server that checks them: `tokens(i)` is client `i`'s

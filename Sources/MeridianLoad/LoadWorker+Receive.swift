@@ -3,7 +3,7 @@ extension LoadWorker {
         let now = LoadClock.nowMicros()
         guard let c = clients[id] else { return }
         clients[id]!.phase = .joined
-        if let seq = m.integer(after: #""seq":"#) {
+        if let seq = m.integer(after: .seq) {
             clients[id]!.seq = seq
             clients[id]!.hasSeq = true
             noteSessionSeq(c.session, seq)
@@ -21,9 +21,9 @@ extension LoadWorker {
     }
 
     func answer(_ m: FrameScanner, from id: Int) {
-        guard clients[id] != nil, let ref = m.integer(after: #""ref":"#), let kind = RefKind.of(ref) else { return }
+        guard clients[id] != nil, let ref = m.integer(after: .ref), let kind = RefKind.of(ref) else { return }
         let isAck = m.typeIs("ack")
-        let code = isAck ? nil : m.string(after: #""code":""#)
+        let code = isAck ? nil : m.string(after: .code)
         switch kind {
         case .annotationAdd:
             if isAck || code == "already_exists" { clients[id]!.ready = true; return }
@@ -55,8 +55,8 @@ extension LoadWorker {
         let now = LoadClock.nowMicros()
         let counted = timeline.inWindow(now)
         if counted { stats.deliveries += 1 }
-        if let seq = m.integer(after: #""seq":"#), c.hasSeq {
-            let transient = m.contains(#""transient":true"#)
+        if let seq = m.integer(after: .seq), c.hasSeq {
+            let transient = m.contains(.transient)
             if transient {
                 if seq < c.seq { stats.outOfOrder += 1 }
                 else if seq > c.seq { stats.lost += seq - c.seq; clients[id]!.seq = seq }
@@ -72,8 +72,8 @@ extension LoadWorker {
             }
             noteSessionSeq(c.session, clients[id]!.seq)
         }
-        if counted, m.typeIs("drag"), m.contains(#""state":"dragging""#),
-           let lon = m.double(after: #""longitude":"#), let latency = LoadClock.latency(longitude: lon, now: now) {
+        if counted, m.typeIs("drag"), m.contains(.dragging),
+           let lon = m.double(after: .longitude), let latency = LoadClock.latency(longitude: lon, now: now) {
             _ = stats.latency.record(latency)
         }
     }

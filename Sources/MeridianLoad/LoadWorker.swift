@@ -34,7 +34,8 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
             connectOrder.append(index)
             if clients[index]!.isActor { actors.append(index) } else { listeners.append(index) }
         }
-        group = WebSocketClientGroup(host: configuration.host, port: configuration.port, handler: self)
+        group = WebSocketClientGroup(
+            host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
     }
 
     /// Draggers first, then camera movers, then selectors; the rest listen.

@@ -15,7 +15,8 @@ final class Seeder: ClientGroupHandler, @unchecked Sendable {
 
     init(configuration: LoadConfiguration) {
         self.configuration = configuration
-        group = WebSocketClientGroup(host: configuration.host, port: configuration.port, handler: self)
+        group = WebSocketClientGroup(
+            host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
     }
 
     /// Seeds every session; throws if a connection fails or `timeout` passes.
@@ -54,7 +55,7 @@ final class Seeder: ClientGroupHandler, @unchecked Sendable {
         if m.typeIs("welcome") {
             pump(id)
         } else if m.typeIs("ack") || m.typeIs("error") {
-            if m.typeIs("error"), let code = m.string(after: #""code":""#), code != "already_exists" {
+            if m.typeIs("error"), let code = m.string(after: .code), code != "already_exists" {
                 fail("annotation.add refused: \(code)")
                 return
             }

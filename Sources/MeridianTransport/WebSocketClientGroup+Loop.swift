@@ -21,7 +21,7 @@ private func groupTickCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_
 extension WebSocketClientGroup {
     func runServiceLoop() {
         configureLWSLogging()
-        let names = (host: allocations.string(host), path: allocations.string(path), protocolName: allocations.string(subprotocol))
+        let names = (host: allocations.string(host), raw: allocations.string("RAW"), protocolName: allocations.string(subprotocol))
         cStrings = names
         let protocols = allocations.zeroed(lws_protocols.self, count: 2)
         protocols[0].name = UnsafePointer(names.protocolName)
@@ -33,6 +33,8 @@ extension WebSocketClientGroup {
         info.protocols = UnsafePointer(protocols)
         info.user = retainedSelf?.toOpaque()
         info.count_threads = 1
+        // Raw sockets read into this buffer: large reads carry many frames each.
+        info.pt_serv_buf_size = 64 * 1024
         guard let context = lws_create_context(&info) else {
             finish()
             return
@@ -56,7 +58,12 @@ extension WebSocketClientGroup {
             lock.unlock()
             if stop { break }
             for body in work { body() }
+            let began = ContinuousClock.now
             if lws_service(context, 0) < 0 { break }
+            // Poll at most once per `coalescing`: every poll walks every socket, so under
+            // load fewer, fuller wake-ups cost far less per message.
+            let rest = coalescing - (ContinuousClock.now - began)
+            if rest > .zero { usleep(UInt32(rest.components.seconds * 1_000_000 + rest.components.attoseconds / 1_000_000_000_000)) }
         }
         lock.lock()
         wakeableContext = nil
@@ -95,17 +102,16 @@ extension WebSocketClientGroup {
     }
 
     /// Starts connecting `id` (service thread). The outcome arrives as didOpen or didClose.
+    /// The connection is a raw lws socket: the upgrade and the framing are ``FrameReader``'s and ``FrameWriter``'s.
     public func connect(_ id: Int) {
         guard let context, let names = cStrings, links[id] == nil else { return }
         var info = lws_client_connect_info()
         info.context = context
         info.address = UnsafePointer(names.host)
         info.port = Int32(port)
-        info.path = UnsafePointer(names.path)
         info.host = info.address
-        info.protocol = UnsafePointer(names.protocolName)
-        info.local_protocol_name = info.protocol
-        info.ietf_version_or_minus_one = -1
+        info.method = UnsafePointer(names.raw)
+        info.local_protocol_name = UnsafePointer(names.protocolName)
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: id + 1)
         links[id] = Link()
         if let wsi = lws_client_connect_via_info(&info) {
@@ -117,61 +123,58 @@ extension WebSocketClientGroup {
 
     /// Queues one text message for `id` (service thread).
     public func send(_ bytes: [UInt8], to id: Int) {
-        guard let wsi = links[id]?.wsi, links[id]?.opened == true else { return }
-        links[id]!.outgoing.append(bytes)
+        guard let wsi = links[id]?.wsi, links[id]?.opened == true, links[id]?.closing == false else { return }
+        bytes.withUnsafeBytes { FrameWriter.append(opcode: FrameWriter.text, payload: $0, mask: nextMask(), to: &links[id]!.outgoing) }
         lws_callback_on_writable(wsi)
     }
 
     /// Closes `id` with a close frame carrying `code` (service thread).
     public func close(_ id: Int, code: UInt16 = 1000) {
-        guard let wsi = links[id]?.wsi else { return }
-        links[id]!.closeRequest = code
+        guard let wsi = links[id]?.wsi, links[id]?.closing == false else { return }
         links[id]!.outgoing.removeAll()
+        queueClose(id, code: code)
         lws_callback_on_writable(wsi)
+        // The server answers with its own close frame; do not wait for it for ever.
         lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, 5)
+    }
+
+    private func queueClose(_ id: Int, code: UInt16) {
+        links[id]!.closing = true
+        [UInt8(code >> 8), UInt8(code & 0xFF)].withUnsafeBytes {
+            FrameWriter.append(opcode: FrameWriter.close, payload: $0, mask: nextMask(), to: &links[id]!.outgoing)
+        }
+    }
+
+    /// A masking key (RFC 6455 §5.3: unpredictable to scripts; a fast generator serves a load tool).
+    private func nextMask() -> UInt32 {
+        maskState ^= maskState << 13
+        maskState ^= maskState >> 7
+        maskState ^= maskState << 17
+        return UInt32(truncatingIfNeeded: maskState)
     }
 
     func handle(wsi: OpaquePointer, id: Int, reason: lws_callback_reasons, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         switch reason {
-        case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        case LWS_CALLBACK_RAW_CONNECTED:
             guard links[id] != nil else { return -1 }
             links[id]!.wsi = wsi
-            links[id]!.opened = true
-            handlerStorage?.group(self, didOpen: id)
+            let key = (0..<16).map { _ in UInt8.random(in: 0...255) }
+            links[id]!.outgoing = FrameWriter.upgradeRequest(host: host, port: port, path: path, subprotocol: subprotocol, key: key)
+            lws_callback_on_writable(wsi)
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
             if var link = links.removeValue(forKey: id) {
                 link.buffer.release()
                 handlerStorage?.group(self, didClose: id, code: nil, failed: true)
             }
-        case LWS_CALLBACK_CLIENT_RECEIVE:
-            guard links[id] != nil else { return 0 }
-            let first = lws_is_first_fragment(wsi) != 0
-            let complete = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
-            if first && complete {
-                // The common case: a whole message in one piece, handed over without a copy.
-                handlerStorage?.group(self, didReceive: UnsafeRawBufferPointer(start: input, count: length), from: id)
-                return 0
-            }
-            if first { links[id]!.inbound.removeAll(keepingCapacity: true) }
-            if let input, length > 0 {
-                links[id]!.inbound.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
-            }
-            if complete {
-                let whole = links[id]!.inbound
-                links[id]!.inbound.removeAll(keepingCapacity: true)
-                whole.withUnsafeBytes { handlerStorage?.group(self, didReceive: $0, from: id) }
-            }
-        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            if let input, length >= 2 {
-                let bytes = input.assumingMemoryBound(to: UInt8.self)
-                links[id]?.peerClose = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
-            }
-        case LWS_CALLBACK_CLIENT_CLOSED:
+        case LWS_CALLBACK_RAW_RX:
+            guard links[id] != nil, let input, length > 0 else { return 0 }
+            return received(UnsafeRawBufferPointer(start: input, count: length), wsi: wsi, id: id)
+        case LWS_CALLBACK_RAW_CLOSE:
             if var link = links.removeValue(forKey: id) {
                 link.buffer.release()
-                handlerStorage?.group(self, didClose: id, code: link.peerClose, failed: false)
+                handlerStorage?.group(self, didClose: id, code: link.peerClose, failed: !link.opened)
             }
-        case LWS_CALLBACK_CLIENT_WRITEABLE:
+        case LWS_CALLBACK_RAW_WRITEABLE:
             return writable(wsi, id)
         default:
             break
@@ -179,21 +182,49 @@ extension WebSocketClientGroup {
         return 0
     }
 
-    /// One `lws_write` per WRITEABLE; lws masks in place, so each link has its own buffer.
+    /// Bytes from the server: the upgrade answer, then frames.
+    private func received(_ chunk: UnsafeRawBufferPointer, wsi: OpaquePointer, id: Int) -> Int32 {
+        var reader = links[id]!.reader
+        links[id]!.reader = FrameReader()  // Not used while the chunk is read: events may send or close.
+        let handler = handlerStorage
+        var failed = false
+        let ok = reader.feed(chunk, subprotocol: subprotocol) { frame in
+            switch frame {
+            case .upgraded:
+                links[id]?.opened = true
+                handler?.group(self, didOpen: id)
+            case .text(let message):
+                handler?.group(self, didReceive: message, from: id)
+            case .ping(let payload):
+                guard links[id]?.closing == false else { return }
+                FrameWriter.append(opcode: FrameWriter.pong, payload: payload, mask: nextMask(), to: &links[id]!.outgoing)
+                lws_callback_on_writable(wsi)
+            case .close(let code):
+                guard links[id] != nil else { return }
+                links[id]!.peerClose = code
+                if !links[id]!.closing { queueClose(id, code: code ?? 1000) }
+                links[id]!.closeAfterWrite = true
+                lws_callback_on_writable(wsi)
+            case .failure:
+                failed = true
+            }
+        }
+        guard links[id] != nil else { return -1 }
+        links[id]!.reader = reader
+        return ok && !failed ? 0 : -1
+    }
+
+    /// Writes everything queued for `id` in one raw write.
     private func writable(_ wsi: OpaquePointer, _ id: Int) -> Int32 {
         guard links[id] != nil else { return -1 }
-        if let code = links[id]!.closeRequest {
-            var none: [UInt8] = []
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &none, 0)
-            return -1
+        let count = links[id]!.outgoing.count
+        if count > 0 {
+            links[id]!.buffer.reserve(count)
+            let payload = links[id]!.buffer.payload
+            links[id]!.outgoing.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: count) }
+            links[id]!.outgoing.removeAll(keepingCapacity: true)
+            if lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), count, mrd_lws_write_raw()) < 0 { return -1 }
         }
-        guard let message = links[id]!.outgoing.popFirst() else { return 0 }
-        links[id]!.buffer.reserve(message.count)
-        let payload = links[id]!.buffer.payload
-        message.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        let written = lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), message.count, LWS_WRITE_TEXT)
-        if written < 0 { return -1 }
-        if !links[id]!.outgoing.isEmpty { lws_callback_on_writable(wsi) }
-        return 0
+        return links[id]!.closeAfterWrite ? -1 : 0
     }
 }

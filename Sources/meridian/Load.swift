@@ -26,6 +26,8 @@ struct Load: AsyncParsableCommand {
     @Option(help: "Seconds after the ramp-up before measuring.") var settle = 1.0
     @Option(help: "Seconds measured after the ramp-up and settling.") var duration = 10.0
     @Option(help: "Client threads (each drives its share of connections).") var threads = 1
+    @Option(help: "Shortest time between two polls of a thread's sockets, in ms (fewer, fuller wake-ups; 0 polls at once).")
+    var coalesceMs = 2.0
     @Option(help: "Exit non-zero when the drag latency p99 exceeds this many milliseconds.") var maxP99: Double?
     @Option(help: "Exit non-zero when more than this many events are lost.") var maxLoss: UInt64?
     @Option(help: "HS256 secret file of a server that checks tokens: each client gets its own token (sub load-N, sessions load-*).")
@@ -38,6 +40,7 @@ struct Load: AsyncParsableCommand {
         guard draggers >= 0, rate > 0, movesPerDrag >= 1 else { throw ValidationError("--draggers >= 0, --rate > 0, --moves-per-drag >= 1") }
         guard (0...1).contains(contention) else { throw ValidationError("--contention must be within 0...1") }
         guard duration > 0, rampUp >= 0, settle >= 0, threads >= 1 else { throw ValidationError("--duration > 0, --ramp-up >= 0, --settle >= 0, --threads >= 1") }
+        guard (0...100).contains(coalesceMs) else { throw ValidationError("--coalesce-ms must be within 0...100") }
     }
 
     func run() async throws {
@@ -61,6 +64,7 @@ struct Load: AsyncParsableCommand {
         c.settle = settle
         c.duration = duration
         c.threads = threads
+        c.coalescing = .microseconds(Int(coalesceMs * 1000))
         let quiet = quiet
         let report = try LoadRunner.run(c) { line in
             if !quiet { FileHandle.standardError.write(Data((line + "\n").utf8)) }
