@@ -33,5 +33,7 @@ final class Connection {
     deinit {
         // Only dropped after LWS_CALLBACK_CLOSED, when lws no longer reads the buffer.
         writeBuffer.release()
+        // Queued frames are not retained one by one (see ConnectionQueue).
+        queue.removeAll()
     }
 }

@@ -7,11 +7,19 @@ import DequeModule
 /// Superseded entries stay in the deque (removing from the middle would be O(n)) but their
 /// bytes are subtracted at once; they are recognised by their stamp no longer matching
 /// `newest[key]` and skipped when writing.
+///
+/// Entries do not retain their frame one by one: a broadcast queues the same frame for
+/// every member, and an atomic retain and release per recipient cost more than the rest of
+/// the queueing. The frame counts its queued copies (``OutboundFrame/holders``, service
+/// thread only) and is retained once while any queue holds it. Every entry that leaves the
+/// queue goes through `drop(_:)`; a queue must be emptied with ``removeAll()`` before it is
+/// discarded.
 struct ConnectionQueue {
     struct Entry {
-        let frame: OutboundFrame
+        let frame: Unmanaged<OutboundFrame>
         let key: Int?
         let stamp: UInt64
+        var size: Int { frame._withUnsafeGuaranteedRef { $0.bytes.count } }
     }
 
     private var entries = Deque<Entry>()
@@ -33,7 +41,9 @@ struct ConnectionQueue {
         let size = frame.bytes.count
         let stamp = nextStamp
         nextStamp &+= 1
-        entries.append(Entry(frame: frame, key: key, stamp: stamp))
+        if frame.holders == 0 { _ = Unmanaged.passRetained(frame) }
+        frame.holders += 1
+        entries.append(Entry(frame: .passUnretained(frame), key: key, stamp: stamp))
         bytes += size
         count += 1
         guard let key else { return false }
@@ -46,23 +56,37 @@ struct ConnectionQueue {
         return true
     }
 
-    /// The next live frame, without removing it.
-    mutating func first() -> OutboundFrame? {
+    /// The size of the next live frame, nil when empty.
+    mutating func firstSize() -> Int? {
         dropStaleHead()
-        return entries.first?.frame
+        return entries.first?.size
     }
 
-    /// Removes the next live frame (the one ``first()`` returned).
-    mutating func removeFirst() {
-        dropStaleHead()
-        guard let entry = entries.popFirst() else { return }
-        bytes -= entry.frame.bytes.count
-        count -= 1
-        if let key = entry.key { newest[key] = nil }
+    /// Copies whole live frames, oldest first, into `buffer` while they fit in `capacity`
+    /// bytes, and removes them. Returns the bytes copied.
+    mutating func drain(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+        var used = 0
+        while true {
+            dropStaleHead()
+            guard let entry = entries.first else { break }
+            let size = entry.size
+            guard used + size <= capacity else { break }
+            entry.frame._withUnsafeGuaranteedRef { frame in
+                frame.bytes.withUnsafeBytes { (buffer + used).copyMemory(from: $0.baseAddress!, byteCount: size) }
+            }
+            used += size
+            entries.removeFirst()
+            bytes -= size
+            count -= 1
+            if let key = entry.key { newest[key] = nil }
+            drop(entry)
+        }
+        return used
     }
 
     /// Drops everything.
     mutating func removeAll() {
+        for entry in entries { drop(entry) }
         entries.removeAll()
         newest.removeAll()
         bytes = 0
@@ -79,13 +103,27 @@ struct ConnectionQueue {
         while let head = entries.first, !isLive(head) {
             entries.removeFirst()
             staleCount -= 1
+            drop(head)
         }
     }
 
     /// A connection that never drains could pile up superseded entries; rebuild when they dominate.
     private mutating func compactIfMostlyStale() {
         guard staleCount > 256, staleCount * 2 > entries.count else { return }
-        entries = Deque(entries.filter(isLive))
+        var live = Deque<Entry>()
+        for entry in entries {
+            if isLive(entry) { live.append(entry) } else { drop(entry) }
+        }
+        entries = live
         staleCount = 0
+    }
+
+    /// One entry left the queue: the frame's last holder gives up its single retain.
+    private func drop(_ entry: Entry) {
+        let last = entry.frame._withUnsafeGuaranteedRef { frame in
+            frame.holders -= 1
+            return frame.holders == 0
+        }
+        if last { entry.frame.release() }
     }
 }

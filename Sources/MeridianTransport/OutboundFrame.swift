@@ -3,11 +3,14 @@
 ///
 /// Server frames are never masked, so the same bytes are valid on every connection
 /// that did not negotiate an extension; the server writes them with `LWS_WRITE_RAW`.
-public final class OutboundFrame: Sendable {
+public final class OutboundFrame: @unchecked Sendable {
     /// Header followed by payload: exactly what goes on the wire.
     public let bytes: [UInt8]
     /// The payload length.
     public let payloadCount: Int
+    /// How many connection queues hold this frame; touched only on the server's service
+    /// thread, by ``ConnectionQueue`` (which retains the frame once while this is above zero).
+    var holders = 0
 
     /// Frames `payload` (which must be UTF-8 text) as one final text frame.
     public init(text payload: [UInt8]) {

@@ -87,28 +87,17 @@ extension WebSocketServer {
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(closing.code)), &reason, reason.count)
             return -1
         }
-        guard let first = connection.queue.first() else { return 0 }
+        guard let firstSize = connection.queue.firstSize() else { return 0 }
 
         // The buffer of the previous write may be reused now: this is the next WRITEABLE.
-        let firstSize = first.bytes.count
         if firstSize > Self.writeChunk {
             connection.writeBuffer.reserve(firstSize)
         } else {
             connection.writeBuffer.shrink(ifAbove: Self.writeChunk)
             connection.writeBuffer.reserve(min(connection.queue.bytes, Self.writeChunk))
         }
-        let capacity = connection.writeBuffer.capacity
         let payload = connection.writeBuffer.payload
-        var used = 0
-        while let frame = connection.queue.first() {
-            let size = frame.bytes.count
-            if used + size > capacity { break }
-            frame.bytes.withUnsafeBytes { source in
-                (payload + used).copyMemory(from: source.baseAddress!, byteCount: size)
-            }
-            used += size
-            connection.queue.removeFirst()
-        }
+        let used = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity)
         // Whole pre-built frames, unmasked: RAW bypasses lws framing (no extensions are offered).
         let written = lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), used, mrd_lws_write_raw())
         if written < 0 { return -1 }
