@@ -7,6 +7,8 @@ final class Connection {
     var queue = ConnectionQueue()
     var writeBuffer: WriteBuffer
     var writableRequested = false
+    /// When the connection last wrote (server `now`), for releasing idle buffers.
+    var lastWrite = Duration.zero
     /// When the queue went above the high-water mark (server `now`), nil when not behind.
     var behindSince: Duration?
     /// Set once the server decided to close; the close frame goes out from WRITEABLE.

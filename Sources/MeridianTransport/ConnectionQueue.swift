@@ -84,6 +84,14 @@ struct ConnectionQueue {
         return used
     }
 
+    /// Gives back the storage an empty queue keeps from its busiest moment.
+    mutating func releaseStorage() {
+        guard isEmpty else { return }
+        removeAll()
+        entries = Deque()
+        newest = [:]
+    }
+
     /// Drops everything.
     mutating func removeAll() {
         for entry in entries { drop(entry) }

@@ -14,6 +14,8 @@ public struct TransportStats: Sendable, Equatable {
     public var bytesReceived: Int = 0
     /// Bytes waiting in every connection's queue now.
     public var queuedBytes: Int = 0
+    /// Bytes of write buffers held by connections now (idle ones give theirs back).
+    public var writeBufferBytes: Int = 0
     /// WebSocket connections counted by the connection limits: open or completing the handshake.
     public var admittedConnections: Int = 0
     /// Upgrade requests refused (by Origin, limits, the handler, or because the server drains).

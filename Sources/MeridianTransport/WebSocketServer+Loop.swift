@@ -88,9 +88,11 @@ extension WebSocketServer {
     }
 
     func tick() {
+        tickNow = now
         reportServerCloses()
         if let handler { handler.transportTick(self) }
         closeSlowConsumers()
+        releaseIdleBuffers()
         if draining, connections.isEmpty || now >= drainDeadline {
             requestLoopExit()
             return

@@ -74,6 +74,20 @@ extension WebSocketServer {
         }
     }
 
+    /// About once a second, gives back the write buffer and queue storage of connections that
+    /// have written nothing for a second: an idle connection then costs little more than lws's
+    /// own state. (lws copies what a write could not send at once, so the buffer is free
+    /// after `lws_write` returns; the second of quiet is a margin on top.)
+    func releaseIdleBuffers() {
+        let now = tickNow
+        guard now >= nextIdleSweep else { return }
+        nextIdleSweep = now + .seconds(1)
+        for connection in connections.values where connection.queue.isEmpty && now - connection.lastWrite > .seconds(1) {
+            connection.writeBuffer.release()
+            connection.queue.releaseStorage()
+        }
+    }
+
     /// LWS_CALLBACK_SERVER_WRITEABLE: exactly one `lws_write` per call.
     func writable(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) -> Int32 {
         guard let connection = connection(for: user) else { return 0 }
@@ -99,6 +113,7 @@ extension WebSocketServer {
         let payload = connection.writeBuffer.payload
         let used = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity)
         // Whole pre-built frames, unmasked: RAW bypasses lws framing (no extensions are offered).
+        connection.lastWrite = tickNow
         let written = lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), used, mrd_lws_write_raw())
         if written < 0 { return -1 }
         if connection.queue.bytes <= configuration.queueHighWaterBytes {

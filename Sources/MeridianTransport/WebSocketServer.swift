@@ -53,6 +53,10 @@ public final class WebSocketServer: @unchecked Sendable {
         maxTotal: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerIP)
     var counters = TransportStats()
     var draining = false
+    /// When idle connections' buffers are next given back.
+    var nextIdleSweep = Duration.zero
+    /// `now` at the latest tick: a clock precise to a tick, without a clock read per write.
+    var tickNow = Duration.zero
     var drainDeadline = Duration.zero
     var exitLoop = false
 
@@ -141,6 +145,7 @@ public final class WebSocketServer: @unchecked Sendable {
         stats.openConnections = connections.count
         stats.admittedConnections = admissions.total
         stats.queuedBytes = connections.values.reduce(0) { $0 + $1.queue.bytes }
+        stats.writeBufferBytes = connections.values.reduce(0) { $0 + $1.writeBuffer.capacity }
         return stats
     }
 
