@@ -2,6 +2,9 @@
 #define MERIDIAN_LWS_SHIM_H
 
 #include <libwebsockets.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 /* Helpers for libwebsockets macros and layouts that Swift cannot import. */
 
@@ -10,6 +13,13 @@ static inline size_t mrd_lws_pre(void) { return LWS_PRE; }
 
 /* LWS_WRITE_RAW is a macro alias: bytes written as-is, no WebSocket framing. */
 static inline enum lws_write_protocol mrd_lws_write_raw(void) { return LWS_WRITE_RAW; }
+
+/* Returns whole free pages of the heap to the system (glibc); a no-op elsewhere. */
+static inline void mrd_release_free_memory(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
 
 /* A sorted-usec-list timer with a back pointer to its Swift owner. */
 struct mrd_timer {

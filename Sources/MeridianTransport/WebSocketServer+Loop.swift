@@ -130,7 +130,7 @@ extension WebSocketServer {
         protocols[1].name = UnsafePointer(allocations.string(configuration.subprotocol))
         protocols[1].callback = serverCallback
         protocols[1].per_session_data_size = MemoryLayout<UInt64>.size
-        protocols[1].rx_buffer_size = 16 * 1024
+        protocols[1].rx_buffer_size = 2 * 1024
         protocols[1].id = ProtocolID.webSocket
         // At least our largest regular write, so lws does not cut it into smaller sends.
         protocols[1].tx_packet_size = Self.writeChunk + headroom

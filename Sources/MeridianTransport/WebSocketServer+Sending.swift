@@ -82,10 +82,14 @@ extension WebSocketServer {
         let now = tickNow
         guard now >= nextIdleSweep else { return }
         nextIdleSweep = now + .seconds(1)
+        var released = 0
         for connection in connections.values where connection.queue.isEmpty && now - connection.lastWrite > .seconds(1) {
+            if connection.writeBuffer.capacity > 0 { released += 1 }
             connection.writeBuffer.release()
             connection.queue.releaseStorage()
         }
+        // Freed buffers sit between live allocations: hand their whole pages back to the system.
+        if released > 0 { mrd_release_free_memory() }
     }
 
     /// LWS_CALLBACK_SERVER_WRITEABLE: exactly one `lws_write` per call.

@@ -97,7 +97,8 @@ def load(server, **options):
     def sample():
         while not done.wait(0.25):
             try:
-                peak["rss"] = max(peak["rss"], server.rss_kib())
+                peak["last"] = server.rss_kib()
+                peak["rss"] = max(peak["rss"], peak["last"])
             except OSError:
                 return
     sampler = threading.Thread(target=sample, daemon=True)
@@ -114,6 +115,7 @@ def load(server, **options):
     report["serverCpuSeconds"] = round(server.cpu_seconds() - cpu0, 3)
     report["serverCpuPercent"] = round(100 * report["serverCpuSeconds"] / wall, 1)
     report["serverPeakRssKiB"] = peak["rss"]
+    report["serverEndRssKiB"] = peak.get("last", peak["rss"])
     return report
 
 
@@ -177,7 +179,10 @@ def idle(kinds):
             r = load(server, clients=n, sessions=100, draggers=0, ramp_up=5, duration=4 if QUICK else 6)
             results[kind] = {
                 "connected": r.get("connected"), "baseRssKiB": base, "peakRssKiB": r["serverPeakRssKiB"],
-                "perConnectionKiB": round((r["serverPeakRssKiB"] - base) / max(r.get("connected") or n, 1), 2),
+                "endRssKiB": r["serverEndRssKiB"],
+                # Settled: the last sample, after the connections sat idle for the measured window.
+                "perConnectionKiB": round((r["serverEndRssKiB"] - base) / max(r.get("connected") or n, 1), 2),
+                "peakPerConnectionKiB": round((r["serverPeakRssKiB"] - base) / max(r.get("connected") or n, 1), 2),
                 "connectFailures": r.get("connectFailures"), "closeCodes": r.get("closeCodes"),
                 "joinMs": r.get("joinMs"),
             }
@@ -232,9 +237,9 @@ def markdown(results):
             f"{kind} {s['draggers']}x{s['rate']}Hz→{s.get('deliveriesPerSecond') or 0:,.0f}/s p99 {s.get('latencyMs', {}).get('p99', 0):.1f} ms lost {s.get('lost')}"
             for kind, v in results[key].items() for s in v["steps"]))
         lines.append("")
-    lines += ["### 10,000 idle connections (100 sessions x 100 clients)", "", "| server | connected | RSS before → peak (KiB) | per connection (KiB) | join p99 ms |", "|---|---|---|---|---|"]
+    lines += ["### 10,000 idle connections (100 sessions x 100 clients)", "", "| server | connected | RSS before → peak → idle (KiB) | per connection, idle (KiB) | per connection at the peak (KiB) | join p99 ms |", "|---|---|---|---|---|---|"]
     for kind, v in results["idle"].items():
-        lines.append(f"| {kind} | {v['connected']} | {v['baseRssKiB']} → {v['peakRssKiB']} | {v['perConnectionKiB']} | {(v.get('joinMs') or {}).get('p99', 0):.1f} |")
+        lines.append(f"| {kind} | {v['connected']} | {v['baseRssKiB']} → {v['peakRssKiB']} → {v['endRssKiB']} | {v['perConnectionKiB']} | {v['peakPerConnectionKiB']} | {(v.get('joinMs') or {}).get('p99', 0):.1f} |")
     j = results["joinStorm"]
     lines += ["", "### Join storm (1000 clients over 2 s into a session of 10,000 annotations)", ""]
     lines.append(f"connect → snapshot: {j['joinMs']['count']} of 1000 joins completed within the run; among them p50 {j['joinMs']['p50']:.1f} ms, "
