@@ -32,6 +32,8 @@ struct FrameReader {
     init(maxMessageBytes: Int = 64 << 20) { self.maxMessageBytes = maxMessageBytes }
 
     var upgraded: Bool { response == nil }
+    /// Whether a frame has begun and not yet ended.
+    var midFrame: Bool { !partial.isEmpty }
 
     /// Feeds one chunk; `emit` is called for every complete frame. Returns false after a failure.
     mutating func feed(_ chunk: UnsafeRawBufferPointer, subprotocol: String, _ emit: (ServerFrame) -> Void) -> Bool {

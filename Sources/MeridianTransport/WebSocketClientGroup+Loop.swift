@@ -34,7 +34,7 @@ extension WebSocketClientGroup {
         info.user = retainedSelf?.toOpaque()
         info.count_threads = 1
         // Raw sockets read into this buffer: large reads carry many frames each.
-        info.pt_serv_buf_size = 64 * 1024
+        info.pt_serv_buf_size = UInt32(Self.readBufferSize)
         guard let context = lws_create_context(&info) else {
             finish()
             return
@@ -62,7 +62,9 @@ extension WebSocketClientGroup {
             if lws_service(context, 0) < 0 { break }
             // Poll at most once per `coalescing`: every poll walks every socket, so under
             // load fewer, fuller wake-ups cost far less per message.
-            let rest = coalescing - (ContinuousClock.now - began)
+            // A message still arriving (a large snapshot) is read on at once, not a poll at a time.
+            let rest = messageInFlight ? .zero : coalescing - (ContinuousClock.now - began)
+            messageInFlight = false
             if rest > .zero { usleep(UInt32(rest.components.seconds * 1_000_000 + rest.components.attoseconds / 1_000_000_000_000)) }
         }
         lock.lock()
@@ -210,6 +212,7 @@ extension WebSocketClientGroup {
             }
         }
         guard links[id] != nil else { return -1 }
+        if reader.midFrame { messageInFlight = true }
         links[id]!.reader = reader
         return ok && !failed ? 0 : -1
     }

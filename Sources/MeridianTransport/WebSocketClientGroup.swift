@@ -69,6 +69,10 @@ public final class WebSocketClientGroup: @unchecked Sendable {
     var tickTimer: UnsafeMutablePointer<mrd_timer>?
     /// host, the RAW method and subprotocol as C strings, allocated once for every connect.
     var cStrings: (host: UnsafeMutablePointer<CChar>, raw: UnsafeMutablePointer<CChar>, protocolName: UnsafeMutablePointer<CChar>)?
+    /// Bytes lws reads from a socket at once.
+    static let readBufferSize = 64 * 1024
+    /// Set when a connection is left in the middle of a frame by the current service call.
+    var messageInFlight = false
     /// xorshift state for masking keys.
     var maskState = UInt64.random(in: 1...UInt64.max)
 
