@@ -61,10 +61,14 @@ public struct Bounds: Hashable, Sendable {
         return containsLongitude(c.longitude)
     }
 
+    /// -180 and 180 are one meridian: a box ending at either edge holds both.
     func containsLongitude(_ lon: Double) -> Bool {
-        crossesAntimeridian
-            ? (lon >= southWest.longitude || lon <= northEast.longitude)
-            : (lon >= southWest.longitude && lon <= northEast.longitude)
+        func inside(_ lon: Double) -> Bool {
+            crossesAntimeridian
+                ? (lon >= southWest.longitude || lon <= northEast.longitude)
+                : (lon >= southWest.longitude && lon <= northEast.longitude)
+        }
+        return inside(lon) || (abs(lon) == 180 && inside(-lon))
     }
 
     /// The nearest coordinate inside the box.

@@ -91,6 +91,7 @@ final class HubMetrics {
         count("meridian_bytes_in_total", by: stats.bytesReceived - lastStats.bytesReceived)
         count("meridian_conflated_frames_total", by: stats.conflatedFrames - lastStats.conflatedFrames)
         count("meridian_slow_consumer_closes_total", by: stats.slowConsumerCloses - lastStats.slowConsumerCloses)
+        count("meridian_handshakes_refused_total", by: stats.refusedHandshakes - lastStats.refusedHandshakes)
         lastStats = stats
     }
 }

@@ -199,6 +199,16 @@ import Testing
         try w.refuse(.camera(.own, .end(cam(-15, 0), animated: false), viewport: nil), by: e, .cameraOutOfBounds)
     }
 
+    @Test func theAntimeridianIsInsideBoundsEndingAtEitherSideOfIt() throws {
+        // 180 is stored as -180: both name the eastern edge of these bounds.
+        var (w, e) = try world(CameraConstraints(bounds: Bounds(southWest: C(-20, 170), northEast: C(-10, 180)), policy: .reject))
+        #expect(try w.ok(.camera(.own, .end(cam(-15, 180), animated: false), viewport: nil), by: e).camera == cam(-15, -180))
+        try w.ok(.camera(.own, .end(cam(-15, -180), animated: false), viewport: nil), by: e)
+        try w.refuse(.camera(.own, .end(cam(-15, -179), animated: false), viewport: nil), by: e, .cameraOutOfBounds)
+        var (west, p) = try world(CameraConstraints(bounds: Bounds(southWest: C(-20, -180), northEast: C(-10, -170)), policy: .reject))
+        try west.ok(.camera(.own, .end(cam(-15, 180), animated: false), viewport: nil), by: p)
+    }
+
     @Test func beginIsNotConstrained() throws {
         var (w, e) = try world(CameraConstraints(bounds: Self.alps, policy: .reject))
         try w.ok(.camera(.own, .begin(animated: false), viewport: nil), by: e)

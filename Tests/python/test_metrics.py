@@ -4,6 +4,9 @@ import re
 import tempfile
 import urllib.request
 
+import pytest
+from websockets.exceptions import InvalidStatus
+
 from meridian_client import Client, run
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
@@ -34,6 +37,9 @@ def test_metrics_count_a_real_session(start_server, session_id):
     server = start_server("--data-dir", tempfile.mkdtemp(prefix="meridian-metrics-"))
 
     async def scenario():
+        # An upgrade without the subprotocol is refused before it opens (SPEC §1.1).
+        with pytest.raises(InvalidStatus):
+            await Client.open(server.url, "nobody", subprotocols=None)
         alice = await Client.open(server.url, "alice")
         bob = await Client.open(server.url, "bob")
         try:
@@ -57,6 +63,7 @@ def test_metrics_count_a_real_session(start_server, session_id):
     assert value(samples, "meridian_connections") == 2
     assert value(samples, "meridian_sessions_loaded") == 1
     assert value(samples, "meridian_connection_events_total", event="opened") == 2
+    assert value(samples, "meridian_handshakes_refused_total") == 1
     assert value(samples, "meridian_messages_in_total", type="join") == 2
     assert value(samples, "meridian_messages_in_total", type="annotation.add") == 1
     assert value(samples, "meridian_messages_in_total", type="drag") == 2
