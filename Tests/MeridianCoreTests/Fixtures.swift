@@ -44,34 +44,6 @@ func settingsPatch(_ change: (inout SettingsPatch) -> Void) -> SettingsPatch {
     return p
 }
 
-/// Everything the session holds, hidden participants and drag leases
-/// included: a refused command must leave all of it unchanged.
-struct FullState: Hashable {
-    var seq: UInt64
-    var settings: SessionSettings
-    var annotations: [String: Annotation]
-    var participants: [ParticipantID: Participant]
-    var sharedCamera: Camera?
-    var cameraLeaseHolder: ParticipantID?
-    var callout: Callout?
-    var calloutShownBy: ParticipantID?
-    var drags: [String: DragGroup]
-    var joinCount: Int
-
-    init(_ s: Session) {
-        seq = s.seq
-        settings = s.settings
-        annotations = s.annotations
-        participants = s.participants
-        sharedCamera = s.sharedCamera
-        cameraLeaseHolder = s.cameraLeaseHolder
-        callout = s.callout
-        calloutShownBy = s.calloutShownBy
-        drags = s.drags
-        joinCount = s.joinCount
-    }
-}
-
 struct UnexpectedOutcome: Error, CustomStringConvertible {
     var description: String
 }
@@ -100,7 +72,7 @@ struct World {
         self.init(SessionSettings(dragPolicy: policy))
     }
 
-    var state: FullState { FullState(session) }
+    var state: Session.Contents { session.contents }
 
     func annotation(_ id: String) -> Annotation? { session.annotations[id] }
     func coordinate(_ id: String) -> Coordinate? { session.annotations[id]?.point?.coordinate }

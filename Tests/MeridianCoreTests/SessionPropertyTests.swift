@@ -447,7 +447,7 @@ struct CommandGenerator {
             } else {
                 let pid = gen.rng.chance(0.02) ? "p999" : gen.rng.pick(ids)
                 let command = gen.command(participants: ids, policy: policy, current: session.settings.dragPolicy)
-                let before = FullState(session)
+                let before = session.contents
                 switch session.apply(command, from: pid, at: now) {
                 case .success(let accepted):
                     coverage.accepted[command.name, default: 0] += 1
@@ -455,7 +455,7 @@ struct CommandGenerator {
                 case .failure(let error):
                     coverage.refused[error.code.rawValue, default: 0] += 1
                     // (c) a refused command changes nothing.
-                    guard check(FullState(session) == before, "refused \(command) by \(pid) (\(error)) changed the session") else { return false }
+                    guard check(session.contents == before, "refused \(command) by \(pid) (\(error)) changed the session") else { return false }
                 }
             }
 

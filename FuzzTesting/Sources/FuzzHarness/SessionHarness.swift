@@ -51,7 +51,7 @@ public enum SessionHarness {
         }
 
         mutating func join(_ slot: Int) throws(Violation) {
-            let before = SessionSnapshot(session)
+            let before = session.contents
             switch session.join(SessionHarness.slots[slot], at: now) {
             case .success(let (pid, events)):
                 pids[slot] = pid
@@ -59,7 +59,7 @@ public enum SessionHarness {
                 try require(session.participants[pid] != nil, "joined \(pid) is not in the session")
                 try broadcast(events, after: "join of \(pid)")
             case .failure(let e):
-                try require(SessionSnapshot(session) == before, "refused join (\(e)) changed the session")
+                try require(session.contents == before, "refused join (\(e)) changed the session")
             }
         }
 
@@ -119,9 +119,9 @@ public enum SessionHarness {
         mutating func apply(_ command: Command, slot: Int) throws(Violation) {
             let pid = pids[slot]
             let participant = session.participants[pid]
-            let before = SessionSnapshot(session)
+            let before = session.contents
             let result = session.apply(command, from: pid, at: now)
-            let after = SessionSnapshot(session)
+            let after = session.contents
             let what = "\(command.name) from \(pid)"
             switch result {
             case .failure(let e):
@@ -144,7 +144,7 @@ public enum SessionHarness {
         }
 
         mutating func leave(_ pid: ParticipantID) throws(Violation) {
-            let before = SessionSnapshot(session)
+            let before = session.contents
             let events = session.leave(pid, reason: "left", at: now)
             try SessionInvariants.numbering(events, from: before.seq, to: session.seq, "leave of \(pid)")
             try require(session.participants[pid] == nil, "\(pid) still present after leaving")
@@ -153,10 +153,10 @@ public enum SessionHarness {
 
         mutating func advance(_ delay: Duration) throws(Violation) {
             now += delay
-            let before = SessionSnapshot(session)
+            let before = session.contents
             let events = session.expireDrags(at: now)
             try SessionInvariants.numbering(events, from: before.seq, to: session.seq, "expireDrags")
-            try require(!events.isEmpty || SessionSnapshot(session) == before, "expireDrags changed the session without an event")
+            try require(!events.isEmpty || session.contents == before, "expireDrags changed the session without an event")
             for (id, group) in session.drags {
                 for d in group.drags {
                     try require(now - d.lastActivity < session.settings.leaseTimeout, "drag of \"\(id)\" by \(d.participant) outlived its lease")
