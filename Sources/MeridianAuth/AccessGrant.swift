@@ -21,6 +21,10 @@ public struct AccessGrant: Sendable, Equatable {
 
     /// Whether the token lets its holder into `session`.
     public func allows(session: String) -> Bool { SessionPattern.matches(sessions, session) }
+
+    /// Whether the holder may see every session at once (the overview, the session list):
+    /// an owner or dashboard token for `*`.
+    public var watchesEverySession: Bool { sessions == "*" && (role == .owner || role == .dashboard) }
 }
 
 /// Why a token was not accepted. `code` is the protocol's error code.

@@ -74,10 +74,15 @@ public final class TokenVerifier: Sendable {
         return check(claims, at: now)
     }
 
-    private func check(_ claims: AccessClaims, at now: Date) -> Result<AccessGrant, AuthError> {
-        if now.timeIntervalSince(claims.exp.value) > leeway {
-            return .failure(AuthError(.tokenExpired, "token expired at \(Int(claims.exp.value.timeIntervalSince1970)) (unix time)"))
+    /// `grant`, verified earlier, if it has not expired since.
+    public func recheck(_ grant: AccessGrant, at now: Date = Date()) -> Result<AccessGrant, AuthError> {
+        guard now.timeIntervalSince(grant.expires) <= leeway else {
+            return .failure(AuthError(.tokenExpired, "token expired at \(Int(grant.expires.timeIntervalSince1970)) (unix time)"))
         }
+        return .success(grant)
+    }
+
+    private func check(_ claims: AccessClaims, at now: Date) -> Result<AccessGrant, AuthError> {
         if let nbf = claims.nbf, nbf.value.timeIntervalSince(now) > leeway {
             return .failure(AuthError(.unauthorized, "token not valid before \(Int(nbf.value.timeIntervalSince1970)) (unix time)"))
         }
@@ -94,8 +99,8 @@ public final class TokenVerifier: Sendable {
         guard !claims.session.isEmpty, claims.session.utf8.count <= 256 else {
             return .failure(AuthError(.unauthorized, "session claim must be 1-256 bytes"))
         }
-        return .success(AccessGrant(
-            participant: sub, name: claims.name, sessions: claims.session, role: claims.role, expires: claims.exp.value))
+        return recheck(AccessGrant(
+            participant: sub, name: claims.name, sessions: claims.session, role: claims.role, expires: claims.exp.value), at: now)
     }
 }
 

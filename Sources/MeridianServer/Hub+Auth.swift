@@ -22,16 +22,10 @@ extension Hub {
             }
             return .success((JoinRequest(name: name, role: role, hidden: p.hidden ?? false, color: p.color), nil))
         }
-        guard let token = p.token ?? connections[connection]?.handshakeToken else {
-            return .failure(AuthRefusal(
-                code: .unauthorized,
-                message: "join needs a bearer token: the join's token field, an Authorization: Bearer header or ?access_token= on the WebSocket URL",
-                field: "token"))
-        }
         let grant: AccessGrant
-        switch verifier.verify(token) {
+        switch bearer(p.token, connection: connection, verifier: verifier, request: "join") {
         case .success(let g): grant = g
-        case .failure(let error): return .failure(AuthRefusal(code: Self.code(error), message: error.message, field: "token"))
+        case .failure(let refusal): return .failure(refusal)
         }
         guard grant.allows(session: session) else {
             return .failure(AuthRefusal(code: .forbidden, message: "the token does not allow session \(session) (it allows \(grant.sessions))", field: "session"))
@@ -55,18 +49,35 @@ extension Hub {
         return .success((JoinRequest(name: name, role: role, hidden: hidden, color: p.color, participant: grant.participant), grant))
     }
 
+    /// The grant of a request's own token, else of the connection's handshake token (verified
+    /// when the connection opened; only its expiry is checked again).
+    func bearer(_ token: String?, connection: ConnectionID, verifier: TokenVerifier, request: String) -> Result<AccessGrant, AuthRefusal> {
+        let result: Result<AccessGrant, AuthError>
+        if let token {
+            result = verifier.verify(token)
+        } else if let grant = connections[connection]?.handshakeGrant {
+            result = verifier.recheck(grant)
+        } else {
+            return .failure(AuthRefusal(
+                code: .unauthorized,
+                message: "\(request) needs a bearer token: the request's token field, an Authorization: Bearer header or ?access_token= on the WebSocket URL",
+                field: "token"))
+        }
+        return result.mapError { AuthRefusal(code: Self.code($0), message: $0.message, field: "token") }
+    }
+
     /// `token.refresh`: a new token for the same participant, still allowing
     /// the joined session with the same role, replaces the expiry.
-    func refreshToken(_ token: String, ref: JSONValue, connection: ConnectionID, on server: WebSocketServer) -> AuthRefusal? {
+    func refreshToken(_ token: String, connection: ConnectionID) -> AuthRefusal? {
         guard case .tokens(let verifier) = configuration.authentication else {
             return AuthRefusal(code: .invalidField, message: "this server does not check tokens", field: "token")
         }
         guard let state = connections[connection], let sessionID = state.sessionID, let current = state.grant else {
             return AuthRefusal(code: .notJoined, message: "token.refresh needs a joined session")
         }
-        switch verifier.verify(token) {
-        case .failure(let error):
-            return AuthRefusal(code: Self.code(error), message: error.message, field: "token")
+        switch bearer(token, connection: connection, verifier: verifier, request: "token.refresh") {
+        case .failure(let refusal):
+            return refusal
         case .success(let grant):
             guard grant.participant == current.participant else {
                 return AuthRefusal(code: .forbidden, message: "the new token is for \(grant.participant), not \(current.participant)", field: "token")
@@ -86,22 +97,34 @@ extension Hub {
         guard now >= nextTokenCheck else { return }
         nextTokenCheck = now.addingTimeInterval(1)
         for (id, state) in connections {
-            guard let grant = state.grant, now.timeIntervalSince(grant.expires) > verifier.leeway else { continue }
+            guard let grant = state.grant, case .failure = verifier.recheck(grant, at: now) else { continue }
             logger.info("token expired", metadata: ["connection": "\(id)", "participant": "\(grant.participant)"])
             connections[id]?.grant = nil
             server.close(id, code: CloseCode.tokenExpired, reason: "token expired")
         }
     }
 
-    /// Answers a WebSocket upgrade: a token in the handshake must verify.
+    /// Answers a WebSocket upgrade: a token in the handshake must verify. The grant is kept
+    /// for `didOpen`, which lws calls next for the same request.
     func screen(_ handshake: Handshake) -> HandshakeVerdict {
+        screened = nil
         guard case .tokens(let verifier) = configuration.authentication, let token = Self.token(in: handshake) else { return .accept }
         switch verifier.verify(token) {
-        case .success: return .accept
+        case .success(let grant):
+            screened = (token, grant)
+            return .accept
         case .failure(let error):
             metrics.error(Self.code(error))
             return .refuse(status: 401, reason: "\(error.code.rawValue): \(error.message)")
         }
+    }
+
+    /// The grant of an opened connection's handshake token, verified by `screen`.
+    func handshakeGrant(_ handshake: Handshake) -> AccessGrant? {
+        defer { screened = nil }
+        guard case .tokens(let verifier) = configuration.authentication, let token = Self.token(in: handshake) else { return nil }
+        if let screened, screened.token == token { return screened.grant }
+        return try? verifier.verify(token).get()
     }
 
     /// The bearer token of a handshake: `Authorization: Bearer …`, else `?access_token=`.
@@ -157,7 +180,7 @@ extension Hub {
         let reads = request.method == "GET"
         switch target {
         case nil where reads:
-            guard grant.sessions == "*", grant.role == .owner || grant.role == .dashboard else {
+            guard grant.watchesEverySession else {
                 return Self.apiError(403, "forbidden", "listing sessions needs an owner or dashboard token for session *")
             }
         case let id?:
@@ -179,14 +202,11 @@ extension Hub {
     /// dashboard token for session `*`.
     func authorizeOverview(token: String?, connection: ConnectionID) -> AuthRefusal? {
         guard case .tokens(let verifier) = configuration.authentication else { return nil }
-        guard let token = token ?? connections[connection]?.handshakeToken else {
-            return AuthRefusal(code: .unauthorized, message: "overview.watch needs a bearer token", field: "token")
-        }
-        switch verifier.verify(token) {
-        case .failure(let error):
-            return AuthRefusal(code: Self.code(error), message: error.message, field: "token")
+        switch bearer(token, connection: connection, verifier: verifier, request: "overview.watch") {
+        case .failure(let refusal):
+            return refusal
         case .success(let grant):
-            guard grant.sessions == "*", grant.role == .owner || grant.role == .dashboard else {
+            guard grant.watchesEverySession else {
                 return AuthRefusal(code: .forbidden, message: "overview.watch needs an owner or dashboard token for session *", field: "token")
             }
             return nil

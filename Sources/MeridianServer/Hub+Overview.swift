@@ -15,7 +15,7 @@ extension Hub {
     /// `overview.watch`: ack, then an overview at once and about once a second.
     func watchOverview(_ connection: ConnectionID, ref: JSONValue, on server: WebSocketServer) {
         overview.watchers.insert(connection)
-        let seq = connections[connection]?.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
+        let seq = connections[connection].map(seq(of:)) ?? 0
         server.send(OutboundFrame(text: ServerMessage.ack(ref: ref, seq: seq)), to: connection)
         server.send(OutboundFrame(text: ServerMessage.overview(overviewEntries(now: server.now, advance: false), connections: connections.count)), to: connection)
     }

@@ -38,7 +38,7 @@ extension Hub {
         if let index = state.deferred.firstIndex(where: { $0.key == key }) {
             let replaced = state.deferred.remove(at: index).request
             metrics.rateLimited(conflated: true)
-            let seq = state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
+            let seq = seq(of: state)
             server.send(OutboundFrame(text: ServerMessage.conflated(ref: replaced.ref, seq: seq)), to: connection)
         }
         state.deferred.append(DeferredRequest(key: key, request: request))

@@ -20,13 +20,15 @@ final class Hub: TransportHandler {
     let metrics: HubMetrics
     /// When connections' token expiries are next looked at.
     var nextTokenCheck = Date.distantPast
+    /// The token and grant of the upgrade `screen` accepted last, until its `didOpen`.
+    var screened: (token: String, grant: AccessGrant)?
     /// Connections with requests waiting for their rate limit.
     var deferredConnections: Set<ConnectionID> = []
 
     struct ConnectionState {
         var peer: String
-        /// The bearer token of the WebSocket handshake, used by a join without its own.
-        var handshakeToken: String?
+        /// The grant of the WebSocket handshake's bearer token, used by a join without its own.
+        var handshakeGrant: AccessGrant?
         var sessionID: String?
         var participant: ParticipantID?
         /// The verified token the participant joined with (nil without authentication).
@@ -54,7 +56,7 @@ final class Hub: TransportHandler {
 
     func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake) {
         let peer = handshake.peer
-        connections[connection] = ConnectionState(peer: peer, handshakeToken: Self.token(in: handshake))
+        connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant(handshake))
         metrics.connectionEvent("opened")
         logger.info("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
@@ -120,15 +122,15 @@ final class Hub: TransportHandler {
                 self.join(sessionID, joinRequest, grant: grant, resume: resume, ref: request.ref, connection: connection, on: server)
             }
         case .refreshToken(let token):
-            if let refusal = refreshToken(token, ref: request.ref, connection: connection, on: server) {
+            if let refusal = refreshToken(token, connection: connection) {
                 return refuse(connection, ref: request.ref, request: "token.refresh", code: refusal.code, message: refusal.message,
                               field: refusal.field, on: server)
             }
-            let seq = state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
+            let seq = seq(of: state)
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)),
                                    ref: request.ref, request: "token.refresh"), on: server)
         case .ping:
-            let seq = state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
+            let seq = seq(of: state)
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)),
                                    ref: request.ref, request: "ping"), on: server)
         case .overviewWatch(let token):
@@ -252,6 +254,11 @@ final class Hub: TransportHandler {
             logger.warning("closing abusive connection", metadata: ["connection": "\(connection)"])
             server.close(connection, code: CloseCode.abusive, reason: "too many invalid requests")
         }
+    }
+
+    /// The seq of the connection's session; 0 when it is in none.
+    func seq(of state: ConnectionState) -> UInt64 {
+        state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
     }
 
     static func isValidSessionID(_ id: String) -> Bool {

@@ -3,6 +3,7 @@ import MeridianAuth
 import MeridianCore
 import MeridianServer
 import MeridianTesting
+import MeridianTransport
 import Testing
 
 let authSecret = "meridian-test-secret-0123456789abcdef"
@@ -152,7 +153,7 @@ struct AuthTests {
         #expect(try both.join("auth-6", token: try await token("own", role: .viewer))["type"]?.string == "welcome")
         #expect(both.participant == "own")
         // A bad handshake token refuses the upgrade.
-        #expect(throws: (any Error).self) {
+        #expect(throws: TransportError.self, "refused with 401 before the upgrade") {
             _ = try TestClient(port: server.port, headers: ["Authorization": "Bearer not-a-token"])
         }
     }
