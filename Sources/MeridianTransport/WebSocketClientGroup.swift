@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 internal import CLibWebSockets
 

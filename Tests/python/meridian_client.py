@@ -5,11 +5,12 @@ import asyncio
 import itertools
 import json
 import socket
+import time
 from pathlib import Path
 
 import jsonschema
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 REPO = Path(__file__).resolve().parents[2]
 PROTOCOL = REPO / "Protocol"
@@ -299,3 +300,16 @@ def match(pattern, value, bindings, path="$"):
         return
     if pattern != value:
         raise Mismatch(f"{path}: expected {pattern!r}, got {value!r}")
+
+
+async def open_when_accepted(url, timeout=15, **kwargs):
+    """A new connection, retrying a 429 or 503 refusal until `timeout`: the server frees a
+    place once it has processed an earlier close, which may come just after the client saw it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return await Client.open(url, **kwargs)
+        except InvalidStatus as refused:
+            if time.monotonic() > deadline or refused.response.status_code not in (429, 503):
+                raise
+            await asyncio.sleep(0.1)  # backoff between retries, as SPEC §1.1 advises

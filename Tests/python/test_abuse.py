@@ -9,14 +9,10 @@ asserted: p99 with no attack and during each attack go to artifacts/abuse.json a
 table printed at the end of the run.
 """
 
-import asyncio
 import json
-import time
-
-from websockets.exceptions import InvalidStatus
 
 from abuse_workload import Workload
-from meridian_client import REPO, Client, run
+from meridian_client import REPO, Client, open_when_accepted, run
 
 HANDSHAKE_TIMEOUT = 2
 LIMIT = 262_144  # room for 100k '[' in one message
@@ -50,19 +46,6 @@ def attack_args(server, session, name, combined=False):
     }[name]}
 
 
-async def open_when_accepted(url, timeout=15, **kwargs):
-    """A new well-behaved connection, retrying 429/503 until `timeout` (places come back
-    as the server processes the flood's closes)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return await Client.open(url, validate=False, **kwargs)
-        except InvalidStatus as refused:
-            if time.monotonic() > deadline or refused.response.status_code not in (429, 503):
-                raise
-            await asyncio.sleep(0.1)  # backoff between retries, as SPEC §1.1 advises
-
-
 async def attacked(server, session, attacks, label):
     """Baseline, then the attacks with the clients working; the common assertions.
     Returns the attacks' reports."""
@@ -76,7 +59,7 @@ async def attacked(server, session, attacks, label):
         assert not w.failures, f"well-behaved clients during {label}: {w.failures}"
         assert not w.seq_errors, f"watcher saw a seq gap during {label}: {w.seq_errors}"
         await w.still_connected()
-        joiner = await open_when_accepted(server.url)
+        joiner = await open_when_accepted(server.url, validate=False)
         try:
             welcome = await joiner.join(session, "Late", "viewer", hidden=True)
         finally:
@@ -189,7 +172,7 @@ def test_connection_flood(start_server, session_id):
     async def after():
         # Once the flood is gone, new connections from its addresses work again.
         for source in ("127.0.0.1", "127.0.0.2", "127.0.0.4"):
-            c = await open_when_accepted(server.url, local_addr=(source, 0))
+            c = await open_when_accepted(server.url, validate=False, local_addr=(source, 0))
             await c.ping()
             await c.close()
 

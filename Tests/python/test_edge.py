@@ -10,7 +10,7 @@ import urllib.request
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from meridian_client import SUBPROTOCOL, Client, run
+from meridian_client import SUBPROTOCOL, Client, open_when_accepted, run
 
 
 async def refused_status(url, **kwargs):
@@ -18,19 +18,6 @@ async def refused_status(url, **kwargs):
     with pytest.raises(InvalidStatus) as refused:
         await asyncio.wait_for(connect(url, subprotocols=[SUBPROTOCOL], proxy=None, **kwargs), 10)
     return refused.value.response.status_code, refused.value.response.body.decode(errors="replace")
-
-
-async def connect_when_accepted(url, timeout=10):
-    """Connects, retrying a refusal until `timeout`: the server frees a place when it has
-    processed the previous close, which may come just after the client saw it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return await Client.open(url)
-        except InvalidStatus:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.05)
 
 
 def test_origins_outside_the_allowlist_get_403(start_server):
@@ -58,12 +45,12 @@ def test_per_ip_limit_answers_429_and_places_come_back(start_server):
             await client.close()
         # Connect/close cycles, including connections dropped without a close frame.
         for _ in range(10):
-            polite = await connect_when_accepted(server.url)
+            polite = await open_when_accepted(server.url, timeout=10)
             await polite.ping()
             await polite.close()
-            rude = await connect_when_accepted(server.url)
+            rude = await open_when_accepted(server.url, timeout=10)
             rude.ws.transport.abort()
-        clients = [await connect_when_accepted(server.url) for _ in range(3)]
+        clients = [await open_when_accepted(server.url, timeout=10) for _ in range(3)]
         for client in clients:
             await client.ping()
             await client.close()
