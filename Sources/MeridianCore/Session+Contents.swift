@@ -12,12 +12,13 @@ extension Session {
         public var calloutShownBy: ParticipantID?
         public var drags: [String: DragGroup]
         public var joinCount: Int
+        public var joinOrder: [ParticipantID]
     }
 
     public var contents: Contents {
         Contents(
             seq: seq, settings: settings, annotations: annotations, participants: participants,
             sharedCamera: sharedCamera, cameraLeaseHolder: cameraLeaseHolder, callout: callout,
-            calloutShownBy: calloutShownBy, drags: drags, joinCount: joinCount)
+            calloutShownBy: calloutShownBy, drags: drags, joinCount: joinCount, joinOrder: joinOrder)
     }
 }

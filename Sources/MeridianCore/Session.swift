@@ -23,6 +23,9 @@ public struct Session: Sendable {
     public internal(set) var drags: [String: DragGroup] = [:]
     /// Participants get ids `p1`, `p2`, … in join order.
     public internal(set) var joinCount: Int = 0
+    /// Participant ids in join order (hidden ones included): ids from tokens are names, not
+    /// numbers, so the order is kept rather than derived.
+    public internal(set) var joinOrder: [ParticipantID] = []
 
     var validator: Validator { Validator(limits: limits) }
 
@@ -36,7 +39,7 @@ public struct Session: Sendable {
 
     /// Listed participants in join order (hidden ones excluded).
     public var visibleParticipants: [Participant] {
-        participants.values.filter { !$0.hidden }.sorted { $0.joinNumber < $1.joinNumber }
+        joinOrder.compactMap { pid in participants[pid].flatMap { $0.hidden ? nil : $0 } }
     }
 
     /// Annotations in stacking order: lowest `zIndex` first, then by id.
@@ -73,7 +76,3 @@ public struct Accepted: Hashable, Sendable {
 
 public typealias ApplyResult = Result<Accepted, SessionError>
 
-extension Participant {
-    /// The numeric part of `p<N>` ids, for join ordering.
-    var joinNumber: Int { Int(id.dropFirst()) ?? 0 }
-}
