@@ -32,8 +32,8 @@ public struct JoinParameters: Hashable, Sendable {
 
 /// A decoded client request.
 public struct ClientRequest: Hashable, Sendable {
-    /// The client-chosen reference echoed in the answer (a string or a number).
-    public var ref: JSONValue
+    /// The client-chosen reference echoed in the answer (a string or an integer, as written).
+    public var ref: RequestRef
     public var body: Body
 
     public enum Body: Hashable, Sendable {
@@ -65,15 +65,22 @@ extension ClientRequest {
     /// Decodes one text frame. On failure the error carries whatever `ref`
     /// could be read, so the answer can still name the request.
     public static func decode(_ bytes: [UInt8]) -> Result<ClientRequest, ProtocolError> {
-        guard let json = JSONValue.parse(bytes) else {
-            return .failure(ProtocolError(.invalidMessage, "not valid JSON (NaN and Infinity are not JSON)"))
+        bytes.withUnsafeBytes { decode($0) }
+    }
+
+    /// Decodes one text frame from bytes that need to stay valid only during the call.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) -> Result<ClientRequest, ProtocolError> {
+        let document: JSONDocument
+        switch JSONDocument.parse(bytes) {
+        case .success(let d): document = d
+        case .failure(let error):
+            return .failure(ProtocolError(.invalidMessage, "not valid JSON (\(error.reason) at byte \(error.offset); NaN and Infinity are not JSON)"))
         }
-        guard case .object(let o) = json else {
+        guard document.nodes[0].kind == .object else {
             return .failure(ProtocolError(.invalidMessage, "a request must be a JSON object"))
         }
-        let ref = o["ref"] ?? .null
         do throws(ProtocolError) {
-            let f = try Fields(json, path: "")
+            let f = try Fields(document: document, node: 0, path: "")
             let ref = try readRef(f)
             let type = try f.string("type")
             let body = try decodeBody(type, f)
@@ -81,18 +88,36 @@ extension ClientRequest {
             return .success(ClientRequest(ref: ref, body: body))
         } catch {
             var error = error
-            error.ref = ref
+            // The raw ref, whatever it is, so the client can match the answer.
+            if case .value(let index) = document.member("ref", of: 0) {
+                error.ref = RequestRef(json: Array(document.text(of: index)))
+            }
             return .failure(error)
         }
     }
 
-    private static func readRef(_ f: Fields) throws(ProtocolError) -> JSONValue {
-        switch f.value("ref") {
-        case .string(let s) where !s.isEmpty && s.utf8.count <= 64: return .string(s)
-        case .number(let n) where n == n.rounded() && abs(n) <= 9_007_199_254_740_991: return .number(n)
-        case nil: throw .invalid("ref", "required: a string (1-64 bytes) or an integer that the answer will carry")
-        default: throw .invalid("ref", "must be a string (1-64 bytes) or an integer")
+    /// A string of 1-64 bytes, or a number with an integral value written in at most 64
+    /// bytes; kept as written.
+    private static func readRef(_ f: Fields) throws(ProtocolError) -> RequestRef {
+        guard let index = try f.lookup("ref") else {
+            throw .invalid("ref", "required: a string (1-64 bytes) or an integer that the answer will carry")
         }
+        let document = f.document
+        let text = document.text(of: index)
+        switch document.nodes[index].kind {
+        case .string:
+            let length = document.string(at: index).utf8.count
+            guard length >= 1 && length <= 64 else { break }
+            return RequestRef(json: Array(text))
+        case .number where text.count <= 64:
+            let isIntegral = document.nodes[index].flags & JSONDocument.Flag.integerLiteral != 0
+                || document.double(at: index) == document.double(at: index).rounded()
+            guard isIntegral else { break }
+            return RequestRef(json: Array(text))
+        default:
+            break
+        }
+        throw .invalid("ref", "must be a string (1-64 bytes) or an integer")
     }
 
     private static func decodeBody(_ type: String, _ f: Fields) throws(ProtocolError) -> Body {

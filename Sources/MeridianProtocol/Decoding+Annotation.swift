@@ -67,7 +67,7 @@ extension Fields {
         p.lineWidth = try f.optionalDouble("lineWidth")
         for key in ["zIndex", "enabled", "metadata", "coordinate", "centerOffset", "calloutOffset", "draggable",
                     "canShowCallout", "scalesWithViewingDistance", "rotatesToMatchCamera", "coordinates", "holes",
-                    "alpha", "lineWidth"] where f.value(key, keepNull: true) == .null {
+                    "alpha", "lineWidth"] where f.isNull(key) {
             throw .invalid(f.name(key), "cannot be null; leave it out to keep the current value")
         }
         for fixed in ["id", "type"] where f.has(fixed) {
@@ -102,9 +102,9 @@ extension Fields {
     }
 
     private func accessory(_ key: String) throws(ProtocolError) -> Callout.Accessory {
-        guard let v = value(key) else { return .hidden }
-        if case .string("hidden") = v { return .hidden }
-        let f = try Fields(v, path: name(key))
+        guard let index = try lookup(key) else { return .hidden }
+        if document.nodes[index].kind == .string, document.string(at: index) == "hidden" { return .hidden }
+        let f = try Fields(document: document, node: index, path: name(key))
         let result: Callout.Accessory
         if let button = try f.optionalEnumeration("button", Callout.ButtonType.self) {
             result = .button(button)

@@ -18,22 +18,23 @@ extension Fields {
     }
 
     func coordinates(_ key: String) throws(ProtocolError) -> [Coordinate] {
-        try Self.coordinates(try array(key), path: name(key))
+        try coordinates(try elements(key), path: name(key))
     }
 
-    static func coordinates(_ items: [JSONValue], path: String) throws(ProtocolError) -> [Coordinate] {
+    func coordinates(_ items: JSONDocument.Children, path: String) throws(ProtocolError) -> [Coordinate] {
         var out: [Coordinate] = []
-        out.reserveCapacity(items.count)
-        for (i, item) in items.enumerated() { out.append(try coordinate(try Fields(item, path: "\(path)[\(i)]"))) }
+        for (i, item) in items.enumerated() {
+            out.append(try Self.coordinate(try Fields(document: document, node: item, path: "\(path)[\(i)]")))
+        }
         return out
     }
 
     func holes(_ key: String) throws(ProtocolError) -> [[Coordinate]]? {
-        guard let rings = try optionalArray(key) else { return nil }
+        guard let rings = try optionalElements(key) else { return nil }
         var out: [[Coordinate]] = []
         for (i, ring) in rings.enumerated() {
-            guard case .array(let items) = ring else { throw .invalid("\(name(key))[\(i)]", "must be an array of coordinates") }
-            out.append(try Self.coordinates(items, path: "\(name(key))[\(i)]"))
+            guard document.nodes[ring].kind == .array else { throw .invalid("\(name(key))[\(i)]", "must be an array of coordinates") }
+            out.append(try coordinates(document.children(of: ring), path: "\(name(key))[\(i)]"))
         }
         return out
     }
@@ -58,12 +59,6 @@ extension Fields {
         guard let f = try optionalObject(key) else { return nil }
         let o = Offset(dx: try f.double("dx"), dy: try f.double("dy"))
         try f.finish()
-        return o
-    }
-
-    func optionalMetadata(_ key: String) throws(ProtocolError) -> [String: JSONValue]? {
-        guard let v = value(key) else { return nil }
-        guard case .object(let o) = v else { throw .invalid(name(key), "must be an object") }
         return o
     }
 

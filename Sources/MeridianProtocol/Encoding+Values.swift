@@ -1,127 +1,332 @@
 import MeridianCore
 
-/// JSON forms of the model's values, as Protocol v1 writes them. Defaults are
-/// written out; absent optional values are omitted.
-enum Wire {
-    static func object(_ pairs: [(String, JSONValue?)]) -> JSONValue {
-        var o: [String: JSONValue] = [:]
-        for (k, v) in pairs { if let v { o[k] = v } }
-        return .object(o)
+/// JSON forms of the model's values, as Protocol v1 writes them: keys of nested objects in
+/// alphabetical order, defaults written out, absent optional values omitted.
+extension JSONOutput {
+    mutating func coordinate(_ c: Coordinate) {
+        raw(#"{"latitude":"#)
+        number(c.latitude)
+        raw(#","longitude":"#)
+        number(c.longitude)
+        raw("}")
     }
 
-    static func string(_ s: String?) -> JSONValue? { s.map(JSONValue.string) }
-    static func number(_ n: Double?) -> JSONValue? { n.map(JSONValue.number) }
-    static func color(_ c: Color?) -> JSONValue? { c.map { .string($0.description) } }
-
-    static func coordinate(_ c: Coordinate) -> JSONValue {
-        .object(["latitude": .number(c.latitude), "longitude": .number(c.longitude)])
+    mutating func coordinates(_ cs: [Coordinate]) {
+        raw("[")
+        for (i, c) in cs.enumerated() {
+            if i > 0 { raw(",") }
+            coordinate(c)
+        }
+        raw("]")
     }
 
-    static func coordinates(_ cs: [Coordinate]) -> JSONValue { .array(cs.map(coordinate)) }
-
-    static func camera(_ c: Camera) -> JSONValue {
-        .object(["center": coordinate(c.center), "zoom": .number(c.zoom), "pitch": .number(c.pitch), "bearing": .number(c.bearing)])
+    mutating func camera(_ c: Camera) {
+        raw(#"{"bearing":"#)
+        number(c.bearing)
+        raw(#","center":"#)
+        coordinate(c.center)
+        raw(#","pitch":"#)
+        number(c.pitch)
+        raw(#","zoom":"#)
+        number(c.zoom)
+        raw("}")
     }
 
-    static func viewport(_ v: Viewport) -> JSONValue {
-        .object(["width": .number(v.width), "height": .number(v.height)])
+    mutating func camera(orNull c: Camera?) {
+        if let c { camera(c) } else { raw("null") }
     }
 
-    static func offset(_ o: Offset) -> JSONValue { .object(["dx": .number(o.dx), "dy": .number(o.dy)]) }
+    mutating func viewport(_ v: Viewport) {
+        raw(#"{"height":"#)
+        number(v.height)
+        raw(#","width":"#)
+        number(v.width)
+        raw("}")
+    }
 
-    static func annotation(_ a: Annotation) -> JSONValue {
-        var pairs: [(String, JSONValue?)] = [
-            ("id", .string(a.id)), ("type", .string(a.shape.name)), ("title", string(a.title)),
-            ("subtitle", string(a.subtitle)), ("zIndex", .number(Double(a.zIndex))), ("enabled", .bool(a.enabled)),
-            ("kind", string(a.kind)), ("metadata", .object(a.metadata)),
-        ]
+    mutating func offset(_ o: Offset) {
+        raw(#"{"dx":"#)
+        number(o.dx)
+        raw(#","dy":"#)
+        number(o.dy)
+        raw("}")
+    }
+
+    mutating func color(_ c: Color) { string(c.description) }
+
+    mutating func annotation(_ a: Annotation) {
         switch a.shape {
         case .point(let p):
-            pairs += [
-                ("coordinate", coordinate(p.coordinate)), ("image", string(p.image)),
-                ("centerOffset", offset(p.centerOffset)), ("calloutOffset", offset(p.calloutOffset)),
-                ("draggable", .bool(p.draggable)), ("canShowCallout", .bool(p.canShowCallout)),
-                ("scalesWithViewingDistance", .bool(p.scalesWithViewingDistance)),
-                ("rotatesToMatchCamera", .bool(p.rotatesToMatchCamera)),
-            ]
+            raw(#"{"calloutOffset":"#)
+            offset(p.calloutOffset)
+            raw(#","canShowCallout":"#)
+            bool(p.canShowCallout)
+            raw(#","centerOffset":"#)
+            offset(p.centerOffset)
+            raw(#","coordinate":"#)
+            coordinate(p.coordinate)
+            raw(#","draggable":"#)
+            bool(p.draggable)
+            commonFields(a, image: p.image)
+            raw(#","rotatesToMatchCamera":"#)
+            bool(p.rotatesToMatchCamera)
+            raw(#","scalesWithViewingDistance":"#)
+            bool(p.scalesWithViewingDistance)
         case .polyline(let l):
-            pairs += [
-                ("coordinates", coordinates(l.coordinates)), ("alpha", .number(l.alpha)),
-                ("strokeColor", color(l.strokeColor)), ("lineWidth", .number(l.lineWidth)),
-            ]
+            raw(#"{"alpha":"#)
+            number(l.alpha)
+            raw(#","coordinates":"#)
+            coordinates(l.coordinates)
+            commonFields(a, image: nil)
+            raw(#","lineWidth":"#)
+            number(l.lineWidth)
+            raw(#","metadata":"#)
+            value(.object(a.metadata))
+            if let s = l.strokeColor {
+                raw(#","strokeColor":"#)
+                color(s)
+            }
         case .polygon(let g):
-            pairs += [
-                ("coordinates", coordinates(g.coordinates)), ("holes", .array(g.holes.map(coordinates))),
-                ("alpha", .number(g.alpha)), ("strokeColor", color(g.strokeColor)), ("fillColor", color(g.fillColor)),
-            ]
+            raw(#"{"alpha":"#)
+            number(g.alpha)
+            raw(#","coordinates":"#)
+            coordinates(g.coordinates)
+            raw(#","enabled":"#)
+            bool(a.enabled)
+            if let f = g.fillColor {
+                raw(#","fillColor":"#)
+                color(f)
+            }
+            raw(#","holes":["#)
+            for (i, hole) in g.holes.enumerated() {
+                if i > 0 { raw(",") }
+                coordinates(hole)
+            }
+            raw(#"],"id":"#)
+            string(a.id)
+            if let k = a.kind {
+                raw(#","kind":"#)
+                string(k)
+            }
+            raw(#","metadata":"#)
+            value(.object(a.metadata))
+            if let s = g.strokeColor {
+                raw(#","strokeColor":"#)
+                color(s)
+            }
         }
-        return object(pairs)
+        titles(a)
+        raw(#","type":"#)
+        string(a.shape.name)
+        raw(#","zIndex":"#)
+        integer(a.zIndex)
+        raw("}")
     }
 
-    static func location(_ l: UserLocation?) -> JSONValue {
-        guard let l else { return .null }
-        return object([
-            ("coordinate", coordinate(l.coordinate)), ("accuracy", .number(l.accuracy)),
-            ("heading", number(l.heading)), ("course", number(l.course)),
-            ("tracking", .string(l.tracking.rawValue)), ("authorization", .string(l.authorization.rawValue)),
-        ])
+    /// `enabled`, `id`, `image` (points), `kind` and, for points, `metadata`: the fields that
+    /// sort between a shape's own. Polylines write `metadata` after `lineWidth` themselves.
+    private mutating func commonFields(_ a: Annotation, image: String?) {
+        raw(#","enabled":"#)
+        bool(a.enabled)
+        raw(#","id":"#)
+        string(a.id)
+        if let image {
+            raw(#","image":"#)
+            string(image)
+        }
+        if let k = a.kind {
+            raw(#","kind":"#)
+            string(k)
+        }
+        if case .point = a.shape {
+            raw(#","metadata":"#)
+            value(.object(a.metadata))
+        }
     }
 
-    static func mapLoad(_ m: MapLoad) -> JSONValue {
-        object([("state", .string(m.state.rawValue)), ("message", string(m.message))])
+    private mutating func titles(_ a: Annotation) {
+        if let s = a.subtitle {
+            raw(#","subtitle":"#)
+            string(s)
+        }
+        if let t = a.title {
+            raw(#","title":"#)
+            string(t)
+        }
     }
 
-    static func follow(_ t: FollowTarget?) -> JSONValue {
+    mutating func location(_ l: UserLocation) {
+        raw(#"{"accuracy":"#)
+        number(l.accuracy)
+        raw(#","authorization":"#)
+        string(l.authorization.rawValue)
+        raw(#","coordinate":"#)
+        coordinate(l.coordinate)
+        if let c = l.course {
+            raw(#","course":"#)
+            number(c)
+        }
+        if let h = l.heading {
+            raw(#","heading":"#)
+            number(h)
+        }
+        raw(#","tracking":"#)
+        string(l.tracking.rawValue)
+        raw("}")
+    }
+
+    mutating func location(orNull l: UserLocation?) {
+        if let l { location(l) } else { raw("null") }
+    }
+
+    mutating func mapLoad(_ m: MapLoad) {
+        raw("{")
+        if let message = m.message {
+            raw(#""message":"#)
+            string(message)
+            raw(",")
+        }
+        raw(#""state":"#)
+        string(m.state.rawValue)
+        raw("}")
+    }
+
+    mutating func follow(_ t: FollowTarget?) {
         switch t {
-        case nil: .null
-        case .shared: .string("shared")
-        case .participant(let pid): .string(pid)
+        case nil: raw("null")
+        case .shared: raw(#""shared""#)
+        case .participant(let pid): string(pid)
         }
     }
 
-    static func participant(_ p: Participant) -> JSONValue {
-        object([
-            ("id", .string(p.id)), ("name", .string(p.name)), ("color", color(p.color)), ("role", .string(p.role.rawValue)),
-            ("camera", p.camera.map(camera)), ("viewport", p.viewport.map(viewport)),
-            ("following", p.following == nil ? nil : follow(p.following)), ("selection", string(p.selection)),
-            ("mapLoad", p.mapLoad.map(mapLoad)), ("location", p.location.map { location($0) }),
-        ])
+    mutating func participant(_ p: Participant) {
+        raw("{")
+        if let c = p.camera {
+            raw(#""camera":"#)
+            camera(c)
+            raw(",")
+        }
+        raw(#""color":"#)
+        color(p.color)
+        raw(",")
+        if p.following != nil {
+            raw(#""following":"#)
+            follow(p.following)
+            raw(",")
+        }
+        raw(#""id":"#)
+        string(p.id)
+        if let l = p.location {
+            raw(#","location":"#)
+            location(l)
+        }
+        if let m = p.mapLoad {
+            raw(#","mapLoad":"#)
+            mapLoad(m)
+        }
+        raw(#","name":"#)
+        string(p.name)
+        raw(#","role":"#)
+        string(p.role.rawValue)
+        if let s = p.selection {
+            raw(#","selection":"#)
+            string(s)
+        }
+        if let v = p.viewport {
+            raw(#","viewport":"#)
+            viewport(v)
+        }
+        raw("}")
     }
 
-    static func anchor(_ a: Callout.Anchor) -> JSONValue {
+    mutating func anchor(_ a: Callout.Anchor) {
         switch a {
-        case .coordinate(let c): .object(["coordinate": coordinate(c)])
-        case .annotation(let id): .object(["annotation": .string(id)])
-        case .participant(let pid): .object(["participant": .string(pid)])
+        case .coordinate(let c):
+            raw(#"{"coordinate":"#)
+            coordinate(c)
+        case .annotation(let id):
+            raw(#"{"annotation":"#)
+            string(id)
+        case .participant(let pid):
+            raw(#"{"participant":"#)
+            string(pid)
         }
+        raw("}")
     }
 
-    static func callout(_ c: Callout) -> JSONValue {
-        let accessory: JSONValue = switch c.accessory {
-        case .hidden: .string("hidden")
-        case .button(let t): .object(["button": .string(t.rawValue)])
-        case .image(let name): .object(["image": .string(name)])
+    mutating func callout(_ c: Callout) {
+        raw(#"{"accessory":"#)
+        switch c.accessory {
+        case .hidden: raw(#""hidden""#)
+        case .button(let t):
+            raw(#"{"button":"#)
+            string(t.rawValue)
+            raw("}")
+        case .image(let name):
+            raw(#"{"image":"#)
+            string(name)
+            raw("}")
         }
-        return object([
-            ("title", .string(c.title)), ("detail", string(c.detail)), ("image", string(c.image)), ("accessory", accessory),
-            ("backgroundColor", color(c.backgroundColor)), ("titleColor", color(c.titleColor)),
-            ("detailColor", color(c.detailColor)), ("anchor", anchor(c.anchor)),
-        ])
+        raw(#","anchor":"#)
+        anchor(c.anchor)
+        optional(#","backgroundColor":"#, c.backgroundColor)
+        if let d = c.detail {
+            raw(#","detail":"#)
+            string(d)
+        }
+        optional(#","detailColor":"#, c.detailColor)
+        if let i = c.image {
+            raw(#","image":"#)
+            string(i)
+        }
+        raw(#","title":"#)
+        string(c.title)
+        optional(#","titleColor":"#, c.titleColor)
+        raw("}")
     }
 
-    static func settings(_ s: SessionSettings) -> JSONValue {
+    private mutating func optional(_ key: StaticString, _ c: Color?) {
+        guard let c else { return }
+        raw(key)
+        color(c)
+    }
+
+    mutating func settings(_ s: SessionSettings) {
         let c = s.constraints
-        let bounds = c.bounds.map { b in
-            JSONValue.object(["southWest": coordinate(b.southWest), "northEast": coordinate(b.northEast)])
+        raw(#"{"constraints":{"#)
+        if let b = c.bounds {
+            raw(#""bounds":{"northEast":"#)
+            coordinate(b.northEast)
+            raw(#","southWest":"#)
+            coordinate(b.southWest)
+            raw("},")
         }
+        if let v = c.maxPitch {
+            raw(#""maxPitch":"#)
+            number(v)
+            raw(",")
+        }
+        if let v = c.maxZoom {
+            raw(#""maxZoom":"#)
+            number(v)
+            raw(",")
+        }
+        if let v = c.minZoom {
+            raw(#""minZoom":"#)
+            number(v)
+            raw(",")
+        }
+        raw(#""policy":"#)
+        string(c.policy.rawValue)
+        raw(#"},"dragPolicy":"#)
+        string(s.dragPolicy.rawValue)
         let ms = s.leaseTimeout.components.seconds * 1000 + s.leaseTimeout.components.attoseconds / 1_000_000_000_000_000
-        return object([
-            ("styleURL", .string(s.styleURL)), ("tint", color(s.tint)), ("dragPolicy", .string(s.dragPolicy.rawValue)),
-            ("leaseTimeoutMs", .number(Double(ms))),
-            ("constraints", object([
-                ("bounds", bounds), ("minZoom", number(c.minZoom)), ("maxZoom", number(c.maxZoom)),
-                ("maxPitch", number(c.maxPitch)), ("policy", .string(c.policy.rawValue)),
-            ])),
-        ])
+        raw(#","leaseTimeoutMs":"#)
+        integer(Int(ms))
+        raw(#","styleURL":"#)
+        string(s.styleURL)
+        raw(#","tint":"#)
+        color(s.tint)
+        raw("}")
     }
 }

@@ -1,38 +1,77 @@
 import MeridianCore
 
-/// Reads the fields of one JSON object, naming each by its dotted path in
-/// errors, and refuses fields it was never asked for.
-final class Fields {
+/// Reads the fields of one JSON object of a parsed request, naming each by its dotted path
+/// in errors, and refuses fields it was never asked for (``finish()``) and fields written
+/// twice.
+///
+/// A view into a ``JSONDocument``: values are read from the request's bytes when asked for,
+/// and the document remembers which keys were read.
+struct Fields {
+    let document: JSONDocument
+    let node: Int
     let path: String
-    private let object: [String: JSONValue]
-    private var read: Set<String> = []
 
-    init(_ value: JSONValue, path: String) throws(ProtocolError) {
-        guard case .object(let o) = value else { throw .invalid(path.isEmpty ? "message" : path, "must be an object") }
-        self.object = o
+    init(document: JSONDocument, node: Int, path: String) throws(ProtocolError) {
+        guard document.nodes[node].kind == .object else { throw .invalid(path.isEmpty ? "message" : path, "must be an object") }
+        self.document = document
+        self.node = node
         self.path = path
+    }
+
+    /// Fields of a generic value, for values that do not come from a request's bytes.
+    init(_ value: JSONValue, path: String) throws(ProtocolError) {
+        guard case .success(let document) = JSONDocument.parseCopy(value.encoded) else {
+            throw .invalid(path.isEmpty ? "message" : path, "must be an object")
+        }
+        try self.init(document: document, node: 0, path: path)
     }
 
     func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
-    /// The raw value; nil when absent. `null` counts as absent unless `keepNull`.
-    func value(_ key: String, keepNull: Bool = false) -> JSONValue? {
-        read.insert(key)
-        guard let v = object[key] else { return nil }
-        if case .null = v, !keepNull { return nil }
-        return v
-    }
-
-    func has(_ key: String) -> Bool { object[key] != nil }
-
-    /// Refuses any field that was not read.
-    func finish() throws(ProtocolError) {
-        if let extra = object.keys.filter({ !read.contains($0) }).sorted().first {
-            throw .invalid(name(extra), "unknown field")
+    /// The node of `key`, marked read; nil when absent, or `null` unless `keepNull`.
+    func lookup(_ key: String, keepNull: Bool = false) throws(ProtocolError) -> Int? {
+        switch document.member(key, of: node) {
+        case .absent: return nil
+        case .duplicate: throw .invalid(name(key), "appears more than once")
+        case .value(let index):
+            if !keepNull && document.nodes[index].kind == .null { return nil }
+            return index
         }
     }
 
+    /// The raw value as a generic JSON value; nil when absent. `null` counts as absent unless `keepNull`.
+    func value(_ key: String, keepNull: Bool = false) -> JSONValue? {
+        guard let index = try? lookup(key, keepNull: keepNull) else { return nil }
+        return document.value(at: index)
+    }
+
+    func has(_ key: String) -> Bool {
+        var children = document.children(of: node)
+        while let keyIndex = children.next(), children.next() != nil {
+            if document.keyEquals(keyIndex, key) { return true }
+        }
+        return false
+    }
+
+    /// True when `key` is present with the value `null`.
+    func isNull(_ key: String) -> Bool {
+        guard let index = try? lookup(key, keepNull: true) else { return false }
+        return document.nodes[index].kind == .null
+    }
+
+    /// Refuses any field that was not read (the first in sorted order is named).
+    func finish() throws(ProtocolError) {
+        var unread: [String] = []
+        var children = document.children(of: node)
+        while let keyIndex = children.next(), children.next() != nil {
+            if document.nodes[keyIndex].flags & JSONDocument.Flag.read == 0 { unread.append(document.string(at: keyIndex)) }
+        }
+        if let extra = unread.min() { throw .invalid(name(extra), "unknown field") }
+    }
+
     private func missing(_ key: String) -> ProtocolError { .invalid(name(key), "required") }
+
+    private func kind(_ index: Int) -> JSONDocument.Kind { document.nodes[index].kind }
 
     func string(_ key: String) throws(ProtocolError) -> String {
         guard let s = try optionalString(key) else { throw missing(key) }
@@ -40,9 +79,9 @@ final class Fields {
     }
 
     func optionalString(_ key: String) throws(ProtocolError) -> String? {
-        guard let v = value(key) else { return nil }
-        guard case .string(let s) = v else { throw .invalid(name(key), "must be a string") }
-        return s
+        guard let index = try lookup(key) else { return nil }
+        guard kind(index) == .string else { throw .invalid(name(key), "must be a string") }
+        return document.string(at: index)
     }
 
     func double(_ key: String) throws(ProtocolError) -> Double {
@@ -51,8 +90,9 @@ final class Fields {
     }
 
     func optionalDouble(_ key: String) throws(ProtocolError) -> Double? {
-        guard let v = value(key) else { return nil }
-        guard case .number(let n) = v else { throw .invalid(name(key), "must be a number") }
+        guard let index = try lookup(key) else { return nil }
+        guard kind(index) == .number else { throw .invalid(name(key), "must be a number") }
+        let n = document.double(at: index)
         guard n.isFinite else { throw .invalid(name(key), "must be a finite number") }
         return n
     }
@@ -69,9 +109,12 @@ final class Fields {
     }
 
     func optionalBool(_ key: String) throws(ProtocolError) -> Bool? {
-        guard let v = value(key) else { return nil }
-        guard case .bool(let b) = v else { throw .invalid(name(key), "must be true or false") }
-        return b
+        guard let index = try lookup(key) else { return nil }
+        switch kind(index) {
+        case .trueValue: return true
+        case .falseValue: return false
+        default: throw .invalid(name(key), "must be true or false")
+        }
     }
 
     func object(_ key: String) throws(ProtocolError) -> Fields {
@@ -80,19 +123,33 @@ final class Fields {
     }
 
     func optionalObject(_ key: String) throws(ProtocolError) -> Fields? {
-        guard let v = value(key) else { return nil }
-        return try Fields(v, path: name(key))
+        guard let index = try lookup(key) else { return nil }
+        return try Fields(document: document, node: index, path: name(key))
     }
 
-    func array(_ key: String) throws(ProtocolError) -> [JSONValue] {
-        guard let a = try optionalArray(key) else { throw missing(key) }
-        return a
+    /// The element nodes of an array field.
+    func elements(_ key: String) throws(ProtocolError) -> JSONDocument.Children {
+        guard let items = try optionalElements(key) else { throw missing(key) }
+        return items
     }
 
-    func optionalArray(_ key: String) throws(ProtocolError) -> [JSONValue]? {
-        guard let v = value(key) else { return nil }
-        guard case .array(let a) = v else { throw .invalid(name(key), "must be an array") }
-        return a
+    func optionalElements(_ key: String) throws(ProtocolError) -> JSONDocument.Children? {
+        guard let index = try lookup(key) else { return nil }
+        guard kind(index) == .array else { throw .invalid(name(key), "must be an array") }
+        return document.children(of: index)
+    }
+
+    /// An object field as a generic value (free-form metadata).
+    func optionalMetadata(_ key: String) throws(ProtocolError) -> [String: JSONValue]? {
+        guard let index = try lookup(key) else { return nil }
+        guard kind(index) == .object else { throw .invalid(name(key), "must be an object") }
+        if let path = document.firstInexactInteger(in: index, path: name(key)) {
+            throw .invalid(path, "an integer beyond ±9007199254740991 cannot be kept exactly as a JSON number; send it as a string")
+        }
+        guard case .object(let o)? = document.value(at: index) else {
+            throw .invalid(name(key), "has an object with a field written more than once")
+        }
+        return o
     }
 
     func enumeration<E: RawRepresentable>(_ key: String, _ type: E.Type) throws(ProtocolError) -> E where E.RawValue == String, E: CaseIterable {
@@ -116,8 +173,8 @@ final class Fields {
 
     /// For patches: nil when absent, `.some(nil)` when `null` (clear), else the value.
     func clearable<T>(_ key: String, _ read: (String) throws(ProtocolError) -> T?) throws(ProtocolError) -> T?? {
-        guard let v = value(key, keepNull: true) else { return nil }
-        if case .null = v { return .some(nil) }
+        guard let index = try lookup(key, keepNull: true) else { return nil }
+        if kind(index) == .null { return .some(nil) }
         return .some(try read(key))
     }
 }

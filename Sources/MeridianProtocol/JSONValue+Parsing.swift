@@ -1,27 +1,14 @@
-import Foundation
 import MeridianCore
 
-extension JSONValue: Decodable {
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() {
-            self = .null
-        } else if let b = try? c.decode(Bool.self) {
-            self = .bool(b)
-        } else if let n = try? c.decode(Double.self) {
-            self = .number(n)
-        } else if let s = try? c.decode(String.self) {
-            self = .string(s)
-        } else if let a = try? c.decode([JSONValue].self) {
-            self = .array(a)
-        } else {
-            self = .object(try c.decode([String: JSONValue].self))
-        }
+extension JSONValue {
+    /// Parses one JSON document strictly (RFC 8259): non-standard literals (NaN, Infinity),
+    /// trailing garbage, invalid UTF-8 and objects with a key written twice are refused.
+    public static func parse(_ bytes: [UInt8]) -> JSONValue? {
+        bytes.withUnsafeBytes { parse($0) }
     }
 
-    /// Parses one JSON document. Non-standard literals (NaN, Infinity) and
-    /// trailing garbage are refused.
-    public static func parse(_ bytes: [UInt8]) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    public static func parse(_ bytes: UnsafeRawBufferPointer) -> JSONValue? {
+        guard case .success(let document) = JSONDocument.parse(bytes) else { return nil }
+        return document.value(at: 0)
     }
 }

@@ -7,7 +7,7 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
     public let message: String
     public let field: String?
     /// The `ref` of the request, when it could be read.
-    public internal(set) var ref: JSONValue = .null
+    public internal(set) var ref: RequestRef = .null
 
     public init(_ code: SessionError.Code, _ message: String, field: String? = nil) {
         self.code = code

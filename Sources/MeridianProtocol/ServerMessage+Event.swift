@@ -3,73 +3,140 @@ import MeridianCore
 extension ServerMessage {
     /// One broadcast event, encoded once for every recipient.
     public static func event(_ e: Emitted) -> [UInt8] {
-        var fields: [(String, JSONValue?)] = [("seq", .number(Double(e.seq)))]
-        if e.isTransient { fields.append(("transient", .bool(true))) }
-        let type: String
+        var out = JSONOutput()
+        event(e, into: &out)
+        return out.bytes
+    }
+
+    /// `{"type":…,"seq":…[,"transient":true],…}` with the event's fields in SPEC §7.4's order.
+    public static func event(_ e: Emitted, into out: inout JSONOutput) {
+        out.raw(#"{"type":"#)
+        out.raw(typeName(e.event))
+        out.raw(#","seq":"#)
+        out.integer(e.seq)
+        if e.isTransient { out.raw(#","transient":true"#) }
         switch e.event {
         case .participantJoined(let p):
-            type = "participant.joined"
-            fields.append(("participant", Wire.participant(p)))
+            out.raw(#","participant":"#)
+            out.participant(p)
         case .participantLeft(let pid, let reason):
-            type = "participant.left"
-            fields += [("participant", .string(pid)), ("reason", .string(reason))]
+            out.raw(#","participant":"#)
+            out.string(pid)
+            out.raw(#","reason":"#)
+            out.string(reason)
         case .camera(let target, let pid, let phase, let viewport):
-            fields += [("target", .string(target == .own ? "own" : "shared")), ("participant", .string(pid))]
+            out.raw(target == .own ? #","target":"own","participant":"# : #","target":"shared","participant":"#)
+            out.string(pid)
             switch phase {
             case .begin(let animated):
-                type = "camera.begin"
-                fields.append(("animated", .bool(animated)))
+                out.raw(#","animated":"#)
+                out.bool(animated)
             case .changing(let c):
-                type = "camera.changing"
-                fields.append(("camera", Wire.camera(c)))
+                out.raw(#","camera":"#)
+                out.camera(c)
             case .end(let c, let animated):
-                type = "camera.end"
-                fields += [("camera", Wire.camera(c)), ("animated", .bool(animated))]
+                out.raw(#","camera":"#)
+                out.camera(c)
+                out.raw(#","animated":"#)
+                out.bool(animated)
             }
-            fields.append(("viewport", viewport.map(Wire.viewport)))
+            if let viewport {
+                out.raw(#","viewport":"#)
+                out.viewport(viewport)
+            }
         case .cameraLease(let holder, let reason):
-            type = "camera.lease"
-            fields += [("holder", Wire.string(holder) ?? .null), ("reason", .string(reason))]
+            out.raw(#","holder":"#)
+            out.string(orNull: holder)
+            out.raw(#","reason":"#)
+            out.string(reason)
         case .follow(let pid, let target):
-            type = "follow"
-            fields += [("participant", .string(pid)), ("target", Wire.follow(target))]
-        case .annotationAdded(let a):
-            type = "annotation.added"
-            fields.append(("annotation", Wire.annotation(a)))
-        case .annotationUpdated(let a):
-            type = "annotation.updated"
-            fields.append(("annotation", Wire.annotation(a)))
+            out.raw(#","participant":"#)
+            out.string(pid)
+            out.raw(#","target":"#)
+            out.follow(target)
+        case .annotationAdded(let a), .annotationUpdated(let a):
+            out.raw(#","annotation":"#)
+            out.annotation(a)
         case .annotationRemoved(let id):
-            type = "annotation.removed"
-            fields.append(("id", .string(id)))
+            out.raw(#","id":"#)
+            out.string(id)
         case .selection(let pid, let id, let showsCallout):
-            type = "selection"
-            fields += [("participant", .string(pid)), ("annotation", Wire.string(id) ?? .null), ("showsCallout", .bool(showsCallout))]
+            out.raw(#","participant":"#)
+            out.string(pid)
+            out.raw(#","annotation":"#)
+            out.string(orNull: id)
+            out.raw(#","showsCallout":"#)
+            out.bool(showsCallout)
         case .calloutShown(let c, let by):
-            type = "callout.shown"
-            fields += [("callout", Wire.callout(c)), ("by", .string(by))]
+            out.raw(#","callout":"#)
+            out.callout(c)
+            out.raw(#","by":"#)
+            out.string(by)
         case .calloutHidden(let reason):
-            type = "callout.hidden"
-            fields.append(("reason", .string(reason)))
+            out.raw(#","reason":"#)
+            out.string(reason)
         case .calloutTapped(let part, let by, let anchor):
-            type = "callout.tapped"
-            fields += [("part", .string(part.rawValue)), ("by", .string(by)), ("anchor", Wire.anchor(anchor))]
+            out.raw(#","part":"#)
+            out.string(part.rawValue)
+            out.raw(#","by":"#)
+            out.string(by)
+            out.raw(#","anchor":"#)
+            out.anchor(anchor)
         case .drag(let id, let pid, let state, let coordinate, let reason):
-            type = "drag"
-            fields += [
-                ("id", .string(id)), ("participant", .string(pid)), ("state", .string(state.rawValue)),
-                ("coordinate", Wire.coordinate(coordinate)), ("reason", Wire.string(reason?.rawValue)),
-            ]
+            out.raw(#","id":"#)
+            out.string(id)
+            out.raw(#","participant":"#)
+            out.string(pid)
+            out.raw(#","state":"#)
+            out.string(state.rawValue)
+            out.raw(#","coordinate":"#)
+            out.coordinate(coordinate)
+            if let reason {
+                out.raw(#","reason":"#)
+                out.string(reason.rawValue)
+            }
         case .mapLoad(let pid, let m):
-            type = "map.load"
-            fields += [("participant", .string(pid)), ("state", .string(m.state.rawValue)), ("message", Wire.string(m.message))]
+            out.raw(#","participant":"#)
+            out.string(pid)
+            out.raw(#","state":"#)
+            out.string(m.state.rawValue)
+            if let message = m.message {
+                out.raw(#","message":"#)
+                out.string(message)
+            }
         case .location(let pid, let l):
-            type = "location"
-            fields += [("participant", .string(pid)), ("location", Wire.location(l))]
+            out.raw(#","participant":"#)
+            out.string(pid)
+            out.raw(#","location":"#)
+            out.location(orNull: l)
         case .settings(let s):
-            type = "settings"
-            fields.append(("settings", Wire.settings(s)))
+            out.raw(#","settings":"#)
+            out.settings(s)
         }
-        return message(type, fields)
+        out.raw("}")
+    }
+
+    /// The event's `type`, quoted.
+    private static func typeName(_ event: Event) -> StaticString {
+        switch event {
+        case .participantJoined: #""participant.joined""#
+        case .participantLeft: #""participant.left""#
+        case .camera(_, _, .begin, _): #""camera.begin""#
+        case .camera(_, _, .changing, _): #""camera.changing""#
+        case .camera(_, _, .end, _): #""camera.end""#
+        case .cameraLease: #""camera.lease""#
+        case .follow: #""follow""#
+        case .annotationAdded: #""annotation.added""#
+        case .annotationUpdated: #""annotation.updated""#
+        case .annotationRemoved: #""annotation.removed""#
+        case .selection: #""selection""#
+        case .calloutShown: #""callout.shown""#
+        case .calloutHidden: #""callout.hidden""#
+        case .calloutTapped: #""callout.tapped""#
+        case .drag: #""drag""#
+        case .mapLoad: #""map.load""#
+        case .location: #""location""#
+        case .settings: #""settings""#
+        }
     }
 }

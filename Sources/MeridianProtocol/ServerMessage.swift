@@ -1,47 +1,89 @@
 import MeridianCore
 
-/// Encodes every server-to-client message of Protocol v1. Top-level fields
-/// are written in a fixed order (`type` first); nested objects with sorted keys.
+/// Encodes every server-to-client message of Protocol v1 straight into bytes. Top-level
+/// fields are written in a fixed order (`type` first, then as SPEC §7 lists them); nested
+/// objects with their keys in alphabetical order.
+///
+/// Each message has a form that appends to a ``JSONOutput`` (so the caller can reserve
+/// room for a frame header in front) and one that returns the bytes.
 public enum ServerMessage {
+    /// A message with generic fields, for the messages off the hot path (dashboards).
     static func message(_ type: String, _ fields: [(String, JSONValue?)]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(128)
-        out.append(contentsOf: #"{"type":"#.utf8)
-        JSONWriter.writeString(type, into: &out)
+        var out = JSONOutput()
+        out.raw(#"{"type":"#)
+        out.string(type)
         for (key, value) in fields {
             guard let value else { continue }
-            out.append(UInt8(ascii: ","))
-            JSONWriter.writeString(key, into: &out)
-            out.append(UInt8(ascii: ":"))
-            JSONWriter.write(value, into: &out)
+            out.raw(",")
+            out.string(key)
+            out.raw(":")
+            out.value(value)
         }
-        out.append(UInt8(ascii: "}"))
-        return out
+        out.raw("}")
+        return out.bytes
     }
 
     /// The answer to an accepted request.
-    public static func ack(ref: JSONValue, seq: UInt64, camera: Camera? = nil) -> [UInt8] {
-        message("ack", [("ref", ref), ("seq", .number(Double(seq))), ("camera", camera.map(Wire.camera))])
+    public static func ack(ref: RequestRef, seq: UInt64, camera: Camera? = nil) -> [UInt8] {
+        var out = JSONOutput()
+        ack(ref: ref, seq: seq, camera: camera, into: &out)
+        return out.bytes
+    }
+
+    public static func ack(ref: RequestRef, seq: UInt64, camera: Camera? = nil, into out: inout JSONOutput) {
+        out.raw(#"{"type":"ack","ref":"#)
+        out.raw(ref.json)
+        out.raw(#","seq":"#)
+        out.integer(seq)
+        if let camera {
+            out.raw(#","camera":"#)
+            out.camera(camera)
+        }
+        out.raw("}")
     }
 
     /// The answer to a transient request (camera.changing, a drag move,
     /// location) that a later one of the same kind replaced before it was
     /// applied, while the connection was over its rate limit.
-    public static func conflated(ref: JSONValue, seq: UInt64) -> [UInt8] {
-        message("ack", [("ref", ref), ("seq", .number(Double(seq))), ("conflated", .bool(true))])
+    public static func conflated(ref: RequestRef, seq: UInt64) -> [UInt8] {
+        var out = JSONOutput()
+        out.raw(#"{"type":"ack","ref":"#)
+        out.raw(ref.json)
+        out.raw(#","seq":"#)
+        out.integer(seq)
+        out.raw(#","conflated":true}"#)
+        return out.bytes
     }
 
     /// The answer to a refused request. The session is unchanged.
     public static func error(
-        ref: JSONValue, code: SessionError.Code, message text: String, field: String? = nil, holder: Participant? = nil,
+        ref: RequestRef, code: SessionError.Code, message text: String, field: String? = nil, holder: Participant? = nil,
         retryAfterMs: Int? = nil
     ) -> [UInt8] {
-        message("error", [
-            ("ref", ref), ("code", .string(code.rawValue)), ("message", .string(text)),
-            ("field", Wire.string(field)),
-            ("holder", holder.map { .object(["id": .string($0.id), "name": .string($0.name)]) }),
-            ("retryAfterMs", retryAfterMs.map { .number(Double($0)) }),
-        ])
+        var out = JSONOutput()
+        out.raw(#"{"type":"error","ref":"#)
+        out.raw(ref.json)
+        out.raw(#","code":"#)
+        out.string(code.rawValue)
+        out.raw(#","message":"#)
+        out.string(text)
+        if let field {
+            out.raw(#","field":"#)
+            out.string(field)
+        }
+        if let holder {
+            out.raw(#","holder":{"id":"#)
+            out.string(holder.id)
+            out.raw(#","name":"#)
+            out.string(holder.name)
+            out.raw("}")
+        }
+        if let retryAfterMs {
+            out.raw(#","retryAfterMs":"#)
+            out.integer(retryAfterMs)
+        }
+        out.raw("}")
+        return out.bytes
     }
 
     /// The answer to `join`: a snapshot, or (`resumed`) a promise that the
@@ -50,84 +92,143 @@ public enum ServerMessage {
     /// `annotations` is the session's annotation list as ``annotationsJSON(_:)``
     /// encodes it: the bulk of a snapshot, which a host encodes once for every
     /// joiner until an annotation changes.
-    public static func welcome(ref: JSONValue, session: Session, participant: ParticipantID, resumedFrom: UInt64?, annotations: [UInt8]) -> [UInt8] {
-        var out = message("welcome", [
-            ("ref", ref), ("session", .string(session.id)), ("epoch", .string(session.epoch)),
-            ("participant", .string(participant)), ("seq", .number(Double(session.seq))),
-            ("resumed", .bool(resumedFrom != nil)),
-            ("resumedFrom", resumedFrom.map { .number(Double($0)) }),
-        ])
-        guard resumedFrom == nil else { return out }
-        // Reopen the object to add the snapshot, written from its parts.
-        out.removeLast()
-        out.append(contentsOf: #","snapshot":{"annotations":"#.utf8)
-        out.append(contentsOf: annotations)
-        for (key, value) in snapshotFields(session) {
-            out.append(UInt8(ascii: ","))
-            JSONWriter.writeString(key, into: &out)
-            out.append(UInt8(ascii: ":"))
-            JSONWriter.write(value, into: &out)
+    public static func welcome(ref: RequestRef, session: Session, participant: ParticipantID, resumedFrom: UInt64?, annotations: [UInt8]) -> [UInt8] {
+        var out = JSONOutput()
+        welcomeHead(ref: ref, session: session, participant: participant, resumedFrom: resumedFrom, into: &out)
+        guard resumedFrom == nil else {
+            out.raw("}")
+            return out.bytes
         }
-        out.append(contentsOf: "}}".utf8)
-        return out
+        out.raw(#","snapshot":{"annotations":"#)
+        out.raw(annotations)
+        snapshotRest(session, into: &out)
+        out.raw("}}")
+        return out.bytes
+    }
+
+    /// A welcome up to where its snapshot would follow: `{"type":"welcome",…,"resumed":…`,
+    /// with `resumedFrom` when resumed. Not closed.
+    public static func welcomeHead(
+        ref: RequestRef, session: Session, participant: ParticipantID, resumedFrom: UInt64?, into out: inout JSONOutput
+    ) {
+        out.raw(#"{"type":"welcome","ref":"#)
+        out.raw(ref.json)
+        out.raw(#","session":"#)
+        out.string(session.id)
+        out.raw(#","epoch":"#)
+        out.string(session.epoch)
+        out.raw(#","participant":"#)
+        out.string(participant)
+        out.raw(#","seq":"#)
+        out.integer(session.seq)
+        out.raw(#","resumed":"#)
+        out.bool(resumedFrom != nil)
+        if let resumedFrom {
+            out.raw(#","resumedFrom":"#)
+            out.integer(resumedFrom)
+        }
+    }
+
+    /// Everything a client needs to draw the session as of `session.seq`, as JSON text.
+    public static func snapshotJSON(_ s: Session) -> [UInt8] {
+        var out = JSONOutput()
+        out.raw(#"{"annotations":"#)
+        out.raw(annotationsJSON(s))
+        snapshotRest(s, into: &out)
+        out.raw("}")
+        return out.bytes
     }
 
     /// Everything a client needs to draw the session as of `session.seq`.
     public static func snapshot(_ s: Session) -> JSONValue {
-        var fields = Dictionary(uniqueKeysWithValues: snapshotFields(s))
-        fields["annotations"] = .array(s.orderedAnnotations.map(Wire.annotation))
-        return .object(fields)
+        JSONValue.parse(snapshotJSON(s)) ?? .null
     }
 
     /// The session's annotations in stacking order, encoded as in a snapshot.
     public static func annotationsJSON(_ s: Session) -> [UInt8] {
-        var out: [UInt8] = []
-        JSONWriter.write(.array(s.orderedAnnotations.map(Wire.annotation)), into: &out)
-        return out
+        var out = JSONOutput(capacity: 256 * s.annotations.count + 2)
+        out.raw("[")
+        for (i, a) in s.orderedAnnotations.enumerated() {
+            if i > 0 { out.raw(",") }
+            out.annotation(a)
+        }
+        out.raw("]")
+        return out.bytes
     }
 
-    /// The snapshot's fields other than `annotations`, in the sorted order
-    /// `JSONWriter` writes object keys (so both forms encode alike).
-    static func snapshotFields(_ s: Session) -> [(String, JSONValue)] {
-        [
-            ("callout", s.callout.map(Wire.callout) ?? .null),
-            ("calloutBy", Wire.string(s.calloutShownBy) ?? .null),
-            ("cameraLease", Wire.string(s.cameraLeaseHolder) ?? .null),
-            ("drags", drags(s)),
-            ("participants", .array(s.visibleParticipants.map(Wire.participant))),
-            ("seq", .number(Double(s.seq))),
-            ("settings", Wire.settings(s.settings)),
-            ("sharedCamera", s.sharedCamera.map(Wire.camera) ?? .null),
-        ]
-    }
-
-    static func drags(_ s: Session) -> JSONValue {
-        .array(s.drags.keys.sorted().flatMap { id in
-            s.drags[id]!.drags.map { d in
-                JSONValue.object([
-                    "id": .string(id), "participant": .string(d.participant),
-                    "state": .string(d.state.rawValue), "coordinate": Wire.coordinate(d.coordinate),
-                ])
+    /// The snapshot's fields after `annotations`, in alphabetical order, each preceded by a comma.
+    public static func snapshotRest(_ s: Session, into out: inout JSONOutput) {
+        out.raw(#","callout":"#)
+        if let c = s.callout { out.callout(c) } else { out.raw("null") }
+        out.raw(#","calloutBy":"#)
+        out.string(orNull: s.calloutShownBy)
+        out.raw(#","cameraLease":"#)
+        out.string(orNull: s.cameraLeaseHolder)
+        out.raw(#","drags":["#)
+        var first = true
+        for id in s.drags.keys.sorted() {
+            for d in s.drags[id]!.drags {
+                if !first { out.raw(",") }
+                first = false
+                out.raw(#"{"coordinate":"#)
+                out.coordinate(d.coordinate)
+                out.raw(#","id":"#)
+                out.string(id)
+                out.raw(#","participant":"#)
+                out.string(d.participant)
+                out.raw(#","state":"#)
+                out.string(d.state.rawValue)
+                out.raw("}")
             }
-        })
+        }
+        out.raw(#"],"participants":["#)
+        for (i, p) in s.visibleParticipants.enumerated() {
+            if i > 0 { out.raw(",") }
+            out.participant(p)
+        }
+        out.raw(#"],"seq":"#)
+        out.integer(s.seq)
+        out.raw(#","settings":"#)
+        out.settings(s.settings)
+        out.raw(#","sharedCamera":"#)
+        out.camera(orNull: s.sharedCamera)
     }
 
     /// After a resume: the current transient state (cameras, locations, live
     /// drag coordinates) the client may have missed, since transient frames
     /// are not replayed.
     public static func live(_ s: Session) -> [UInt8] {
-        let dragged = s.drags.keys.sorted().compactMap { id in
-            s.annotations[id]?.point.map { JSONValue.object(["id": .string(id), "coordinate": Wire.coordinate($0.coordinate)]) }
+        var out = JSONOutput()
+        out.raw(#"{"type":"live","seq":"#)
+        out.integer(s.seq)
+        out.raw(#","sharedCamera":"#)
+        out.camera(orNull: s.sharedCamera)
+        out.raw(#","participants":["#)
+        for (i, p) in s.visibleParticipants.enumerated() {
+            if i > 0 { out.raw(",") }
+            out.raw(#"{"camera":"#)
+            out.camera(orNull: p.camera)
+            out.raw(#","id":"#)
+            out.string(p.id)
+            out.raw(#","location":"#)
+            out.location(orNull: p.location)
+            out.raw(#","viewport":"#)
+            if let v = p.viewport { out.viewport(v) } else { out.raw("null") }
+            out.raw("}")
         }
-        let presence = s.visibleParticipants.map { p in
-            Wire.object([
-                ("id", .string(p.id)), ("camera", p.camera.map(Wire.camera) ?? .null),
-                ("viewport", p.viewport.map(Wire.viewport) ?? .null), ("location", Wire.location(p.location)),
-            ])
+        out.raw(#"],"annotations":["#)
+        var first = true
+        for id in s.drags.keys.sorted() {
+            guard let point = s.annotations[id]?.point else { continue }
+            if !first { out.raw(",") }
+            first = false
+            out.raw(#"{"coordinate":"#)
+            out.coordinate(point.coordinate)
+            out.raw(#","id":"#)
+            out.string(id)
+            out.raw("}")
         }
-        return message("live", [
-            ("seq", .number(Double(s.seq))), ("sharedCamera", s.sharedCamera.map(Wire.camera) ?? .null),
-            ("participants", .array(presence)), ("annotations", .array(dragged)),
-        ])
+        out.raw("]}")
+        return out.bytes
     }
 }

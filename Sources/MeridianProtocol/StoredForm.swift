@@ -4,9 +4,15 @@ import MeridianCore
 /// same shapes as Protocol v1 (`Protocol/schema`), so stored data can be read
 /// with the protocol's documentation and tools.
 public enum StoredForm {
-    public static func encode(_ a: Annotation) -> [UInt8] { Wire.annotation(a).encoded }
-    public static func encode(_ c: Callout) -> [UInt8] { Wire.callout(c).encoded }
-    public static func encode(_ s: SessionSettings) -> [UInt8] { Wire.settings(s).encoded }
+    public static func encode(_ a: Annotation) -> [UInt8] { encoded { $0.annotation(a) } }
+    public static func encode(_ c: Callout) -> [UInt8] { encoded { $0.callout(c) } }
+    public static func encode(_ s: SessionSettings) -> [UInt8] { encoded { $0.settings(s) } }
+
+    private static func encoded(_ write: (inout JSONOutput) -> Void) -> [UInt8] {
+        var out = JSONOutput()
+        write(&out)
+        return out.bytes
+    }
 
     public static func annotation(_ bytes: [UInt8]) throws(ProtocolError) -> Annotation {
         try fields(bytes, "annotation").annotation("annotation")
@@ -34,8 +40,17 @@ public enum StoredForm {
             leaseTimeout: p.leaseTimeout ?? d.leaseTimeout, constraints: p.constraints ?? d.constraints)
     }
 
+    /// A document `{key: <bytes>}` read as the fields of a request would be.
     private static func fields(_ bytes: [UInt8], _ key: String) throws(ProtocolError) -> Fields {
-        guard let json = JSONValue.parse(bytes) else { throw ProtocolError(.invalidMessage, "stored \(key) is not valid JSON") }
-        return try Fields(.object([key: json]), path: "")
+        var wrapped = JSONOutput()
+        wrapped.raw("{")
+        wrapped.string(key)
+        wrapped.raw(":")
+        wrapped.raw(bytes)
+        wrapped.raw("}")
+        guard case .success(let document) = JSONDocument.parseCopy(wrapped.bytes) else {
+            throw ProtocolError(.invalidMessage, "stored \(key) is not valid JSON")
+        }
+        return try Fields(document: document, node: 0, path: "")
     }
 }

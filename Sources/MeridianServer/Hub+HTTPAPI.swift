@@ -37,7 +37,7 @@ extension Hub {
         for (id, host) in sessions {
             rows[id] = .object(["id": .string(id), "seq": .number(Double(host.session.seq)),
                                 "annotations": .number(Double(host.session.annotations.count)),
-                                "loaded": .bool(true), "members": .number(Double(host.members.count)), "epoch": .string(host.session.epoch)])
+                                "loaded": .bool(true), "members": .number(Double(host.memberCount)), "epoch": .string(host.session.epoch)])
         }
         return Self.json(200, .object(["sessions": .array(rows.keys.sorted().map { rows[$0]! })]))
     }
@@ -121,7 +121,7 @@ extension Hub {
         guard Self.isValidSessionID(id) else { return Self.badID() }
         if let host = sessions[id] {
             guard host.isEmpty else {
-                return Self.apiError(409, "session_in_use", "session \(id) has \(host.members.count) connected members")
+                return Self.apiError(409, "session_in_use", "session \(id) has \(host.memberCount) connected members")
             }
         } else {
             guard let store = durability.slot.current?.store else { return Self.storageDown("the store is not open") }

@@ -8,15 +8,17 @@ struct OverviewState {
     /// When the last overview was sent, and each session's counters then.
     var lastSent: Duration?
     var lastCounts: [String: (requests: Int, deliveries: Int)] = [:]
+    /// The last overview sent: a slow watcher only needs the newest.
+    var latest: OutboundFrame?
     static let interval: Duration = .seconds(1)
 }
 
 extension Hub {
     /// `overview.watch`: ack, then an overview at once and about once a second.
-    func watchOverview(_ connection: ConnectionID, ref: JSONValue, on server: WebSocketServer) {
+    func watchOverview(_ connection: ConnectionID, ref: RequestRef, on server: WebSocketServer) {
         overview.watchers.insert(connection)
         let seq = connections[connection].map(seq(of:)) ?? 0
-        server.send(OutboundFrame(text: ServerMessage.ack(ref: ref, seq: seq)), to: connection)
+        server.send(OutboundFrame.encoding { ServerMessage.ack(ref: ref, seq: seq, into: &$0) }, to: connection)
         server.send(OutboundFrame(text: ServerMessage.overview(overviewEntries(now: server.now, advance: false), connections: connections.count)), to: connection)
     }
 
@@ -37,13 +39,9 @@ extension Hub {
         }
         let entries = overviewEntries(now: now, advance: true)
         let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections.count))
-        for watcher in overview.watchers {
-            server.send(frame, to: watcher, conflationKey: Self.overviewConflationKey)
-        }
+        server.broadcast(frame, to: Array(overview.watchers), superseding: overview.latest)
+        overview.latest = frame
     }
-
-    /// A slow watcher only needs the newest overview; far from the sessions' own keys.
-    static let overviewConflationKey = Int.max
 
     /// One entry per session, sorted by id. With `advance`, the rates cover the
     /// time since the previous advance and the counters are remembered.
@@ -76,7 +74,7 @@ extension Hub {
         let watchers = host.hiddenMembers(in: host.session)
         guard !watchers.isEmpty else { return }
         let frame = OutboundFrame(text: ServerMessage.dragRefused(seq: host.session.seq, annotation: annotation, participant: pid, holder: error.holder))
-        for connection in watchers { server.send(frame, to: connection) }
+        server.broadcast(frame, to: watchers)
     }
 }
 

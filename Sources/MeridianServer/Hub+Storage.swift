@@ -197,6 +197,6 @@ extension Hub {
 struct PendingAck: Sendable {
     var connection: ConnectionID
     var frame: OutboundFrame
-    var ref: JSONValue
+    var ref: RequestRef
     var request: String
 }

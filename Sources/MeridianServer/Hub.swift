@@ -61,7 +61,7 @@ final class Hub: TransportHandler {
         logger.info("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
 
-    func transport(_ server: WebSocketServer, didReceive message: [UInt8], from connection: ConnectionID) {
+    func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
         guard connections[connection] != nil else { return }
         switch ClientRequest.decode(message) {
         case .failure(let error):
@@ -127,11 +127,11 @@ final class Hub: TransportHandler {
                               field: refusal.field, on: server)
             }
             let seq = seq(of: state)
-            acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)),
+            acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
                                    ref: request.ref, request: "token.refresh"), on: server)
         case .ping:
             let seq = seq(of: state)
-            acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: seq)),
+            acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
                                    ref: request.ref, request: "ping"), on: server)
         case .overviewWatch(let token):
             if let refusal = authorizeOverview(token: token, connection: connection) {
@@ -148,7 +148,7 @@ final class Hub: TransportHandler {
             connections[connection]?.sessionID = nil
             connections[connection]?.participant = nil
             connections[connection]?.grant = nil
-            acknowledge(PendingAck(connection: connection, frame: OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq)),
+            acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, into: &$0) },
                                    ref: request.ref, request: "leave"), on: server)
         case .command(let command):
             guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else {
@@ -161,7 +161,7 @@ final class Hub: TransportHandler {
             switch result {
             case .success(let accepted):
                 host.broadcast(accepted.events, on: server)
-                let ack = OutboundFrame(text: ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera))
+                let ack = OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera, into: &$0) }
                 persist(accepted.events, of: host, ack: PendingAck(connection: connection, frame: ack, ref: request.ref, request: command.name), on: server)
             case .failure(let error):
                 refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
@@ -172,7 +172,7 @@ final class Hub: TransportHandler {
     }
 
     private func join(
-        _ sessionID: String, _ request: JoinRequest, grant: AccessGrant?, resume: ResumePoint?, ref: JSONValue,
+        _ sessionID: String, _ request: JoinRequest, grant: AccessGrant?, resume: ResumePoint?, ref: RequestRef,
         connection: ConnectionID, on server: WebSocketServer
     ) {
         guard Self.isValidSessionID(sessionID) else {
@@ -209,9 +209,12 @@ final class Hub: TransportHandler {
                 "role": "\(request.role.rawValue)", "hidden": "\(request.hidden)",
             ])
             let missed = resume.flatMap { r in r.epoch == host.session.epoch ? host.frames(after: r.seq, upTo: before) : nil }
-            server.send(OutboundFrame(text: ServerMessage.welcome(
-                ref: ref, session: host.session, participant: pid, resumedFrom: missed == nil ? nil : resume!.seq,
-                annotations: missed == nil ? host.annotationsJSON() : [])), to: connection)
+            if missed == nil {
+                for frame in host.welcomeFrames(ref: ref, participant: pid, ledger: server.sharedFrames) { server.send(frame, to: connection) }
+            } else {
+                server.send(OutboundFrame(text: ServerMessage.welcome(
+                    ref: ref, session: host.session, participant: pid, resumedFrom: resume!.seq, annotations: [])), to: connection)
+            }
             if let missed {
                 for frame in missed { server.send(frame, to: connection) }
                 host.broadcast(events, on: server)
@@ -232,7 +235,7 @@ final class Hub: TransportHandler {
     }
 
     private func refuse(
-        _ connection: ConnectionID, ref: JSONValue, request: String, code: SessionError.Code, message: String,
+        _ connection: ConnectionID, ref: RequestRef, request: String, code: SessionError.Code, message: String,
         field: String? = nil, holder: Participant? = nil, on server: WebSocketServer
     ) {
         logger.info("refused", metadata: [

@@ -69,7 +69,15 @@ final class HubMetrics {
         counter.increment(by: Int64(amount))
     }
 
-    func messageIn(_ type: String) { count("meridian_messages_in_total", [("type", type)]) }
+    /// Counters of one label, by value: a per-message count costs one lookup of a short key.
+    private var messagesIn: [String: CoreMetrics.Counter] = [:]
+
+    func messageIn(_ type: String) {
+        if let counter = messagesIn[type] { return counter.increment() }
+        let counter = CoreMetrics.Counter(label: "meridian_messages_in_total", dimensions: [("type", type)], factory: shared.factory)
+        messagesIn[type] = counter
+        counter.increment()
+    }
     func messageOut(_ type: String) { count("meridian_messages_out_total", [("type", type)]) }
     func error(_ code: SessionError.Code) { count("meridian_errors_total", [("code", code.rawValue)]) }
     /// A request over its connection's rate limit: conflated (transient) or refused.

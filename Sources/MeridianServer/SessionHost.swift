@@ -7,22 +7,26 @@ import MeridianTransport
 /// members, and the bounded history of encoded discrete events for resume.
 final class SessionHost {
     var session: Session
-    /// Connection of each member (hidden ones included).
-    private(set) var members: [ConnectionID: ParticipantID] = [:]
+    /// Connections of the members (hidden ones included), densely, for broadcasting.
+    private(set) var memberIDs: [ConnectionID] = []
+    /// Each member's participant and place in `memberIDs`.
+    private var memberships: [ConnectionID: (pid: ParticipantID, index: Int)] = [:]
     private var connectionOf: [ParticipantID: ConnectionID] = [:]
     /// Encoded discrete events, oldest first, contiguous in seq.
     private(set) var history: Deque<(seq: UInt64, frame: OutboundFrame)> = []
     private let historySize: Int
-    /// Transient frames are conflated per key; the transport wants small integers.
-    private var conflationIDs: [ConflationKey: Int] = [:]
-    private var nextConflationID = 1
+    /// The newest frame of each transient kind: the next one of that kind supersedes it
+    /// wherever it still waits (see ``WebSocketServer/broadcast(_:to:except:superseding:)``).
+    private var latestTransient: [ConflationKey: OutboundFrame] = [:]
     /// Requests from members and frames queued for them, for the overview's rates.
     var requestsIn = 0
     private(set) var deliveriesOut = 0
 
     /// The annotation list of a snapshot, encoded once for every joiner until
-    /// an annotation changes (every change is broadcast, which drops it).
+    /// an annotation changes (every change is broadcast, which drops it), and
+    /// the same cut into shared welcome fragments.
     private var encodedAnnotations: [UInt8]?
+    var sharedAnnotationFragments: [OutboundFrame]?
 
     func annotationsJSON() -> [UInt8] {
         if let encodedAnnotations { return encodedAnnotations }
@@ -36,20 +40,28 @@ final class SessionHost {
         self.historySize = historySize
     }
 
-    var isEmpty: Bool { members.isEmpty }
+    var isEmpty: Bool { memberIDs.isEmpty }
+    var memberCount: Int { memberIDs.count }
 
     /// The connection `pid` is joined on, if any.
     func connection(of pid: ParticipantID) -> ConnectionID? { connectionOf[pid] }
 
     func add(_ connection: ConnectionID, as pid: ParticipantID) {
-        members[connection] = pid
+        memberships[connection] = (pid, memberIDs.count)
+        memberIDs.append(connection)
         connectionOf[pid] = connection
     }
 
     func remove(_ connection: ConnectionID) {
-        guard let pid = members.removeValue(forKey: connection) else { return }
+        guard let (pid, index) = memberships.removeValue(forKey: connection) else { return }
+        // Swap the last member into the gap.
+        let last = memberIDs.removeLast()
+        if index < memberIDs.count {
+            memberIDs[index] = last
+            memberships[last]?.index = index
+        }
         connectionOf[pid] = nil
-        conflationIDs = conflationIDs.filter { key, _ in
+        latestTransient = latestTransient.filter { key, _ in
             switch key {
             case .ownCamera(let p), .location(let p), .dragMove(_, let p): p != pid
             case .sharedCamera: true
@@ -61,31 +73,26 @@ final class SessionHost {
     func broadcast(_ events: [Emitted], on server: WebSocketServer, excludingConnection skip: ConnectionID? = nil) {
         for e in events {
             switch e.event {
-            case .annotationAdded, .annotationUpdated, .annotationRemoved, .drag: encodedAnnotations = nil
+            case .annotationAdded, .annotationUpdated, .annotationRemoved, .drag:
+                encodedAnnotations = nil
+                sharedAnnotationFragments = nil
             default: break
             }
-            let frame = OutboundFrame(text: ServerMessage.event(e))
-            var key: Int?
-            if let k = e.conflation {
-                key = conflationIDs[k] ?? {
-                    defer { nextConflationID += 1 }
-                    conflationIDs[k] = nextConflationID
-                    return nextConflationID
-                }()
+            let frame = OutboundFrame.encoding { ServerMessage.event(e, into: &$0) }
+            var previous: OutboundFrame?
+            if let key = e.conflation {
+                previous = latestTransient.updateValue(frame, forKey: key)
             } else {
                 remember(seq: e.seq, frame)
             }
-            let excluded = e.excluding.flatMap { connectionOf[$0] }
-            for connection in members.keys where connection != skip && connection != excluded {
-                server.send(frame, to: connection, conflationKey: key)
-                deliveriesOut += 1
-            }
+            server.broadcast(frame, to: memberIDs, except: skip, superseding: previous)
+            deliveriesOut += memberIDs.count
         }
     }
 
     /// Members that joined hidden (dashboards).
     func hiddenMembers(in session: Session) -> [ConnectionID] {
-        members.compactMap { connection, pid in session.participants[pid]?.hidden == true ? connection : nil }
+        memberIDs.filter { connection in memberships[connection].flatMap { session.participants[$0.pid]?.hidden } == true }
     }
 
     private func remember(seq: UInt64, _ frame: OutboundFrame) {
@@ -99,5 +106,14 @@ final class SessionHost {
         if seq == last { return [] }
         guard let first = history.first?.seq, seq + 1 >= first else { return nil }
         return history.filter { $0.seq > seq && $0.seq <= last }.map(\.frame)
+    }
+}
+
+extension OutboundFrame {
+    /// A text frame whose payload `write` encodes in place, behind room for the header.
+    static func encoding(_ write: (inout JSONOutput) -> Void) -> OutboundFrame {
+        var out = JSONOutput(reserving: OutboundFrame.headerRoom)
+        write(&out)
+        return OutboundFrame(reservedHeader: out.bytes)
     }
 }

@@ -1,5 +1,5 @@
 /// Per-connection state, confined to the service thread. lws's per-session memory holds only
-/// the `id`; this object lives in the server's dictionary.
+/// the `id`, whose low half is this object's slot in the server's table (``ConnectionSlots``).
 final class Connection {
     let id: ConnectionID
     /// The `struct lws *`; valid until LWS_CALLBACK_CLOSED.
@@ -11,6 +11,9 @@ final class Connection {
     var lastWrite = Duration.zero
     /// When the queue went above the high-water mark (server `now`), nil when not behind.
     var behindSince: Duration?
+    /// Above this many queued bytes the queue is compacted before it counts as behind: twice
+    /// what it held after the last compaction, so compacting stays linear overall.
+    var compactAbove = 0
     /// Set once the server decided to close; the close frame goes out from WRITEABLE.
     var closing: (code: UInt16, reason: String)?
     /// True once the close frame was handed to lws (it then awaits the peer's answer).
@@ -21,8 +24,10 @@ final class Connection {
     /// The peer's close frame, if it sent one.
     var peerClose: (code: UInt16?, reason: String)?
 
-    /// Reassembly of the current inbound message.
+    /// Reassembly of a message that arrived in several parts; reused from message to message.
     var inbound: [UInt8] = []
+    /// True while `inbound` holds the start of a message.
+    var assembling = false
     /// True once the connection is being closed: its input is ignored from then on.
     var refusingInput = false
 
@@ -37,5 +42,67 @@ final class Connection {
         writeBuffer.release()
         // Queued frames are not retained one by one (see ConnectionQueue).
         queue.removeAll()
+    }
+}
+
+/// The open connections, in a dense table: a ``ConnectionID`` is a slot number (low 32 bits)
+/// and the slot's generation (high 32 bits), which changes whenever the slot is reused, so a
+/// stale id finds nothing. Looking a connection up is an index and a compare, not a hash.
+struct ConnectionSlots {
+    private var slots: [Connection?] = []
+    private var generations: [UInt32] = []
+    private var free: [Int] = []
+    private(set) var count = 0
+
+    /// The id the next ``insert`` will use.
+    func nextID() -> ConnectionID {
+        let slot = free.last ?? slots.count
+        let generation = slot < generations.count ? generations[slot] : 1
+        return ConnectionID(generation) << 32 | ConnectionID(slot)
+    }
+
+    mutating func insert(_ make: (ConnectionID) -> Connection) -> Connection {
+        let id = nextID()
+        let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+        let connection = make(id)
+        if slot == slots.count {
+            slots.append(connection)
+            generations.append(1)
+        } else {
+            free.removeLast()
+            slots[slot] = connection
+        }
+        count += 1
+        return connection
+    }
+
+    subscript(id: ConnectionID) -> Connection? {
+        let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+        guard slot < slots.count, let connection = slots[slot], connection.id == id else { return nil }
+        return connection
+    }
+
+    @discardableResult
+    mutating func remove(_ id: ConnectionID) -> Connection? {
+        guard let connection = self[id] else { return nil }
+        let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+        slots[slot] = nil
+        generations[slot] &+= 1
+        if generations[slot] == 0 { generations[slot] = 1 }  // 0 would allow the id 0, "none"
+        free.append(slot)
+        count -= 1
+        return connection
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Every open connection.
+    var all: some Sequence<Connection> { slots.lazy.compactMap { $0 } }
+
+    mutating func removeAll() {
+        slots.removeAll()
+        generations.removeAll()
+        free.removeAll()
+        count = 0
     }
 }

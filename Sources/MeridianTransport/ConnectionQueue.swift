@@ -1,12 +1,16 @@
 import DequeModule
 
-/// The outbound queue of one connection: pre-framed frames in order, with O(1) conflation
-/// of transient frames and a running byte count of the frames still to be written.
+/// The outbound queue of one connection: pre-framed frames in order.
 ///
-/// A transient frame (with a key) supersedes the newest queued frame with the same key.
-/// Superseded entries stay in the deque (removing from the middle would be O(n)) but their
-/// bytes are subtracted at once; they are recognised by their stamp no longer matching
-/// `newest[key]` and skipped when writing.
+/// Frames are written whole, never split across writes: libwebsockets may send a PING of its
+/// own between two writes, which must not land inside a frame. A large message that should
+/// not be written at once is queued as several fragments (``OutboundFrame/init(fragment:first:last:)``).
+///
+/// Conflation costs nothing per recipient: a transient frame is marked superseded once,
+/// on the frame, when a newer one of its kind is queued for everyone who holds it
+/// (``OutboundFrame/superseded``). Queues skip such frames when writing, and drop them
+/// all at once when a slow reader's queue grows (``compact()``); until then their bytes
+/// still count in ``bytes``.
 ///
 /// Entries do not retain their frame one by one: a broadcast queues the same frame for
 /// every member, and an atomic retain and release per recipient cost more than the rest of
@@ -15,115 +19,111 @@ import DequeModule
 /// queue goes through `drop(_:)`; a queue must be emptied with ``removeAll()`` before it is
 /// discarded.
 struct ConnectionQueue {
+    /// A queued frame, and whether its bytes are exempt from the connection's limits (a shared
+    /// frame within its ledger's budget when it was queued).
     struct Entry {
         let frame: Unmanaged<OutboundFrame>
-        let key: Int?
-        let stamp: UInt64
-        var size: Int { frame._withUnsafeGuaranteedRef { $0.bytes.count } }
+        let exempt: Bool
     }
 
     private var entries = Deque<Entry>()
-    /// Newest queued entry per key: its stamp and size.
-    private var newest: [Int: (stamp: UInt64, size: Int)] = [:]
-    private var nextStamp: UInt64 = 1
-    private var staleCount = 0
 
-    /// Bytes of live (not superseded) frames still queued.
+    /// Bytes queued and not yet written, superseded frames included until they are dropped;
+    /// exempt frames not included.
     private(set) var bytes = 0
-    /// Live frames still queued.
-    private(set) var count = 0
+    /// Bytes of exempt frames queued and not yet written.
+    private(set) var exemptBytes = 0
+    /// Frames queued, superseded ones included.
+    var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
 
-    var isEmpty: Bool { count == 0 }
-
-    /// Appends a frame at the end. Returns true if an earlier frame with the same key was dropped.
-    @discardableResult
-    mutating func append(_ frame: OutboundFrame, key: Int?) -> Bool {
-        let size = frame.bytes.count
-        let stamp = nextStamp
-        nextStamp &+= 1
+    /// Appends a frame at the end; an `exempt` frame's bytes do not count in ``bytes``.
+    mutating func append(_ frame: OutboundFrame, exempt: Bool = false) {
         if frame.holders == 0 { _ = Unmanaged.passRetained(frame) }
         frame.holders += 1
-        entries.append(Entry(frame: .passUnretained(frame), key: key, stamp: stamp))
-        bytes += size
-        count += 1
-        guard let key else { return false }
-        let previous = newest.updateValue((stamp, size), forKey: key)
-        guard let previous else { return false }
-        bytes -= previous.size
-        count -= 1
-        staleCount += 1
-        compactIfMostlyStale()
-        return true
+        entries.append(Entry(frame: .passUnretained(frame), exempt: exempt))
+        account(frame.byteCount, exempt: exempt, sign: 1)
     }
 
-    /// The size of the next live frame, nil when empty.
+    private mutating func account(_ size: Int, exempt: Bool, sign: Int) {
+        if exempt { exemptBytes += sign * size } else { bytes += sign * size }
+    }
+
+    /// The size of the first frame that will be written, nil when nothing will.
     mutating func firstSize() -> Int? {
-        dropStaleHead()
-        return entries.first?.size
+        while let head = entries.first {
+            let (size, superseded) = head.frame._withUnsafeGuaranteedRef { ($0.byteCount, $0.superseded) }
+            guard superseded else { return size }
+            removeHead()
+            account(size, exempt: head.exempt, sign: -1)
+            conflatedSinceLastDrain += 1
+        }
+        return nil
     }
 
-    /// Copies whole live frames, oldest first, into `buffer` while they fit in `capacity`
-    /// bytes, and removes them. Returns the bytes copied.
-    mutating func drain(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+    /// Superseded frames dropped by ``firstSize()`` since the last ``drain(into:capacity:)``.
+    private var conflatedSinceLastDrain = 0
+
+    /// Copies whole frames, oldest first, into `buffer` while they fit in `capacity` bytes, and
+    /// removes them. Superseded frames are dropped, not copied.
+    mutating func drain(into buffer: UnsafeMutableRawPointer, capacity: Int) -> (copied: Int, conflated: Int) {
         var used = 0
-        while true {
-            dropStaleHead()
-            guard let entry = entries.first else { break }
-            let size = entry.size
+        var conflated = conflatedSinceLastDrain
+        conflatedSinceLastDrain = 0
+        while let head = entries.first {
+            let (size, superseded) = head.frame._withUnsafeGuaranteedRef { ($0.byteCount, $0.superseded) }
+            if superseded {
+                removeHead()
+                account(size, exempt: head.exempt, sign: -1)
+                conflated += 1
+                continue
+            }
             guard used + size <= capacity else { break }
-            entry.frame._withUnsafeGuaranteedRef { frame in
-                frame.bytes.withUnsafeBytes { (buffer + used).copyMemory(from: $0.baseAddress!, byteCount: size) }
+            head.frame._withUnsafeGuaranteedRef { frame in
+                frame.withBytes { (buffer + used).copyMemory(from: $0.baseAddress!, byteCount: size) }
             }
             used += size
-            entries.removeFirst()
-            bytes -= size
-            count -= 1
-            if let key = entry.key { newest[key] = nil }
-            drop(entry)
+            account(size, exempt: head.exempt, sign: -1)
+            removeHead()
         }
-        return used
+        return (used, conflated)
+    }
+
+    /// Drops every superseded frame. Returns how many went.
+    mutating func compact() -> Int {
+        var kept = Deque<Entry>()
+        kept.reserveCapacity(entries.count)
+        var dropped = 0
+        for entry in entries {
+            let (size, superseded) = entry.frame._withUnsafeGuaranteedRef { ($0.byteCount, $0.superseded) }
+            if superseded {
+                account(size, exempt: entry.exempt, sign: -1)
+                dropped += 1
+                drop(entry)
+            } else {
+                kept.append(entry)
+            }
+        }
+        entries = kept
+        return dropped
     }
 
     /// Gives back the storage an empty queue keeps from its busiest moment.
     mutating func releaseStorage() {
         guard isEmpty else { return }
-        removeAll()
         entries = Deque()
-        newest = [:]
     }
 
     /// Drops everything.
     mutating func removeAll() {
         for entry in entries { drop(entry) }
         entries.removeAll()
-        newest.removeAll()
         bytes = 0
-        count = 0
-        staleCount = 0
+        exemptBytes = 0
     }
 
-    private func isLive(_ entry: Entry) -> Bool {
-        guard let key = entry.key else { return true }
-        return newest[key]?.stamp == entry.stamp
-    }
-
-    private mutating func dropStaleHead() {
-        while let head = entries.first, !isLive(head) {
-            entries.removeFirst()
-            staleCount -= 1
-            drop(head)
-        }
-    }
-
-    /// A connection that never drains could pile up superseded entries; rebuild when they dominate.
-    private mutating func compactIfMostlyStale() {
-        guard staleCount > 256, staleCount * 2 > entries.count else { return }
-        var live = Deque<Entry>()
-        for entry in entries {
-            if isLive(entry) { live.append(entry) } else { drop(entry) }
-        }
-        entries = live
-        staleCount = 0
+    private mutating func removeHead() {
+        drop(entries.removeFirst())
     }
 
     /// One entry left the queue: the frame's last holder gives up its single retain.

@@ -17,6 +17,10 @@ public struct TransportConfiguration: Sendable {
     public var queueHighWaterBytes: Int = 1 << 20
     /// Above this many queued bytes a connection is closed at once with 4008.
     public var queueHardLimitBytes: Int = 8 << 20
+    /// Most bytes of shared frames (the shared parts of welcomes into big sessions, each held
+    /// once however many connections queue it) that are exempt from the queue limits above;
+    /// past it, a connection is charged for the shared frames it queues.
+    public var sharedFrameBudgetBytes: Int = 256 << 20
     /// A connection behind continuously for longer than this is closed with 4008.
     public var slowConsumerGrace: Duration = .seconds(2)
     /// Idle time before lws sends a PING.

@@ -8,8 +8,9 @@ public protocol TransportHandler: AnyObject {
     func transport(_ server: WebSocketServer, shouldAccept handshake: Handshake) -> HandshakeVerdict
     /// A WebSocket connection completed its handshake; `handshake` is the one that was accepted.
     func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake)
-    /// One whole text message arrived.
-    func transport(_ server: WebSocketServer, didReceive message: [UInt8], from connection: ConnectionID)
+    /// One whole text message arrived. `message` is valid only during the call: the server
+    /// reuses its memory for the next one.
+    func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID)
     /// The connection is gone, called once. `code` is the code the server closed with (4008,
     /// 1009, 1001, …), else the peer's close code, or nil if there was none. A close the server
     /// decided is reported at the next tick, while lws may still be delivering the close frame.

@@ -12,8 +12,10 @@ public struct TransportStats: Sendable, Equatable {
     /// Complete messages received and their bytes.
     public var messagesReceived: Int = 0
     public var bytesReceived: Int = 0
-    /// Bytes waiting in every connection's queue now.
+    /// Bytes waiting in every connection's queue now (a shared frame counted once per queue).
     public var queuedBytes: Int = 0
+    /// Bytes of the shared frames alive now (each counted once).
+    public var sharedFrameBytes: Int = 0
     /// Bytes of write buffers held by connections now (idle ones give theirs back).
     public var writeBufferBytes: Int = 0
     /// WebSocket connections counted by the connection limits: open or completing the handshake.

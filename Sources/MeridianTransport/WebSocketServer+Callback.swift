@@ -74,16 +74,16 @@ extension WebSocketServer {
 
     private func opened(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) {
         guard let user else { return }
-        let id = nextID
-        nextID += 1
-        user.storeBytes(of: id, as: UInt64.self)
-        let connection = Connection(id: id, wsi: wsi, headroom: headroom)
-        connections[id] = connection
+        let connection = connections.insert { Connection(id: $0, wsi: wsi, headroom: headroom) }
+        user.storeBytes(of: connection.id, as: UInt64.self)
         let handshake = admitted[wsi]?.handshake ?? readHandshake(wsi)
-        handler?.transport(self, didOpen: id, handshake: handshake)
+        handler?.transport(self, didOpen: connection.id, handshake: handshake)
         if draining { close(connection, code: 1001, reason: "server shutting down") }
     }
 
+    /// A part of a message. A message that arrives whole (the usual case) goes to the handler
+    /// straight from lws's buffer; one in several parts is put together in the connection's
+    /// reassembly buffer, which is kept for the next one.
     private func received(
         wsi: OpaquePointer, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
     ) {
@@ -92,31 +92,43 @@ extension WebSocketServer {
             close(connection, code: 1003, reason: "text frames only")
             return
         }
-        if lws_is_first_fragment(wsi) != 0 {
-            connection.inbound.removeAll(keepingCapacity: true)
-        }
+        let first = lws_is_first_fragment(wsi) != 0
+        let complete = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+        if first { connection.assembling = false }
+        let buffered = connection.assembling ? connection.inbound.count : 0
         // lws enforces no size limit: count here and stop buffering once past it. Further input
         // is ignored (refusingInput); lws reads and drops it until the peer answers our close.
-        guard connection.inbound.count + length <= configuration.maxMessageBytes else {
+        guard buffered + length <= configuration.maxMessageBytes else {
             close(connection, code: 1009, reason: "message too big")
             return
         }
-        if let input, length > 0 {
-            connection.inbound.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
+        let part = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+        if complete && !connection.assembling {
+            deliver(part, from: connection)
+            return
         }
-        if lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0 {
-            let message = connection.inbound
-            connection.inbound = []
-            counters.messagesReceived += 1
-            counters.bytesReceived += message.count
-            handler?.transport(self, didReceive: message, from: connection.id)
+        if !connection.assembling {
+            connection.inbound.removeAll(keepingCapacity: true)
+            connection.assembling = true
         }
+        connection.inbound.append(contentsOf: part)
+        guard complete else { return }
+        connection.assembling = false
+        connection.inbound.withUnsafeBytes { deliver($0, from: connection) }
+        // A large message's buffer is not kept: an idle connection should cost little.
+        if connection.inbound.capacity > 16 * 1024 { connection.inbound = [] }
+    }
+
+    private func deliver(_ message: UnsafeRawBufferPointer, from connection: Connection) {
+        counters.messagesReceived += 1
+        counters.bytesReceived += message.count
+        handler?.transport(self, didReceive: message, from: connection.id)
     }
 
     private func closed(user: UnsafeMutableRawPointer?) {
         guard let id = user?.load(as: UInt64.self), id != 0 else { return }
         user?.storeBytes(of: 0, as: UInt64.self)
-        guard let connection = connections.removeValue(forKey: id) else { return }
+        guard let connection = connections.remove(id) else { return }
         behindConnections.remove(id)
         if !connection.reported {
             let code = connection.closing?.code ?? connection.peerClose?.code

@@ -52,8 +52,8 @@ extension WebSocketServer {
         request.authorization = httpHeader(wsi, WSI_TOKEN_HTTP_AUTHORIZATION)
         var id = user.load(as: UInt64.self)
         if id == 0 {
-            id = nextID
-            nextID += 1
+            id = nextHTTPID
+            nextHTTPID += 1
             user.storeBytes(of: id, as: UInt64.self)
         }
         if ["POST", "PUT", "PATCH"].contains(request.method), let length = contentLength(wsi), length > 0 {

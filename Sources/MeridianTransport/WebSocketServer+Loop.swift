@@ -106,7 +106,7 @@ extension WebSocketServer {
         guard !draining else { return }
         draining = true
         drainDeadline = now + configuration.shutdownGrace
-        for connection in connections.values {
+        for connection in connections.all {
             close(connection, code: 1001, reason: "server shutting down")
         }
         if connections.isEmpty { requestLoopExit() }

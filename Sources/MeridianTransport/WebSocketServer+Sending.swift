@@ -1,18 +1,54 @@
 internal import CLibWebSockets
 
 extension WebSocketServer {
-    /// Queues a frame for one connection. Service thread only.
-    ///
-    /// A non-nil `conflationKey` marks a transient frame: an earlier, not yet written frame with
-    /// the same key is dropped and the new one goes at the end of the queue. Frames without a
-    /// key are never dropped (except when the connection is closed).
-    public func send(_ frame: OutboundFrame, to connection: ConnectionID, conflationKey: Int? = nil) {
+    /// Queues a frame for one connection. Service thread only. Frames are never dropped
+    /// (except when the connection is closed, or as ``broadcast(_:to:except:superseding:)``
+    /// allows).
+    public func send(_ frame: OutboundFrame, to connection: ConnectionID) {
         assertOnServiceThread()
-        guard let connection = connections[connection], connection.closing == nil else { return }
+        guard let connection = connections[connection] else { return }
+        enqueue(frame, for: connection)
         counters.deliveries += 1
-        counters.bytesQueued += frame.bytes.count
-        if connection.queue.append(frame, key: conflationKey) {
-            counters.conflatedFrames += 1
+        counters.bytesQueued += frame.byteCount
+    }
+
+    /// Queues the same frame for every connection in `members` but `skip`. Service thread only.
+    ///
+    /// `previous`, when given, is an earlier transient frame of the same kind (a camera move,
+    /// a drag move of one participant): wherever it still waits unwritten, this frame makes it
+    /// redundant, and it is skipped. The caller guarantees that every connection that was sent
+    /// `previous` is in `members` now, or has left the audience of both.
+    public func broadcast(
+        _ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID? = nil,
+        superseding previous: OutboundFrame? = nil
+    ) {
+        assertOnServiceThread()
+        previous?.superseded = true
+        var sent = 0
+        members.withUnsafeBufferPointer { ids in
+            for id in ids where id != skip {
+                guard let connection = connections[id] else { continue }
+                enqueue(frame, for: connection)
+                sent += 1
+            }
+        }
+        counters.deliveries += sent
+        counters.bytesQueued += sent * frame.byteCount
+    }
+
+    private func enqueue(_ frame: OutboundFrame, for connection: Connection) {
+        guard connection.closing == nil else { return }
+        connection.queue.append(frame, exempt: frame.ledger?.isWithinBudget ?? false)
+        if connection.queue.bytes > configuration.queueHighWaterBytes { checkBacklog(of: connection) }
+        requestWritable(connection)
+    }
+
+    /// A queue above the high-water mark: drop what newer frames superseded, then mark it behind
+    /// (closed if it stays so past the grace) or close it at once above the hard limit.
+    private func checkBacklog(of connection: Connection) {
+        if connection.queue.bytes > connection.compactAbove {
+            counters.conflatedFrames += connection.queue.compact()
+            connection.compactAbove = max(configuration.queueHighWaterBytes, 2 * connection.queue.bytes)
         }
         let bytes = connection.queue.bytes
         if bytes > configuration.queueHardLimitBytes {
@@ -24,7 +60,6 @@ extension WebSocketServer {
             connection.behindSince = now
             behindConnections.insert(connection.id)
         }
-        requestWritable(connection)
     }
 
     /// Closes a connection with `code` and `reason` (at most 123 bytes): its queued frames are
@@ -83,16 +118,18 @@ extension WebSocketServer {
         guard now >= nextIdleSweep else { return }
         nextIdleSweep = now + .seconds(1)
         var released = 0
-        for connection in connections.values where connection.queue.isEmpty && now - connection.lastWrite > .seconds(1) {
+        for connection in connections.all where connection.queue.isEmpty && now - connection.lastWrite > .seconds(1) {
             if connection.writeBuffer.capacity > 0 { released += 1 }
             connection.writeBuffer.release()
             connection.queue.releaseStorage()
+            connection.compactAbove = 0
         }
         // Freed buffers sit between live allocations: hand their whole pages back to the system.
         if released > 0 { mrd_release_free_memory() }
     }
 
-    /// LWS_CALLBACK_SERVER_WRITEABLE: exactly one `lws_write` per call.
+    /// LWS_CALLBACK_SERVER_WRITEABLE: exactly one `lws_write` per call, of as many whole queued
+    /// frames as fit in `writeChunk` (a larger frame alone).
     func writable(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) -> Int32 {
         guard let connection = connection(for: user) else { return 0 }
         connection.writableRequested = false
@@ -105,21 +142,28 @@ extension WebSocketServer {
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(closing.code)), &reason, reason.count)
             return -1
         }
-        guard let firstSize = connection.queue.firstSize() else { return 0 }
+        guard let firstSize = connection.queue.firstSize() else {
+            if connection.queue.bytes <= configuration.queueHighWaterBytes { markCaughtUp(connection) }
+            return 0
+        }
 
         // The buffer of the previous write may be reused now: this is the next WRITEABLE.
         if firstSize > Self.writeChunk {
             connection.writeBuffer.reserve(firstSize)
         } else {
             connection.writeBuffer.shrink(ifAbove: Self.writeChunk)
-            connection.writeBuffer.reserve(min(connection.queue.bytes, Self.writeChunk))
+            let queued = connection.queue.bytes + connection.queue.exemptBytes
+            connection.writeBuffer.reserve(max(firstSize, min(queued, Self.writeChunk)))
         }
         let payload = connection.writeBuffer.payload
-        let used = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity)
-        // Whole pre-built frames, unmasked: RAW bypasses lws framing (no extensions are offered).
-        connection.lastWrite = tickNow
-        let written = lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), used, mrd_lws_write_raw())
-        if written < 0 { return -1 }
+        let (used, conflated) = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity)
+        counters.conflatedFrames += conflated
+        if used > 0 {
+            // Pre-built frames, unmasked: RAW bypasses lws framing (no extensions are offered).
+            connection.lastWrite = tickNow
+            let written = lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), used, mrd_lws_write_raw())
+            if written < 0 { return -1 }
+        }
         if connection.queue.bytes <= configuration.queueHighWaterBytes {
             markCaughtUp(connection)
         }

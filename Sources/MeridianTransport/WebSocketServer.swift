@@ -23,6 +23,8 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// The configuration the server was created with.
     public let configuration: TransportConfiguration
+    /// Where the frames shared by many connections are accounted (any thread may create them).
+    public let sharedFrames: SharedFrameLedger
     let startInstant = ContinuousClock.now
     let headroom = Int(mrd_lws_pre())
 
@@ -40,13 +42,14 @@ public final class WebSocketServer: @unchecked Sendable {
     var retainedSelf: Unmanaged<WebSocketServer>?
     let allocations = CAllocations()
     var tickTimer: UnsafeMutablePointer<mrd_timer>?
-    var connections: [ConnectionID: Connection] = [:]
+    var connections = ConnectionSlots()
     var behindConnections: Set<ConnectionID> = []
     /// Connections the server decided to close, to report to the handler at the next tick.
     var closesToReport: [ConnectionID] = []
     var httpExchanges: [UInt64: HTTPExchange] = [:]
     var httpBodies: [UInt64: PendingHTTPBody] = [:]
-    var nextID: UInt64 = 1
+    /// Ids of HTTP exchanges (WebSocket connections have their slots' ids).
+    var nextHTTPID: UInt64 = 1
     /// Connections counted by the limits, by wsi, with the handshake they were accepted with.
     var admitted: [OpaquePointer: AdmittedConnection] = [:]
     lazy var admissions = Admissions(
@@ -64,6 +67,7 @@ public final class WebSocketServer: @unchecked Sendable {
     public init(configuration: TransportConfiguration, handler: TransportHandler) {
         self.configuration = configuration
         self.handler = handler
+        self.sharedFrames = SharedFrameLedger(budget: configuration.sharedFrameBudgetBytes)
     }
 
     deinit {
@@ -144,8 +148,9 @@ public final class WebSocketServer: @unchecked Sendable {
         var stats = counters
         stats.openConnections = connections.count
         stats.admittedConnections = admissions.total
-        stats.queuedBytes = connections.values.reduce(0) { $0 + $1.queue.bytes }
-        stats.writeBufferBytes = connections.values.reduce(0) { $0 + $1.writeBuffer.capacity }
+        stats.queuedBytes = connections.all.reduce(0) { $0 + $1.queue.bytes + $1.queue.exemptBytes }
+        stats.sharedFrameBytes = sharedFrames.bytes
+        stats.writeBufferBytes = connections.all.reduce(0) { $0 + $1.writeBuffer.capacity }
         return stats
     }
 

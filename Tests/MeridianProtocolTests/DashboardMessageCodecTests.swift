@@ -17,7 +17,7 @@ struct DashboardMessageCodecTests {
         }
         #expect(error.code == .invalidField)
         #expect(error.field == "session")
-        #expect(error.ref == .number(2))
+        #expect(error.ref == .integer(2))
     }
 
     @Test func overviewEncodesEveryCountAndRoundsRates() {

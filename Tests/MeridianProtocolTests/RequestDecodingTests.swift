@@ -66,7 +66,7 @@ struct RequestDecodingTests {
         let e = failure(#"{"type":"annotation.add","ref":9,"annotation":{"id":"l","type":"polyline","coordinates":[{"latitude":0,"longitude":0},{"latitude":"x","longitude":0}]}}"#)
         #expect(e?.field == "annotation.coordinates[1].latitude")
         #expect(e?.code == .invalidField)
-        #expect(e?.ref == .number(9))
+        #expect(e?.ref == .integer(9))
     }
 
     @Test func unknownFieldsAreRefused() {

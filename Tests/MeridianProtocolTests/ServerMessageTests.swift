@@ -58,12 +58,12 @@ struct ServerMessageTests {
             let a = Annotation(id: "a\(i)", shape: .point(Point(coordinate: Coordinate(latitude: Double(i), longitude: 1))), title: "T\(i)", zIndex: 3 - i)
             _ = try session.apply(.addAnnotation(a), from: pid, at: .zero).get()
         }
-        let bytes = ServerMessage.welcome(ref: .number(1), session: session, participant: pid, resumedFrom: nil,
+        let bytes = ServerMessage.welcome(ref: .integer(1), session: session, participant: pid, resumedFrom: nil,
                                           annotations: ServerMessage.annotationsJSON(session))
         let welcome = try parse(bytes)
         #expect(welcome["snapshot"] == ServerMessage.snapshot(session))
         #expect(welcome["participant"] == .string(pid))
-        let resumed = try parse(ServerMessage.welcome(ref: .number(2), session: session, participant: pid, resumedFrom: 1, annotations: []))
+        let resumed = try parse(ServerMessage.welcome(ref: .integer(2), session: session, participant: pid, resumedFrom: 1, annotations: []))
         #expect(resumed["snapshot"] == nil)
         #expect(resumed["resumedFrom"] == .number(1))
     }

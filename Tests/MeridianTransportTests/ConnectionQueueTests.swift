@@ -4,76 +4,101 @@ import Testing
 @Suite struct ConnectionQueueTests {
     private func frame(_ text: String) -> OutboundFrame { OutboundFrame(text: Array(text.utf8)) }
 
-    /// Drains the queue a frame at a time (the capacity of the next one), as WRITEABLE does.
-    private func drain(_ queue: inout ConnectionQueue) -> [String] {
-        var out: [String] = []
-        while let size = queue.firstSize() {
-            let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1)
-            defer { buffer.deallocate() }
-            #expect(queue.drain(into: buffer, capacity: size) == size)
-            out.append(String(decoding: UnsafeRawBufferPointer(start: buffer, count: size).dropFirst(2), as: UTF8.self))
+    /// Drains the queue as WRITEABLE does, `capacity` bytes per write, and splits what was
+    /// written back into the frames' payloads (all short, 7-bit lengths).
+    private func drain(_ queue: inout ConnectionQueue, capacity: Int = 4096) -> (texts: [String], conflated: Int) {
+        var wire: [UInt8] = []
+        var conflated = 0
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+        defer { buffer.deallocate() }
+        while !queue.isEmpty {
+            let (copied, dropped) = queue.drain(into: buffer, capacity: capacity)
+            wire += Array(UnsafeRawBufferPointer(start: buffer, count: copied))
+            conflated += dropped
         }
-        return out
+        var texts: [String] = []
+        var i = 0
+        while i < wire.count {
+            let length = Int(wire[i + 1])
+            texts.append(String(decoding: wire[(i + 2)..<(i + 2 + length)], as: UTF8.self))
+            i += 2 + length
+        }
+        return (texts, conflated)
     }
 
-    @Test func discreteFramesKeepOrderAndCountBytes() {
+    @Test func framesKeepOrderAndCountBytes() {
         var queue = ConnectionQueue()
-        queue.append(frame("a"), key: nil)
-        queue.append(frame("bb"), key: nil)
+        queue.append(frame("a"))
+        queue.append(frame("bb"))
         #expect(queue.bytes == 3 + 4)
-        #expect(drain(&queue) == ["a", "bb"])
+        #expect(drain(&queue).texts == ["a", "bb"])
         #expect(queue.bytes == 0)
         #expect(queue.isEmpty)
     }
 
-    @Test func transientFrameSupersedesEarlierOneWithSameKey() {
+    @Test func supersededFramesAreSkippedWhenWritten() {
         var queue = ConnectionQueue()
-        #expect(queue.append(frame("t1"), key: 7) == false)
-        queue.append(frame("d1"), key: nil)
-        #expect(queue.append(frame("t2"), key: 7) == true)
-        queue.append(frame("u1"), key: 8)
-        #expect(queue.count == 3)
-        #expect(queue.bytes == 4 * 3)
-        #expect(drain(&queue) == ["d1", "t2", "u1"])
-    }
-
-    @Test func keyIsFreeAgainOnceWritten() {
-        var queue = ConnectionQueue()
-        queue.append(frame("t1"), key: 1)
-        #expect(drain(&queue) == ["t1"])
-        #expect(queue.append(frame("t2"), key: 1) == false)
-        #expect(drain(&queue) == ["t2"])
-    }
-
-    @Test func manySupersededEntriesAreCompacted() {
-        var queue = ConnectionQueue()
-        queue.append(frame("first"), key: nil)
-        for index in 0..<10_000 { queue.append(frame("t\(index)"), key: 3) }
-        queue.append(frame("last"), key: nil)
-        #expect(queue.count == 3)
-        #expect(drain(&queue) == ["first", "t9999", "last"])
-    }
-
-    @Test func removeAllEmptiesEverything() {
-        var queue = ConnectionQueue()
-        queue.append(frame("a"), key: 1)
-        queue.append(frame("b"), key: nil)
-        queue.removeAll()
+        let older = frame("t1")
+        queue.append(older)
+        queue.append(frame("d1"))
+        queue.append(frame("t2"))
+        older.superseded = true
+        let (texts, conflated) = drain(&queue)
+        #expect(texts == ["d1", "t2"])
+        #expect(conflated == 1)
         #expect(queue.bytes == 0)
-        #expect(queue.firstSize() == nil)
-        #expect(queue.append(frame("c"), key: 1) == false)
+    }
+
+    @Test func compactionDropsSupersededFramesAndTheirBytes() {
+        var queue = ConnectionQueue()
+        queue.append(frame("first"))
+        var previous: OutboundFrame?
+        for index in 0..<1_000 {
+            let next = frame("t\(index)")
+            previous?.superseded = true
+            queue.append(next)
+            previous = next
+        }
+        queue.append(frame("last"))
+        #expect(queue.count == 1_002)
+        #expect(queue.compact() == 999)
+        #expect(queue.count == 3)
+        #expect(queue.bytes == 7 + 6 + 6)
+        #expect(drain(&queue).texts == ["first", "t999", "last"])
+    }
+
+    @Test func firstSizeSkipsSupersededFramesAndCountsThem() {
+        var queue = ConnectionQueue()
+        let older = frame("t1")
+        queue.append(older)
+        queue.append(frame("t2"))
+        older.superseded = true
+        #expect(queue.firstSize() == 4)
+        #expect(queue.bytes == 4)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 1)
+        defer { buffer.deallocate() }
+        #expect(queue.drain(into: buffer, capacity: 64) == (4, 1))
     }
 
     @Test func drainCopiesWholeFramesThatFit() {
         var queue = ConnectionQueue()
-        for text in ["aa", "bbb", "cccc"] { queue.append(frame(text), key: nil) }
+        for text in ["aa", "bbb", "cccc"] { queue.append(frame(text)) }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 1)
         defer { buffer.deallocate() }
-        // "aa" (4 bytes) and "bbb" (5) fit in 10; "cccc" (6) does not.
-        #expect(queue.drain(into: buffer, capacity: 10) == 9)
+        // "aa" (4 bytes) and "bbb" (5) fit in 10; "cccc" (6) does not: frames are never split.
+        #expect(queue.drain(into: buffer, capacity: 10) == (9, 0))
         #expect(Array(UnsafeRawBufferPointer(start: buffer, count: 9)) == [0x81, 2] + Array("aa".utf8) + [0x81, 3] + Array("bbb".utf8))
         #expect(queue.count == 1)
         #expect(queue.bytes == 6)
+    }
+
+    @Test func removeAllEmptiesEverything() {
+        var queue = ConnectionQueue()
+        queue.append(frame("a"))
+        queue.append(frame("b"))
+        queue.removeAll()
+        #expect(queue.bytes == 0)
+        #expect(queue.isEmpty)
     }
 
     @Test func aFrameLivesWhileAnyQueueHoldsItAndIsFreedAfter() {
@@ -82,15 +107,16 @@ import Testing
         do {
             let shared = frame("shared")
             watched = shared
-            first.append(shared, key: nil)
-            second.append(shared, key: 4)
+            first.append(shared)
+            second.append(shared)
             #expect(shared.holders == 2)
         }
         #expect(watched != nil, "queued frames stay alive")
-        #expect(drain(&first) == ["shared"])
+        #expect(drain(&first).texts == ["shared"])
         #expect(watched != nil, "the other queue still holds it")
-        second.append(frame("newer"), key: 4)  // supersedes it there
-        #expect(drain(&second) == ["newer"])
+        watched?.superseded = true
+        second.append(frame("newer"))
+        #expect(drain(&second).texts == ["newer"])
         #expect(watched == nil, "freed once no queue holds it")
     }
 }

@@ -38,8 +38,8 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
         }
     }
 
-    func transport(_ server: WebSocketServer, didReceive message: [UInt8], from connection: ConnectionID) {
-        if echo { server.send(OutboundFrame(text: message), to: connection) }
+    func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
+        if echo { server.send(OutboundFrame(text: Array(message)), to: connection) }
     }
 
     func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {

@@ -117,18 +117,20 @@ import Testing
         let payload = String(repeating: "p", count: 1000)
         var sent = 0
         var stats = TransportStats()
+        var previous: OutboundFrame?
         for _ in 0..<4000 {
             let first = sent
-            stats = onServiceThread(server) {
+            (stats, previous) = onServiceThread(server) { [previous] in
+                var previous = previous
                 for index in first..<(first + 32) {
                     let frame = OutboundFrame(text: Array("d\(index):\(payload)".utf8))
                     server.send(frame, to: healthyID)
                     server.send(frame, to: slowID)
                     let transient = OutboundFrame(text: Array("t\(index)".utf8))
-                    server.send(transient, to: healthyID, conflationKey: 1)
-                    server.send(transient, to: slowID, conflationKey: 1)
+                    server.broadcast(transient, to: [healthyID, slowID], superseding: previous)
+                    previous = transient
                 }
-                return server.stats
+                return (server.stats, previous)
             }
             sent += 32
             if stats.slowConsumerCloses > 0 { break }

@@ -7,6 +7,7 @@ public enum DecoderHarness {
     public static func run(_ bytes: [UInt8]) throws(Violation) {
         let json = JSONValue.parse(bytes)
         if let json { try jsonRoundTrip(json) }
+        try ReferenceParser.agrees(with: json, on: bytes)
 
         let result = ClientRequest.decode(bytes)
         try require(ClientRequest.decode(bytes) == result, "decoding the same bytes twice gave two results")
@@ -14,15 +15,18 @@ public enum DecoderHarness {
         case .failure(let e):
             try require(!e.message.isEmpty && !e.code.rawValue.isEmpty, "error without a code or message: \(e)")
             if case .object(let o)? = json {
-                try require(e.ref == o["ref"] ?? .null, "error carries ref \(e.ref), the request has \(o["ref"] ?? .null)")
+                let echoed = JSONValue.parse(e.ref.json)
+                try require(echoed == o["ref"] ?? .null, "error carries ref \(e.ref), the request has \(o["ref"] ?? .null)")
             } else {
                 try require(e.code == .invalidMessage, "\(e.code.rawValue) for a frame that is not a JSON object")
             }
         case .success(let request):
             guard case .object? = json else { throw Violation("decoded a request from a frame that is not a JSON object") }
-            switch request.ref {
-            case .string(let s): try require(!s.isEmpty && s.utf8.count <= 64, "ref string of \(s.utf8.count) bytes")
-            case .number(let n): try require(n == n.rounded() && abs(n) <= 9_007_199_254_740_991, "ref \(n) is not an integer")
+            guard case .object(let o)? = json else { throw Violation("unreachable") }
+            try require(JSONValue.parse(request.ref.json) == o["ref"], "ref \(request.ref) is not the request's \(o["ref"] ?? .null)")
+            switch o["ref"] {
+            case .string(let s)?: try require(!s.isEmpty && s.utf8.count <= 64, "ref string of \(s.utf8.count) bytes")
+            case .number(let n)?: try require(n == n.rounded() && request.ref.json.count <= 64, "ref \(request.ref) is not an integer")
             default: throw Violation("ref \(request.ref) is neither a string nor a number")
             }
             if case .command(let command) = request.body { try storedRoundTrip(command) }
