@@ -24,6 +24,8 @@ extension WebSocketServer {
             return 0
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
             return draining ? 1 : 0
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            return confirmUpgrade(wsi: wsi, to: input)
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return filterUpgrade(wsi: wsi)
         case LWS_CALLBACK_WSI_DESTROY:
