@@ -23,6 +23,8 @@ final class Connection {
 
     /// Reassembly of the current inbound message.
     var inbound: [UInt8] = []
+    /// RFC 6455 checks of the inbound messages (UTF-8 across pieces and fragments).
+    var inboundCheck = InboundCheck()
     /// True once the connection is being closed: its input is ignored from then on.
     var refusingInput = false
 

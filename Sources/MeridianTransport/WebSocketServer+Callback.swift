@@ -40,10 +40,7 @@ extension WebSocketServer {
         case LWS_CALLBACK_SERVER_WRITEABLE:
             return writable(wsi: wsi, user: user)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            if let connection = connection(for: user) {
-                connection.peerClose = parseClosePayload(input, length)
-            }
-            return 0
+            return peerInitiatedClose(wsi: wsi, user: user, input: input, length: length)
         case LWS_CALLBACK_CLOSED:
             closed(user: user)
             releaseAdmission(wsi: wsi)
@@ -94,6 +91,7 @@ extension WebSocketServer {
             close(connection, code: 1003, reason: "text frames only")
             return
         }
+        guard inboundConforms(connection, wsi: wsi, input: input, length: length) else { return }
         if lws_is_first_fragment(wsi) != 0 {
             connection.inbound.removeAll(keepingCapacity: true)
         }
