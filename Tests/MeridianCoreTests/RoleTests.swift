@@ -135,6 +135,19 @@ let presenceCommands: [Command] = [
         try w.join("C")
     }
 
+    @Test func hiddenParticipantsCountTowardTheLimit() throws {
+        var w = World(limits: { $0.maxParticipants = 2 })
+        try w.join("Owner", .owner)
+        let dashboard = try w.join("Dashboard", .viewer, hidden: true)
+        for hidden in [false, true] {
+            let refused = w.session.join(JoinRequest(name: "Late", role: .viewer, hidden: hidden), at: .zero)
+            #expect(throws: SessionError.self) { try refused.get() }
+            if case .failure(let error) = refused { #expect(error.code == .limitExceeded) }
+        }
+        _ = w.session.leave(dashboard, reason: "left", at: .zero)
+        try w.join("Late", .viewer)
+    }
+
     @Test func unknownParticipantIsNotFound() throws {
         var (w, _, _, _) = try trio()
         try w.refuse(.deselect, by: "p42", .notFound)
