@@ -30,6 +30,7 @@ extension Session {
         let color = request.color ?? Self.palette[(joinCount - 1) % Self.palette.count]
         let participant = Participant(id: pid, name: request.name, color: color, role: request.role, hidden: request.hidden)
         participants[pid] = participant
+        joinOrder[pid] = joinCount
         guard !request.hidden else { return .success((pid, [])) }
         return .success((pid, [emit(.participantJoined(participant))]))
     }
@@ -50,6 +51,7 @@ extension Session {
             out += dismissCallout(reason: "participant_left")
         }
         participants[pid] = nil
+        joinOrder[pid] = nil
         for other in participants.keys where participants[other]?.following == .participant(pid) {
             participants[other]?.following = nil
         }

@@ -16,7 +16,7 @@ extension Session {
     /// Clears every participant's selection of `id`.
     mutating func deselectEverywhere(_ id: String) -> [Emitted] {
         var out: [Emitted] = []
-        for pid in participants.keys.sorted(by: { (participants[$0]!.joinNumber) < (participants[$1]!.joinNumber) })
+        for pid in participants.keys.sorted(by: joinedBefore)
         where participants[pid]?.selection == id {
             participants[pid]?.selection = nil
             out.append(emit(.selection(pid, annotation: nil, showsCallout: false)))

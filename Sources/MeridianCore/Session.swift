@@ -23,6 +23,9 @@ public struct Session: Sendable {
     public internal(set) var drags: [String: DragGroup] = [:]
     /// Participants get ids `p1`, `p2`, … in join order.
     public internal(set) var joinCount: Int = 0
+    /// Each participant's place in the join order (its `joinCount` at join): ids chosen by
+    /// tokens (`sub`) say nothing about it.
+    var joinOrder: [ParticipantID: Int] = [:]
 
     var validator: Validator { Validator(limits: limits) }
 
@@ -36,7 +39,12 @@ public struct Session: Sendable {
 
     /// Listed participants in join order (hidden ones excluded).
     public var visibleParticipants: [Participant] {
-        participants.values.filter { !$0.hidden }.sorted { $0.joinNumber < $1.joinNumber }
+        participants.values.filter { !$0.hidden }.sorted { joinedBefore($0.id, $1.id) }
+    }
+
+    /// Whether `a` joined before `b`.
+    func joinedBefore(_ a: ParticipantID, _ b: ParticipantID) -> Bool {
+        (joinOrder[a] ?? 0, a) < (joinOrder[b] ?? 0, b)
     }
 
     /// Annotations in stacking order: lowest `zIndex` first, then by id.
@@ -72,8 +80,3 @@ public struct Accepted: Hashable, Sendable {
 }
 
 public typealias ApplyResult = Result<Accepted, SessionError>
-
-extension Participant {
-    /// The numeric part of `p<N>` ids, for join ordering.
-    var joinNumber: Int { Int(id.dropFirst()) ?? 0 }
-}

@@ -124,6 +124,21 @@ let presenceCommands: [Command] = [
         #expect(s.seq == 0)
     }
 
+    @Test func participantsChosenByTokensAreListedAndDeselectedInJoinOrder() throws {
+        var w = World()
+        let ids = ["zed", "amy", "p1", "bob"]
+        for id in ids {
+            _ = try w.session.join(JoinRequest(name: id, role: .editor, participant: id), at: .zero).get()
+        }
+        #expect(w.session.visibleParticipants.map(\.id) == ids)
+        try w.add(point("a"), by: "zed")
+        for id in ids.reversed() { try w.ok(.select(annotation: "a"), by: id) }
+        let deselected = try w.events(.removeAnnotation(id: "a"), by: "zed").compactMap { event -> ParticipantID? in
+            if case .selection(let pid, nil, _) = event { pid } else { nil }
+        }
+        #expect(deselected == ids)
+    }
+
     @Test func participantCountIsLimited() throws {
         var w = World(limits: { $0.maxParticipants = 2 })
         let a = try w.join("A")
