@@ -44,6 +44,23 @@ let presenceCommands: [Command] = [
         try w.refuse(command, by: v, .forbidden)
     }
 
+    @Test func aViewerIsForbiddenTheSharedCameraWhateverTheLease() throws {
+        var (w, _, e, v) = try stage()
+        let shared: [Command] = [
+            .camera(.shared, .begin(animated: false), viewport: nil), .camera(.shared, .changing(cam(1, 1)), viewport: nil),
+            .camera(.shared, .end(cam(1, 1), animated: false), viewport: nil),
+            .acquireCameraLease(force: false), .acquireCameraLease(force: true), .releaseCameraLease,
+        ]
+        // No holder, then an editor holding the lease: the role decides before the lease does.
+        for command in shared { try w.refuse(command, by: v, .forbidden) }
+        try w.ok(.acquireCameraLease(force: false), by: e)
+        for command in shared {
+            let error = try w.refuse(command, by: v, .forbidden)
+            #expect(error.holder == nil)
+        }
+        #expect(w.session.cameraLeaseHolder == e)
+    }
+
     @Test(arguments: presenceCommands)
     func viewerHasPresence(command: Command) throws {
         var (w, _, _, v) = try stage()
