@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
     ],
     targets: [
         // libwebsockets, imported only by MeridianTransport.
@@ -43,7 +44,7 @@ let package = Package(
         // Bearer tokens (JWT: HS256, ES256, RS256): who a connection is and what it may join.
         .target(
             name: "MeridianAuth",
-            dependencies: ["MeridianCore", .product(name: "JWTKit", package: "jwt-kit")]
+            dependencies: ["MeridianCore", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")]
         ),
         // Durable sessions: the SessionStore seam, SQLite (GRDB) and in-memory stores, group commit.
         .target(

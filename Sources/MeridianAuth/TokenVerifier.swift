@@ -37,7 +37,9 @@ public final class TokenVerifier: Sendable {
         guard !keys.isEmpty else { throw KeyError("no verification key configured") }
         var prepared: [Key] = []
         for key in keys {
-            prepared.append(Key(kid: key.kid, algorithm: try await key.algorithm()))
+            let kid = try key.resolvedKid()
+            if let kid, prepared.contains(where: { $0.kid == kid }) { throw KeyError("two keys have kid \"\(kid)\"") }
+            prepared.append(Key(kid: kid, algorithm: try await key.algorithm()))
         }
         return TokenVerifier(keys: prepared, audience: audience, issuer: issuer, leeway: leeway)
     }
@@ -58,10 +60,14 @@ public final class TokenVerifier: Sendable {
             return .failure(AuthError(.unauthorized, "malformed token: a JWT with claims sub, session, role and exp is expected"))
         }
         guard let alg = header.alg else { return .failure(AuthError(.unauthorized, "token header has no alg")) }
+        // A token without kid may be signed by any key of its alg; one with a kid only by that key.
         let candidates = keys.filter { key in
-            key.algorithm.name == alg && (header.kid == nil || key.kid == nil || key.kid == header.kid)
+            key.algorithm.name == alg && (header.kid == nil || key.kid == header.kid)
         }
         guard !candidates.isEmpty else {
+            if let kid = header.kid, keys.contains(where: { $0.algorithm.name == alg }) {
+                return .failure(AuthError(.unauthorized, "no \(alg) key has kid \"\(kid)\""))
+            }
             return .failure(AuthError(.unauthorized, "no key for alg \(alg) (accepted: \(Set(algorithms).sorted().joined(separator: ", ")))"))
         }
         let signed = Array(parts.header) + [UInt8(ascii: ".")] + Array(parts.payload)
@@ -106,12 +112,14 @@ public final class TokenVerifier: Sendable {
 
 /// A key tokens are checked with.
 public enum VerificationKey: Sendable {
-    /// HS256 with a shared secret (at least 32 bytes).
+    /// HS256 with a shared secret (at least 32 bytes); without a `kid` it has none.
     case secret(String, kid: String? = nil)
-    /// ES256 (P-256) or RS256 (RSA, 2048 bits or more) public key, PEM.
+    /// ES256 (P-256) or RS256 (RSA, 2048 bits or more) public key, PEM; without a `kid` it is
+    /// named by its RFC 7638 thumbprint.
     case publicKey(pem: String, kid: String? = nil)
 
-    var kid: String? {
+    /// The kid given to the key, if any (see ``publicKeys(fromPEMFile:)`` for the one a PEM key gets).
+    public var kid: String? {
         switch self {
         case .secret(_, let kid), .publicKey(_, let kid): kid
         }

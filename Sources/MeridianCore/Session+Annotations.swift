@@ -15,11 +15,12 @@ extension Session {
     mutating func updateAnnotation(_ id: String, _ patch: AnnotationPatch, by p: Participant, at now: Duration) throws(SessionError) -> [Emitted] {
         try requireEditor(p, "change annotations")
         let old = try existingAnnotation(id)
+        // Fields are named where the request holds them: under `changes`.
         var updated = try old.applying(patch)
-        try validator.annotation(updated, "annotation")
+        try validator.annotation(updated, "changes")
         if patch.coordinate != nil, let holder = drags[id]?.drags.first?.participant {
             let name = participants[holder]?.name ?? holder
-            throw SessionError(.beingDragged, "annotation \"\(id)\" is being dragged by \(name) (\(holder))", field: "coordinate", holder: holder)
+            throw SessionError(.beingDragged, "annotation \"\(id)\" is being dragged by \(name) (\(holder))", field: "changes.coordinate", holder: holder)
         }
         // Validated: from here on the command is accepted.
         var out: [Emitted] = []
@@ -53,7 +54,7 @@ extension Session {
 
 extension Annotation {
     /// The annotation with `patch` applied. Fields that do not belong to the
-    /// annotation's shape are refused by name.
+    /// annotation's shape are refused by name (`changes.FIELD`, as in the request).
     func applying(_ patch: AnnotationPatch) throws(SessionError) -> Annotation {
         var a = self
         if let v = patch.title { a.title = v }
@@ -63,7 +64,7 @@ extension Annotation {
         if let v = patch.kind { a.kind = v }
         if let v = patch.metadata { a.metadata = v }
         func foreign(_ field: String, _ set: Bool) throws(SessionError) {
-            if set { throw .invalid("annotation.\(field)", "not a field of a \(shape.name) annotation") }
+            if set { throw .invalid("changes.\(field)", "not a field of a \(shape.name) annotation") }
         }
         switch shape {
         case .point(var pt):
@@ -113,7 +114,7 @@ extension Annotation {
             ("rotatesToMatchCamera", patch.rotatesToMatchCamera != nil),
         ]
         if let (field, _) = set.first(where: \.1) {
-            throw .invalid("annotation.\(field)", "not a field of a \(shape.name) annotation")
+            throw .invalid("changes.\(field)", "not a field of a \(shape.name) annotation")
         }
     }
 }

@@ -59,6 +59,8 @@ extension Session {
     }
 
     mutating func releaseCameraLease(by p: Participant) throws(SessionError) -> [Emitted] {
+        // The role first, as for every shared-camera request: a viewer never holds the lease.
+        try requireEditor(p, "release the camera lease")
         guard cameraLeaseHolder == p.id else {
             throw SessionError(.cameraLeaseRequired, "you do not hold the camera lease", holder: cameraLeaseHolder)
         }

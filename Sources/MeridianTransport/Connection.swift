@@ -28,6 +28,8 @@ final class Connection {
     var inbound: [UInt8] = []
     /// True while `inbound` holds the start of a message.
     var assembling = false
+    /// RFC 6455 checks of the inbound messages (UTF-8 across pieces and fragments).
+    var inboundCheck = InboundCheck()
     /// True once the connection is being closed: its input is ignored from then on.
     var refusingInput = false
 

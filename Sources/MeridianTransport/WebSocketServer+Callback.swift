@@ -24,6 +24,8 @@ extension WebSocketServer {
             return 0
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
             return draining ? 1 : 0
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            return confirmUpgrade(wsi: wsi, to: input)
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return filterUpgrade(wsi: wsi)
         case LWS_CALLBACK_WSI_DESTROY:
@@ -38,10 +40,7 @@ extension WebSocketServer {
         case LWS_CALLBACK_SERVER_WRITEABLE:
             return writable(wsi: wsi, user: user)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            if let connection = connection(for: user) {
-                connection.peerClose = parseClosePayload(input, length)
-            }
-            return 0
+            return peerInitiatedClose(wsi: wsi, user: user, input: input, length: length)
         case LWS_CALLBACK_CLOSED:
             closed(user: user)
             releaseAdmission(wsi: wsi)
@@ -92,6 +91,7 @@ extension WebSocketServer {
             close(connection, code: 1003, reason: "text frames only")
             return
         }
+        guard inboundConforms(connection, wsi: wsi, input: input, length: length) else { return }
         let first = lws_is_first_fragment(wsi) != 0
         let complete = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
         if first { connection.assembling = false }

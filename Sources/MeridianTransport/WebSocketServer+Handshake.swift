@@ -7,6 +7,33 @@ struct AdmittedConnection {
 }
 
 extension WebSocketServer {
+    /// LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, on the HTTP protocol before lws picks a subprotocol:
+    /// the first two checks (draining, subprotocol). lws would drop an upgrade that offers only
+    /// subprotocols it lacks (`chat`, `meridian.v2`) with no answer at all, before
+    /// FILTER_PROTOCOL_CONNECTION, so the subprotocol is checked here. A refusal writes the
+    /// whole answer and returns -1 (lws hangs up); not > 0, whose keep-alive path would have lws
+    /// parse on after the answer.
+    func confirmUpgrade(wsi: OpaquePointer, to upgrade: UnsafeMutableRawPointer?) -> Int32 {
+        guard let upgrade, String(cString: upgrade.assumingMemoryBound(to: CChar.self)).lowercased() == "websocket" else {
+            return 0
+        }
+        if draining {
+            _ = refuse(wsi, status: 503, reason: "server shutting down")
+            return -1
+        }
+        guard offeredSubprotocols(wsi).contains(configuration.subprotocol) else {
+            _ = refuse(wsi, status: 400, reason: "subprotocol \(configuration.subprotocol) required")
+            return -1
+        }
+        return 0
+    }
+
+    /// The subprotocols a client offers in Sec-WebSocket-Protocol (a comma-separated list).
+    func offeredSubprotocols(_ wsi: OpaquePointer) -> [String] {
+        guard let offered = header(wsi, WSI_TOKEN_PROTOCOL) else { return [] }
+        return offered.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
     /// LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: the server's checks in order (draining,
     /// subprotocol, Origin, limits), then the handler's. A refusal answers a real HTTP status
     /// before lws closes the connection; returning non-zero stops the upgrade.
@@ -47,7 +74,7 @@ extension WebSocketServer {
     /// Not `lws_return_http_status`: during an upgrade lws has not recorded the request's HTTP
     /// version yet and answers "HTTP/1.0", which strict clients (Python websockets) reject.
     /// The answer is small enough to leave in one send on a fresh connection.
-    private func refuse(_ wsi: OpaquePointer, status: Int, reason: String) -> Int32 {
+    func refuse(_ wsi: OpaquePointer, status: Int, reason: String) -> Int32 {
         counters.refusedHandshakes += 1
         let response = Array(refusalResponse(status: status, reason: reason).utf8)
         var buffer = [UInt8](repeating: 0, count: headroom + response.count)

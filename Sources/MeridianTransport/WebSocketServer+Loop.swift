@@ -148,7 +148,8 @@ extension WebSocketServer {
         info.user = retainedSelf?.toOpaque()
         info.count_threads = 1
         info.pt_serv_buf_size = 16 * 1024
-        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        // No LWS_SERVER_OPTION_VALIDATE_UTF8: the server checks UTF-8 itself (InboundCheck).
+        info.options = 0
         // A client must finish its TCP/TLS setup and its HTTP request within this; lws drops
         // it otherwise (slowloris). timeout_secs_ah_idle bounds holding a header table.
         let handshakeSeconds = UInt32(clamping: max(configuration.handshakeTimeout.clampedSeconds, 1))

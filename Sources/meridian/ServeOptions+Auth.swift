@@ -15,9 +15,9 @@ extension Serve {
                 keys.append(.secret(secret))
             }
             if let path = o.jwtPublicKeyFile {
-                let blocks = pemBlocks(try read(path, "jwtPublicKeyFile"))
-                guard !blocks.isEmpty else { throw ConfigError("jwtPublicKeyFile \(path): no PEM public key in it") }
-                keys += blocks.map { .publicKey(pem: $0) }
+                let publicKeys = VerificationKey.publicKeys(fromPEMFile: try read(path, "jwtPublicKeyFile"))
+                guard !publicKeys.isEmpty else { throw ConfigError("jwtPublicKeyFile \(path): no PEM public key in it") }
+                keys += publicKeys
             }
             guard !keys.isEmpty else {
                 throw ConfigError(
@@ -37,18 +37,5 @@ extension Serve {
         do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
             throw ConfigError("\(key) \(path): cannot read it (\(error.localizedDescription))")
         }
-    }
-
-    /// Each `-----BEGIN …-----` … `-----END …-----` block of a PEM file.
-    static func pemBlocks(_ text: String) -> [String] {
-        var blocks: [String] = [], current: [Substring]?
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            if line.hasPrefix("-----BEGIN ") { current = [line] } else if current != nil { current!.append(line) }
-            if line.hasPrefix("-----END "), let block = current {
-                blocks.append(block.joined(separator: "\n") + "\n")
-                current = nil
-            }
-        }
-        return blocks
     }
 }

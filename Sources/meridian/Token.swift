@@ -9,7 +9,7 @@ struct Token: AsyncParsableCommand {
 
     @Option(help: "File holding the HS256 secret (at least 32 bytes), as given to serve --jwt-secret-file.") var secretFile: String?
     @Option(help: "PEM file of an ES256 (P-256) or RS256 private key.") var privateKeyFile: String?
-    @Option(help: "Key id (kid) to put in the header.") var kid: String?
+    @Option(help: "Key id (kid) to put in the header: the server names a public key by the `kid:` line before it in its PEM file, else by its RFC 7638 thumbprint; the HS256 secret has no kid.") var kid: String?
     @Option(help: "Participant id (sub).") var sub: String
     @Option(help: "Display name.") var name: String?
     @Option(help: "Session id, or a pattern with * (e.g. city-*, or * for all).") var session: String

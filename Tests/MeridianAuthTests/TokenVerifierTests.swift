@@ -103,6 +103,57 @@ private func hs256(_ c: AccessClaims, secret: String = secret) async throws -> S
         #expect(verifier.verify(mislabelled, at: now).failure?.code == .unauthorized)
     }
 
+    @Test func aKidThatNamesNoConfiguredKeyIsRefused() async throws {
+        let (privatePEM, publicPEM) = try generateKeyPair("ec")
+        let verifier = try await TokenVerifier.make(keys: [.publicKey(pem: publicPEM)])
+        let unknown = try await TokenMinter(key: .privateKey(pem: privatePEM), kid: "no-such-key").sign(claims())
+        let refused = verifier.verify(unknown, at: now)
+        #expect(refused.failure?.code == .unauthorized)
+        #expect(refused.failure?.message == "no ES256 key has kid \"no-such-key\"")
+        // The HS256 secret has no kid: a token naming one names no configured key.
+        let hs = try await TokenVerifier.make(keys: [.secret(secret)])
+        #expect(hs.verify(try await TokenMinter(key: .secret(secret), kid: "k1").sign(claims()), at: now).failure?.code == .unauthorized)
+        #expect(hs.verify(try await hs256(claims()), at: now).failure == nil)
+    }
+
+    @Test(arguments: ["ec", "rsa"])
+    func aPEMKeyIsNamedByItsLabelOrItsThumbprint(kind: String) async throws {
+        let (firstPrivate, firstPublic) = try generateKeyPair(kind)
+        let (secondPrivate, secondPublic) = try generateKeyPair(kind)
+        let file = "Keys of the identity service\nkid: rotation-2\n\(secondPublic)\n\(firstPublic)"
+        let keys = VerificationKey.publicKeys(fromPEMFile: file)
+        #expect(keys.map(\.kid) == ["rotation-2", nil])
+        let verifier = try await TokenVerifier.make(keys: keys)
+        let thumbprint = try VerificationKey.thumbprint(ofPublicKeyPEM: firstPublic)
+        for (key, kid) in [(firstPrivate, thumbprint), (secondPrivate, "rotation-2")] {
+            #expect(verifier.verify(try await TokenMinter(key: .privateKey(pem: key), kid: kid).sign(claims()), at: now).failure == nil)
+            #expect(verifier.verify(try await TokenMinter(key: .privateKey(pem: key)).sign(claims()), at: now).failure == nil)
+        }
+        // Each kid picks its key only: the other key's kid on a token is refused.
+        #expect(verifier.verify(try await TokenMinter(key: .privateKey(pem: firstPrivate), kid: "rotation-2").sign(claims()), at: now)
+            .failure?.message == "token signature does not verify")
+        await #expect(throws: KeyError.self) {
+            try await TokenVerifier.make(keys: [.publicKey(pem: firstPublic), .publicKey(pem: firstPublic)])
+        }
+    }
+
+    @Test func thumbprintsFollowRFC7638() throws {
+        // The key of RFC 7638 §3.1 (n and e of its JWK) in PEM, and the thumbprint the RFC gives.
+        let pem = """
+            -----BEGIN PUBLIC KEY-----
+            MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA0vx7agoebGcQSuuPiLJX
+            ZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tS
+            oc/BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ/2W+5JsGY4Hc5n9yBXArwl93lqt
+            7/RN5w6Cf0h4QyQ5v+65YGjQR0/FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0
+            zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt+bFTWhAI4vMQFh6WeZu0f
+            M4lFd2NcRwr3XPksINHaQ+G/xBniIqbw0Ls1jF44+csFCur+kEgU8awapJzKnqDK
+            gwIDAQAB
+            -----END PUBLIC KEY-----
+
+            """
+        #expect(try VerificationKey.thumbprint(ofPublicKeyPEM: pem) == "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs")
+    }
+
     @Test(arguments: [
         ("city-1", "city-1", true), ("city-1", "city-2", false), ("city-*", "city-2", true), ("city-*", "city-", true),
         ("*", "anything", true), ("*-x-*", "a-x-b", true), ("*-x-*", "a-y-b", false), ("a*b*c", "aXbYc", true),

@@ -96,16 +96,16 @@ import Testing
     }
 
     @Test(arguments: [
-        ("point", patch { $0.lineWidth = 2 }, "annotation.lineWidth"),
-        ("point", patch { $0.alpha = 0.5 }, "annotation.alpha"),
-        ("point", patch { $0.coordinates = [C(0, 0), C(1, 1)] }, "annotation.coordinates"),
-        ("point", patch { $0.fillColor = .some(nil) }, "annotation.fillColor"),
-        ("line", patch { $0.coordinate = C(0, 0) }, "annotation.coordinate"),
-        ("line", patch { $0.draggable = true }, "annotation.draggable"),
-        ("line", patch { $0.fillColor = Color(hex: "#fff") }, "annotation.fillColor"),
-        ("line", patch { $0.holes = [] }, "annotation.holes"),
-        ("gon", patch { $0.lineWidth = 4 }, "annotation.lineWidth"),
-        ("gon", patch { $0.canShowCallout = true }, "annotation.canShowCallout"),
+        ("point", patch { $0.lineWidth = 2 }, "changes.lineWidth"),
+        ("point", patch { $0.alpha = 0.5 }, "changes.alpha"),
+        ("point", patch { $0.coordinates = [C(0, 0), C(1, 1)] }, "changes.coordinates"),
+        ("point", patch { $0.fillColor = .some(nil) }, "changes.fillColor"),
+        ("line", patch { $0.coordinate = C(0, 0) }, "changes.coordinate"),
+        ("line", patch { $0.draggable = true }, "changes.draggable"),
+        ("line", patch { $0.fillColor = Color(hex: "#fff") }, "changes.fillColor"),
+        ("line", patch { $0.holes = [] }, "changes.holes"),
+        ("gon", patch { $0.lineWidth = 4 }, "changes.lineWidth"),
+        ("gon", patch { $0.canShowCallout = true }, "changes.canShowCallout"),
     ])
     func patchFieldForeignToTheShapeIsRefused(id: String, p: AnnotationPatch, field: String) throws {
         var (w, _, e, _) = try trio()
@@ -116,22 +116,22 @@ import Testing
     }
 
     @Test(arguments: [
-        (patch { $0.coordinate = C(0, 181) }, "annotation.coordinate.longitude"),
-        (patch { $0.title = .some(String(repeating: "t", count: 300)) }, "annotation.title"),
-        (patch { $0.metadata = ["k": .string(AnnotationValidationTests.big)] }, "annotation.metadata"),
-        (patch { $0.kind = .some("") }, "annotation.kind"),
+        (patch { $0.coordinate = C(0, 181) }, "changes.coordinate.longitude"),
+        (patch { $0.title = .some(String(repeating: "t", count: 300)) }, "changes.title"),
+        (patch { $0.metadata = ["k": .string(AnnotationValidationTests.big)] }, "changes.metadata"),
+        (patch { $0.kind = .some("") }, "changes.kind"),
     ])
     func invalidUpdateIsRefused(p: AnnotationPatch, field: String) throws {
         var (w, _, e, _) = try trio()
         try w.add(point("a"), by: e)
-        try w.refuse(.updateAnnotation(id: "a", p), by: e, field == "annotation.metadata" ? .limitExceeded : .invalidField, field: field)
+        try w.refuse(.updateAnnotation(id: "a", p), by: e, field == "changes.metadata" ? .limitExceeded : .invalidField, field: field)
     }
 
     @Test func invalidShapeUpdateIsRefused() throws {
         var (w, _, e, _) = try trio()
         try w.add(polyline("l"), by: e)
-        try w.refuse(.updateAnnotation(id: "l", patch { $0.alpha = 1.5 }), by: e, .invalidField, field: "annotation.alpha")
-        try w.refuse(.updateAnnotation(id: "l", patch { $0.coordinates = [C(0, 0)] }), by: e, .invalidField, field: "annotation.coordinates")
+        try w.refuse(.updateAnnotation(id: "l", patch { $0.alpha = 1.5 }), by: e, .invalidField, field: "changes.alpha")
+        try w.refuse(.updateAnnotation(id: "l", patch { $0.coordinates = [C(0, 0)] }), by: e, .invalidField, field: "changes.coordinates")
     }
 }
 
@@ -154,7 +154,7 @@ import Testing
         try w.refuse(.addAnnotation(polyline("l", Array(repeating: C(0, 0), count: 6))), by: e, .limitExceeded, field: "annotation.coordinates")
         try w.refuse(.addAnnotation(Annotation(id: "g", shape: .polygon(Polygon(coordinates: ring, holes: [ring, ring])))), by: e, .limitExceeded, field: "annotation.holes")
         try w.refuse(.addAnnotation(Annotation(id: "g", shape: .polygon(Polygon(coordinates: ring, holes: [ring])))), by: e, .limitExceeded, field: "annotation.holes")
-        try w.refuse(.updateAnnotation(id: "ok", patch { $0.coordinates = Array(repeating: C(0, 0), count: 6) }), by: e, .limitExceeded, field: "annotation.coordinates")
+        try w.refuse(.updateAnnotation(id: "ok", patch { $0.coordinates = Array(repeating: C(0, 0), count: 6) }), by: e, .limitExceeded, field: "changes.coordinates")
     }
 
     @Test func metadataWithinTheLimitIsKept() throws {

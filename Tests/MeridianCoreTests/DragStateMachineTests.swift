@@ -155,7 +155,7 @@ let allDragPairs: [(DragState, DragState)] = DragState.allCases.flatMap { from i
         var (w, o, e, _) = try world()
         try w.drag("a", .starting, by: e)
         try w.drag("a", .dragging, C(11, 21), by: e)
-        let err = try w.refuse(.updateAnnotation(id: "a", patch { $0.coordinate = C(0, 0) }), by: o, .beingDragged, field: "coordinate")
+        let err = try w.refuse(.updateAnnotation(id: "a", patch { $0.coordinate = C(0, 0) }), by: o, .beingDragged, field: "changes.coordinate")
         #expect(err.holder == e)
         // Other fields may change; the live coordinate stays.
         try w.ok(.updateAnnotation(id: "a", patch { $0.title = "Moving" }), by: o)

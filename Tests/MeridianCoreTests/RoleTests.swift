@@ -44,6 +44,23 @@ let presenceCommands: [Command] = [
         try w.refuse(command, by: v, .forbidden)
     }
 
+    @Test func aViewerIsForbiddenTheSharedCameraWhateverTheLease() throws {
+        var (w, _, e, v) = try stage()
+        let shared: [Command] = [
+            .camera(.shared, .begin(animated: false), viewport: nil), .camera(.shared, .changing(cam(1, 1)), viewport: nil),
+            .camera(.shared, .end(cam(1, 1), animated: false), viewport: nil),
+            .acquireCameraLease(force: false), .acquireCameraLease(force: true), .releaseCameraLease,
+        ]
+        // No holder, then an editor holding the lease: the role decides before the lease does.
+        for command in shared { try w.refuse(command, by: v, .forbidden) }
+        try w.ok(.acquireCameraLease(force: false), by: e)
+        for command in shared {
+            let error = try w.refuse(command, by: v, .forbidden)
+            #expect(error.holder == nil)
+        }
+        #expect(w.session.cameraLeaseHolder == e)
+    }
+
     @Test(arguments: presenceCommands)
     func viewerHasPresence(command: Command) throws {
         var (w, _, _, v) = try stage()
@@ -124,6 +141,21 @@ let presenceCommands: [Command] = [
         #expect(s.seq == 0)
     }
 
+    @Test func participantsChosenByTokensAreListedAndDeselectedInJoinOrder() throws {
+        var w = World()
+        let ids = ["zed", "amy", "p1", "bob"]
+        for id in ids {
+            _ = try w.session.join(JoinRequest(name: id, role: .editor, participant: id), at: .zero).get()
+        }
+        #expect(w.session.visibleParticipants.map(\.id) == ids)
+        try w.add(point("a"), by: "zed")
+        for id in ids.reversed() { try w.ok(.select(annotation: "a"), by: id) }
+        let deselected = try w.events(.removeAnnotation(id: "a"), by: "zed").compactMap { event -> ParticipantID? in
+            if case .selection(let pid, nil, _) = event { pid } else { nil }
+        }
+        #expect(deselected == ids)
+    }
+
     @Test func participantCountIsLimited() throws {
         var w = World(limits: { $0.maxParticipants = 2 })
         let a = try w.join("A")
@@ -133,6 +165,19 @@ let presenceCommands: [Command] = [
         #expect(w.session.seq == seq)
         _ = w.session.leave(a, reason: "bye", at: .zero)
         try w.join("C")
+    }
+
+    @Test func hiddenParticipantsCountTowardTheLimit() throws {
+        var w = World(limits: { $0.maxParticipants = 2 })
+        try w.join("Owner", .owner)
+        let dashboard = try w.join("Dashboard", .viewer, hidden: true)
+        for hidden in [false, true] {
+            let refused = w.session.join(JoinRequest(name: "Late", role: .viewer, hidden: hidden), at: .zero)
+            #expect(throws: SessionError.self) { try refused.get() }
+            if case .failure(let error) = refused { #expect(error.code == .limitExceeded) }
+        }
+        _ = w.session.leave(dashboard, reason: "left", at: .zero)
+        try w.join("Late", .viewer)
     }
 
     @Test func unknownParticipantIsNotFound() throws {

@@ -51,6 +51,18 @@ import Testing
         #expect(handler.opened.isEmpty)
     }
 
+    @Test(arguments: ["chat", "meridian.v2", "chat, meridian.v2"])
+    func anOfferOfOtherSubprotocolsIsAnswered400(offer: String) throws {
+        let (server, handler, port) = try startServer()
+        defer { server.stop() }
+        let answer = try upgradeAnswer(port: port, subprotocol: offer)
+        #expect(answer.status == 400)
+        #expect(answer.body == #"{"error":"handshake_refused","status":400,"message":"subprotocol meridian.v1 required"}"#)
+        #expect(try upgradeAnswer(port: port, subprotocol: "chat, meridian.v1").status == 101)
+        #expect(onServiceThread(server) { server.stats.refusedHandshakes } == 1)
+        #expect(handler.wait { opened, _ in opened.count == 1 })
+    }
+
     @Test func originsOutsideTheAllowlistAreRefused403() throws {
         let (server, handler, port) = try startServer { $0.allowedOrigins = ["https://app.example.com"] }
         defer { server.stop() }

@@ -195,6 +195,52 @@ def test_es256_public_keys(tmp_path):
         server.stop()
 
 
+def ec_key_pair(directory, name):
+    key, pub = directory / f"{name}.pem", directory / f"{name}.pub.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(key)], check=True, capture_output=True)
+    subprocess.run(["openssl", "pkey", "-in", str(key), "-pubout", "-out", str(pub)], check=True, capture_output=True)
+    return key, pub.read_text()
+
+
+def ec_thumbprint(public_pem):
+    """RFC 7638, computed here with the `cryptography` package rather than by Meridian."""
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+    numbers = load_pem_public_key(public_pem.encode()).public_numbers()
+    jwk = {"crv": "P-256", "kty": "EC", "x": b64url(numbers.x.to_bytes(32, "big")), "y": b64url(numbers.y.to_bytes(32, "big"))}
+    return b64url(hashlib.sha256(json.dumps(jwk, separators=(",", ":"), sort_keys=True).encode()).digest())
+
+
+def test_public_keys_are_picked_by_kid_and_an_unknown_kid_is_refused(tmp_path):
+    labelled_key, labelled_pub = ec_key_pair(tmp_path, "labelled")
+    plain_key, plain_pub = ec_key_pair(tmp_path, "plain")
+    keys = tmp_path / "keys.pem"
+    keys.write_text(f"Identity service keys\nkid: idp-2026-11\n{labelled_pub}{plain_pub}")
+    server = Server("--auth", "jwt", "--jwt-public-key-file", str(keys))
+    try:
+        def token(key, kid=None):
+            return mint("--private-key-file", str(key), "--sub", "kim", "--session", "py-kid", "--role", "editor",
+                        *(["--kid", kid] if kid else []))
+
+        async def scenario():
+            c = await Client.open(server.url, "kim")
+            try:
+                for key, kid, accepted in [(labelled_key, "idp-2026-11", True), (plain_key, ec_thumbprint(plain_pub), True),
+                                           (plain_key, None, True), (labelled_key, None, True),
+                                           (plain_key, "no-such-key", False), (plain_key, "idp-2026-11", False)]:
+                    answer, _ = await c.request({"type": "join", "session": "py-kid", "token": token(key, kid)})
+                    if accepted:
+                        assert answer["type"] == "welcome", (kid, answer)
+                        await c.ok({"type": "leave"})
+                    else:
+                        assert (answer["type"], answer["code"]) == ("error", "unauthorized"), (kid, answer)
+            finally:
+                await c.close()
+
+        run(scenario())
+    finally:
+        server.stop()
+
+
 def serve(*args):
     return subprocess.run([str(binary()), "serve", "--port", "0", *args], capture_output=True, text=True, timeout=30,
                           stdin=subprocess.DEVNULL)

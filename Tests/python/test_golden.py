@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from meridian_client import PROTOCOL, Client, Mismatch, check_client_message, check_seq_order, match, run, substitute
+from meridian_client import PROTOCOL, Client, Closed, Mismatch, check_client_message, check_seq_order, match, run, substitute
 
 GOLDEN = sorted((PROTOCOL / "golden").glob("*.json"))
 
@@ -51,6 +51,14 @@ async def replay(url, transcript):
                 message = substitute(step["send"], bindings)
                 check_client_message(message)
                 await clients[name].send(message)
+            elif "closed" in step:
+                try:
+                    got = await clients[name].recv()
+                except Closed as closed:
+                    assert closed.code == step["closed"], f"{where}: closed with {closed.code}, expected {step['closed']}"
+                    await clients.pop(name).close()
+                else:
+                    raise AssertionError(f"{where}: expected the server to close with {step['closed']}, got {got}")
             elif "expect" in step:
                 try:
                     got = await clients[name].recv()
