@@ -16,6 +16,8 @@ final class SessionHost {
     /// Transient frames are conflated per key; the transport wants small integers.
     private var conflationIDs: [ConflationKey: Int] = [:]
     private var nextConflationID = 1
+    /// The session's event log (and its last activity); set when the session is opened.
+    var eventLog: SessionLog?
     /// Requests from members and frames queued for them, for the overview's rates.
     var requestsIn = 0
     private(set) var deliveriesOut = 0
@@ -59,6 +61,7 @@ final class SessionHost {
 
     /// Encodes each event once and queues the same frame for every member.
     func broadcast(_ events: [Emitted], on server: WebSocketServer, excludingConnection skip: ConnectionID? = nil) {
+        eventLog?.record(events, of: session)
         for e in events {
             switch e.event {
             case .annotationAdded, .annotationUpdated, .annotationRemoved, .drag: encodedAnnotations = nil
