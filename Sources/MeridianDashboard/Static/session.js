@@ -90,7 +90,8 @@ export function showSession(url, sessionID, config, basemap) {
       inspect(hit);
     },
   });
-  map.setLayers(layers.layers);
+  // The scale bar follows every frame (the view changes without the panels).
+  map.setLayers([...layers.layers, () => renderScale()]);
   window.matchMedia("(prefers-color-scheme: light)").addEventListener("change", () => { colorsFor = null; refresh(); });
 
   function formatCoordinate(c) {
@@ -306,8 +307,8 @@ export function showSession(url, sessionID, config, basemap) {
     }
     slider.min = String(range.min);
     slider.max = String(range.max);
-    if (!replay.active) slider.value = String(range.max);
     const t = replay.active ? replay.result.time : range.max;
+    slider.value = String(t);
     slider.setAttribute("aria-valuetext", replay.active ? `replaying ${clock(t)}` : "live");
     $("replay-play").textContent = replay.playing ? "Pause" : "Play";
     $("replay-play").setAttribute("aria-pressed", String(replay.playing));
@@ -367,6 +368,19 @@ export function showSession(url, sessionID, config, basemap) {
     if (replay.playing) play();
     replayTo(Number(e.target.value));
   });
+  // Arrow keys step a second, Page Up and Down ten (the slider's own step is a millisecond).
+  $("replay-time").addEventListener("keydown", (e) => {
+    const steps = { ArrowLeft: -1000, ArrowDown: -1000, ArrowRight: 1000, ArrowUp: 1000, PageDown: -10000, PageUp: 10000 };
+    if (!(e.key in steps)) return;
+    e.preventDefault();
+    const slider = e.target;
+    const range = history.range();
+    if (!range) return;
+    if (replay.playing) play();
+    const from = replay.active ? replay.result.time : range.max;
+    replayTo(Math.max(range.min, Math.min(range.max, from + steps[e.key])));
+    slider.value = String(replay.result.time);
+  });
   $("replay-play").addEventListener("click", play);
   $("replay-speed").addEventListener("change", (e) => { replay.speed = Number(e.target.value); refresh(); });
   $("replay-live").addEventListener("click", backToLive);
@@ -422,7 +436,14 @@ export function showSession(url, sessionID, config, basemap) {
   }
   window.meridianDashboard = {
     view: "session",
-    get state() { return structuredClone({ ...published, view: { ...map.view }, tilesLoaded: map.tilesLoaded }); },
+    get state() {
+      return structuredClone({
+        ...published, view: { ...map.view }, tilesLoaded: map.tilesLoaded, labels: layers.output.labels,
+        mapSize: { width: map.width ?? 0, height: map.height ?? 0 }, scale: $("scale-text").textContent,
+        // Nothing drawn or fitted is pending: the map shows `view` (for tests that look at pixels).
+        settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width),
+      });
+    },
     annotation(id) { const a = live.annotations.get(id); return a ? structuredClone(a) : null; },
   };
 
