@@ -222,7 +222,8 @@ export function createLayers(view) {
           ctx.stroke();
         }
         const top = corners.reduce((a, b) => (b.y < a.y ? b : a));
-        const [lx, ly] = span < 12 ? [cx, cy] : [top.x, top.y];
+        // At its top corner, kept on the map when that corner is off it.
+        const [lx, ly] = span < 12 ? [cx, cy] : [Math.max(0, Math.min(m.width, top.x)), Math.max(0, top.y)];
         view.labels.request(p.name, lx, ly, { color, priority: 2, gap: span < 12 ? 7 : 4 });
       }
       if (p.location) {
