@@ -110,7 +110,8 @@ def test_a_crowd_of_moving_cameras_is_fitted_labelled_apart_and_coloured_apart(s
     """Defect 3: 50 participants moving their cameras (changing, no end yet) are
     brought into view; labels do not overlap; every participant has its own colour
     with at least 3:1 contrast on the map."""
-    server = start_server()
+    # The 50 clients' fan-out keeps this process busy: a long drag lease, and no schema check of every message.
+    server = start_server("--lease-timeout", "300")
     count = 50
 
     def spot(i):
@@ -126,7 +127,7 @@ def test_a_crowd_of_moving_cameras_is_fitted_labelled_apart_and_coloured_apart(s
             await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
             await asyncio.to_thread(page.wait, lambda s: s["status"] == "live", "the session")
             for i in range(1, count):
-                c = await Client.open(server.url, f"p{i}")
+                c = await Client.open(server.url, f"p{i}", validate=False)
                 await c.join(session_id, f"Walker {i}", "editor")
                 clients.append(c)
             for i, c in enumerate(clients):

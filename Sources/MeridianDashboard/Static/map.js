@@ -185,9 +185,26 @@ export class CanvasMap {
     this.lastColors = colors;
     ctx.fillStyle = colors.water;
     ctx.fillRect(0, 0, this.width, this.height);
-    if (this.basemap) this._basemap(ctx, colors);
+    if (this.basemap) this._basemapCached(ctx, colors);
     if (this.tileURL) this._tiles(ctx);
     this._graticule(ctx, colors.grid);
+  }
+
+  /// The basemap drawn once per view (and size and theme) into a canvas of its
+  /// own, then copied: frames that only change marks do not redraw it.
+  _basemapCached(ctx, colors) {
+    const dpr = window.devicePixelRatio || 1;
+    const key = [this.view.x, this.view.y, this.view.zoom, this.width, this.height, dpr, colors.land, colors.border, colors.coast].join();
+    if (this.basemapKey !== key) {
+      const canvas = this.basemapCanvas ?? (this.basemapCanvas = document.createElement("canvas"));
+      canvas.width = Math.round(this.width * dpr);
+      canvas.height = Math.round(this.height * dpr);
+      const c = canvas.getContext("2d");
+      c.setTransform(dpr, 0, 0, dpr, 0, 0);
+      this._basemap(c, colors);
+      this.basemapKey = key;
+    }
+    ctx.drawImage(this.basemapCanvas, 0, 0, this.width, this.height);
   }
 
   /// Countries filled and outlined, then coastlines; each ring drawn at the

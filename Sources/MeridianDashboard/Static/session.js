@@ -473,8 +473,11 @@ export function showSession(url, sessionID, config, basemap) {
       timing.renderMs = null;
       for (const p of live.participants.values()) history.names.set(p.id, p.name);
     }
-    history.fetchNew().then(() => refresh());
+    // The log (possibly megabytes of checkpoints) is read once the snapshot is drawn.
+    if (timing.renderMs === null) historyAfterRender = true; else fetchHistory();
   });
+  let historyAfterRender = false;
+  const fetchHistory = () => history.fetchNew().then(() => refresh());
   client.addEventListener("event", (e) => {
     const m = e.detail;
     eventsThisSecond += 1;
@@ -506,6 +509,7 @@ export function showSession(url, sessionID, config, basemap) {
       // Rendered once the map and panels have drawn the snapshot.
       requestAnimationFrame(() => requestAnimationFrame(() => {
         if (timing.renderMs === null) { timing.renderMs = performance.now() - timing.snapshotAt; publish(); }
+        if (historyAfterRender) { historyAfterRender = false; fetchHistory(); }
       }));
     }
   });
