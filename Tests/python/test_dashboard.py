@@ -487,6 +487,9 @@ def test_dashboard_with_a_token_in_the_page_fragment(start_server, session_id, p
             await asyncio.to_thread(lambda: page.driver.find_element("css selector", link).click())
             shown = await asyncio.to_thread(page.wait, lambda s: s.get("session") == session_id and s["status"] == "live", "the session view")
             assert [p["name"] for p in shown["participants"]] == ["Alice"], "the dashboard joined hidden"
+            # The event log is read with the same token.
+            logged = await asyncio.to_thread(page.wait, lambda s: s["history"]["loaded"] or s["history"]["error"], "the event log")
+            assert logged["history"]["error"] is None and logged["history"]["entries"] >= 2, logged["history"]
         finally:
             await alice.close()
 

@@ -103,6 +103,20 @@ def test_an_unknown_session_is_reported_and_not_created(server, page):
     status, body = api(server, f"/api/sessions/{missing}")
     assert status == 404, body
     assert run(overview_row(server.url, missing)) is None
+
+    async def started():
+        # Once a participant starts the session, the page (retrying its hidden join) shows it.
+        alice = await Client.open(server.url, "alice")
+        try:
+            await alice.join(missing, "Alice", "owner")
+            s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and [p["name"] for p in s["participants"]] == ["Alice"],
+                                        "the session once started", 30)
+            assert s["session"] == missing
+            assert page.js("return document.getElementById('no-session').hidden") is True
+        finally:
+            await alice.close()
+
+    run(started())
     assert page.console_errors() == []
 
 
