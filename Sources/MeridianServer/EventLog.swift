@@ -20,9 +20,10 @@ final class EventLog: Sendable {
         }
         // Age is applied at least twice per maxAge (at most once a minute for long ones).
         let pruneInterval = min(.seconds(60), configuration.retention.maxAge / 2)
-        let writer = EventLogWriter(store: store, retention: configuration.retention, pruneInterval: pruneInterval) { error in
-            logger.error("event log write failed", metadata: ["error": "\(error)"])
-        }
+        let writer = EventLogWriter(
+            store: store, retention: configuration.retention, pruneInterval: pruneInterval,
+            onError: { error in logger.error("event log write failed", metadata: ["error": "\(error)"]) },
+            onDropped: { count in logger.warning("event log behind: entries dropped", metadata: ["count": "\(count)"]) })
         opened.withLock { $0 = writer }
     }
 

@@ -28,6 +28,7 @@ public final class EventLogWriter: @unchecked Sendable {
     private let maxPending: Int
     private let pruneInterval: Duration
     private let onError: @Sendable (StorageError) -> Void
+    private let onDropped: @Sendable (Int) -> Void
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var queue: [Item] = []
@@ -37,13 +38,16 @@ public final class EventLogWriter: @unchecked Sendable {
     private var running = true
     private var droppedCount = 0
 
+    /// `onError` is told of failed writes, `onDropped` of entries dropped since it was last told
+    /// (both on the writer's thread).
     public init(store: any EventLogStore, retention: EventLogRetention, maxPending: Int = 100_000, pruneInterval: Duration = .seconds(60),
-                onError: @escaping @Sendable (StorageError) -> Void = { _ in }) {
+                onError: @escaping @Sendable (StorageError) -> Void = { _ in }, onDropped: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.store = store
         self.retention = retention
         self.maxPending = maxPending
         self.pruneInterval = pruneInterval
         self.onError = onError
+        self.onDropped = onDropped
         let thread = Thread { self.run() }
         thread.name = "meridian-event-log"
         thread.start()
@@ -106,6 +110,7 @@ public final class EventLogWriter: @unchecked Sendable {
     private func run() {
         var nextAgePrune = ContinuousClock.now
         var sinceCountPrune: [String: Int] = [:]
+        var droppedReported = 0
         let countSlack = max(1, retention.maxEntries / 10)
         while true {
             condition.lock()
@@ -122,7 +127,12 @@ public final class EventLogWriter: @unchecked Sendable {
             queue.removeAll(keepingCapacity: true)
             queued = 0
             inFlight = true
+            let dropped = droppedCount
             condition.unlock()
+            if dropped > droppedReported {
+                onDropped(dropped - droppedReported)
+                droppedReported = dropped
+            }
 
             do throws(StorageError) {
                 var entries: [EventLogEntry] = []

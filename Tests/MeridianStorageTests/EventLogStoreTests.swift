@@ -1,6 +1,7 @@
 import Foundation
 import MeridianCore
 import MeridianStorage
+import Synchronization
 import Testing
 
 @Suite("Event logs: SQLite and in memory")
@@ -83,5 +84,46 @@ struct EventLogStoreTests {
         writer.forget(session: "s")
         writer.flush()
         #expect(try store.entries(of: "s", after: 0, limit: 10).isEmpty)
+    }
+
+    /// A store whose appends wait until it is opened: a disk that has stalled.
+    final class StalledStore: EventLogStore, @unchecked Sendable {
+        let inner = InMemoryEventLogStore()
+        let gate = DispatchSemaphore(value: 0)
+        func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] {
+            gate.wait()
+            gate.signal()
+            return try inner.append(entries)
+        }
+        func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
+            try inner.entries(of: session, after: after, limit: limit)
+        }
+        func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
+            try inner.prune(retention, nowMs: nowMs, sessions: sessions)
+        }
+        func remove(session: String) throws(StorageError) { try inner.remove(session: session) }
+    }
+
+    @Test func aStalledStoreNeverHoldsUpTheCallerAndTheQueueStaysBounded() throws {
+        let store = StalledStore()
+        let reported = Mutex(0)
+        let writer = EventLogWriter(store: store, retention: EventLogRetention(), maxPending: 1_000,
+                                    onDropped: { n in reported.withLock { $0 += n } })
+        let now = EventLogWriter.nowMs()
+        // Every record returns while the store is stalled; the oldest queued are dropped beyond the bound.
+        for seq in 1...5_000 as ClosedRange<UInt64> {
+            writer.record(session: "s", epoch: "e", timeMs: now, [Emitted(event: .annotationRemoved("x\(seq)"), seq: seq)])
+        }
+        // (The batch the writer took before the store stalled is in flight, not queued.)
+        let dropped = writer.dropped
+        #expect(dropped >= 3_000)
+        store.gate.signal()
+        writer.flush()
+        writer.stop()
+        let kept = try store.entries(of: "s", after: 0, limit: 10_000).map(\.seq)
+        #expect(dropped + kept.count == 5_000)
+        #expect(reported.withLock { $0 } == dropped)
+        #expect(Array(kept.suffix(1_000)) == Array(4_001...5_000))
+        #expect(kept == kept.sorted())
     }
 }

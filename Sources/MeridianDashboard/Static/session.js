@@ -49,17 +49,23 @@ export function showSession(url, sessionID, config, basemap) {
   const px = (size) => `${Math.round(size * (parseFloat(getComputedStyle(document.documentElement).fontSize) / 16))}px`;
   const isRefused = (id) => refusals.some((r) => r.id === id && performance.now() - r.at < 2000);
 
+  // The theme's colours, read from the page's CSS at most every 100 ms (layers ask often).
+  let themeCache = null;
+  let themeAt = -Infinity;
   function theme() {
+    if (themeCache && performance.now() - themeAt < 100) return themeCache;
     const style = getComputedStyle(document.documentElement);
     const get = (n, f) => style.getPropertyValue(n).trim() || f;
-    return { labelBg: get("--label-bg", "#0b1320d9"), labelText: get("--label-text", "#e8eef7"), tint: get("--tint-fallback", "#4dabf7"),
+    themeCache = { labelBg: get("--label-bg", "#0b1320d9"), labelText: get("--label-text", "#e8eef7"), tint: get("--tint-fallback", "#4dabf7"),
       dark: !window.matchMedia("(prefers-color-scheme: light)").matches };
+    themeAt = performance.now();
+    return themeCache;
   }
 
   /// Display colours: readable on this theme's map and distinct from each other.
   function colorOf(pid) {
     const state = shown();
-    const mapColors = map.colors;
+    const mapColors = map.lastColors ?? map.colors; // this frame's, when drawing
     const key = `${mapColors.water}|${mapColors.land}|${[...state.participants.values()].map((p) => `${p.id}${p.color}`).join(",")}`;
     if (key !== colorsFor) {
       colors = displayColors([...state.participants.values()], [mapColors.water, mapColors.land]);
@@ -92,7 +98,7 @@ export function showSession(url, sessionID, config, basemap) {
   });
   // The scale bar follows every frame (the view changes without the panels).
   map.setLayers([...layers.layers, () => renderScale()]);
-  window.matchMedia("(prefers-color-scheme: light)").addEventListener("change", () => { colorsFor = null; refresh(); });
+  window.matchMedia("(prefers-color-scheme: light)").addEventListener("change", () => { colorsFor = null; themeCache = null; refresh(); });
 
   function formatCoordinate(c) {
     const lat = `${Math.abs(c.latitude).toFixed(4)}° ${c.latitude >= 0 ? "N" : "S"}`;
