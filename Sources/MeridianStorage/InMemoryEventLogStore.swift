@@ -1,24 +1,38 @@
 import Synchronization
 
 /// Event logs in memory, for servers without a data directory and for tests.
+/// Besides the retention, all logs together keep at most `maxEntries`: beyond
+/// it the oldest entries (of whichever session has them) go first.
 public final class InMemoryEventLogStore: EventLogStore {
     private struct State {
         var logs: [String: [EventLogEntry]] = [:]
         var lastPosition: Int64 = 0
+        var count = 0
     }
     private let state = Mutex(State())
+    public let maxEntries: Int
 
-    public init() {}
+    public init(maxEntries: Int = 1_000_000) {
+        self.maxEntries = maxEntries
+    }
 
     public func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] {
         state.withLock { s in
-            entries.map { entry in
+            let appended = entries.map { entry in
                 var e = entry
                 s.lastPosition += 1
                 e.position = s.lastPosition
                 s.logs[e.session, default: []].append(e)
                 return e
             }
+            s.count += appended.count
+            while s.count > maxEntries, let (id, log) = s.logs.min(by: { $0.value[0].position < $1.value[0].position }) {
+                // Positions are global: the session whose first entry is lowest holds the oldest one.
+                let drop = min(log.count, max(1, s.count - maxEntries))
+                s.logs[id] = drop == log.count ? nil : Array(log.dropFirst(drop))
+                s.count -= drop
+            }
+            return appended
         }
     }
 
@@ -47,11 +61,12 @@ public final class InMemoryEventLogStore: EventLogStore {
                 removed += before - log.count
                 s.logs[id] = log.isEmpty ? nil : log
             }
+            s.count -= removed
             return removed
         }
     }
 
     public func remove(session: String) throws(StorageError) {
-        state.withLock { _ = $0.logs.removeValue(forKey: session) }
+        state.withLock { s in s.count -= s.logs.removeValue(forKey: session)?.count ?? 0 }
     }
 }

@@ -41,6 +41,17 @@ struct EventLogStoreTests {
         }
     }
 
+    @Test func memoryKeepsABoundedNumberOfEntriesOldestFirstOut() throws {
+        let store = InMemoryEventLogStore(maxEntries: 10)
+        _ = try store.append((1...6).map { Self.entry("a", $0, at: 1) })
+        _ = try store.append((1...6).map { Self.entry("b", $0, at: 1) })
+        #expect(try store.entries(of: "a", after: 0, limit: 100).map(\.seq) == [3, 4, 5, 6])
+        #expect(try store.entries(of: "b", after: 0, limit: 100).count == 6)
+        _ = try store.append((7...12).map { Self.entry("b", $0, at: 1) })
+        #expect(try store.entries(of: "a", after: 0, limit: 100).isEmpty)
+        #expect(try store.entries(of: "b", after: 0, limit: 100).map(\.seq) == Array(3...12))
+    }
+
     @Test func positionsAreNeverReusedAfterRemovalOrReopening() throws {
         let dir = temporaryDirectory()
         defer { cleanup(dir) }
