@@ -38,9 +38,9 @@ browser-deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver; \
 	fi
 
-# Python clients we did not write (websockets, selenium), schema validation and pytest.
+# Python clients we did not write (websockets, selenium, axe-core through axe-selenium-python), schema validation and pytest.
 test-deps: deps web-deps browser-deps
-	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
+	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml, axe_selenium_python; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
 	fi

@@ -15,11 +15,20 @@ public struct OverviewEntry: Hashable, Sendable {
     public var messagesPerSecond: Double
     /// Frames queued per second for the session's members.
     public var deliveriesPerSecond: Double
+    /// Names of the listed participants in join order, at most ``maxNames``.
+    public var names: [String]
+    /// When the session last emitted an event (ms since 1970), nil if not since it was loaded.
+    public var lastActivityMs: Int64?
+
+    /// Most names an entry carries (`participants` has the full count).
+    public static let maxNames = 20
 
     public init(
         session: String, seq: UInt64, participants: Int, dashboards: Int, annotations: Int, drags: Int,
-        messagesPerSecond: Double, deliveriesPerSecond: Double
+        messagesPerSecond: Double, deliveriesPerSecond: Double, names: [String] = [], lastActivityMs: Int64? = nil
     ) {
+        self.names = names
+        self.lastActivityMs = lastActivityMs
         self.session = session
         self.seq = seq
         self.participants = participants
@@ -43,6 +52,8 @@ extension ServerMessage {
                     "annotations": .number(Double(e.annotations)), "drags": .number(Double(e.drags)),
                     "messagesPerSecond": .number(rounded(e.messagesPerSecond)),
                     "deliveriesPerSecond": .number(rounded(e.deliveriesPerSecond)),
+                    "names": .array(e.names.prefix(OverviewEntry.maxNames).map(JSONValue.string)),
+                    "lastActivity": e.lastActivityMs.map { .number(Double($0)) } ?? .null,
                 ])
             })),
         ])

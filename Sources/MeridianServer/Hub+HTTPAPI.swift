@@ -19,6 +19,9 @@ extension Hub {
         case ("DELETE", 4): return deleteSession(parts[3], on: server)
         case (_, 4): return Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}: use GET or DELETE")
         case ("PATCH", 5) where parts[4] == "settings": return configureSession(parts[3], request.body, on: server)
+        case (_, 5) where parts[4] == "events":
+            return request.method == "GET" ? eventLogResponse(parts[3], query: request.query)
+                : Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}/events: use GET")
         case (_, 5) where parts[4] == "settings":
             return Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}/settings: use PATCH")
         default: return Self.apiError(404, "not_found", "no such path: \(request.path)")
@@ -132,6 +135,7 @@ extension Hub {
             }
         }
         if let failure = commitNow(.delete(id: id)) { return failure }
+        eventLog.writer?.forget(session: id)
         sessions[id] = nil
         durability.emptySince[id] = nil
         durability.needsFullWrite.remove(id)

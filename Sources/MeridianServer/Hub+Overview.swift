@@ -58,7 +58,9 @@ extension Hub {
                 annotations: host.session.annotations.count,
                 drags: host.session.drags.values.reduce(0) { $0 + $1.drags.count },
                 messagesPerSecond: advance ? rate(host.requestsIn, previous.requests) : 0,
-                deliveriesPerSecond: advance ? rate(host.deliveriesOut, previous.deliveries) : 0)
+                deliveriesPerSecond: advance ? rate(host.deliveriesOut, previous.deliveries) : 0,
+                names: host.session.visibleParticipants.prefix(OverviewEntry.maxNames).map(\.name),
+                lastActivityMs: lastActivityMs(of: host))
         }
         if advance {
             overview.lastSent = now

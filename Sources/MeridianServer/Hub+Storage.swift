@@ -21,7 +21,7 @@ extension Hub {
     // MARK: Loading
 
     /// The session from storage (new epoch) or a new one, made room for.
-    func openSession(_ id: String, on server: WebSocketServer) -> Result<SessionHost, SessionError> {
+    func openSession(_ id: String, create: Bool = true, on server: WebSocketServer) -> Result<SessionHost, SessionError> {
         guard let opened = durability.slot.current else {
             return .failure(SessionError(.storageUnavailable, "session storage is not open"))
         }
@@ -37,9 +37,11 @@ extension Hub {
             logger.error("session load failed", metadata: ["session": "\(id)", "error": "\(error)"])
             return .failure(SessionError(.storageUnavailable, "session \(id) cannot be loaded: \(error.message)"))
         }
+        if stored == nil && !create { return .failure(SessionError(.sessionNotFound, "no session \(id): a hidden join watches a session and never creates one")) }
         let session = stored.map { Session(restoring: $0.record, epoch: epoch, limits: configuration.limits) }
             ?? Session(id: id, epoch: epoch, settings: configuration.sessionDefaults, limits: configuration.limits)
         let host = SessionHost(session: session, historySize: configuration.historySize)
+        host.eventLog = SessionLog(writer: eventLog.writer, checkpointEvery: configuration.eventLog.checkpointEvery)
         sessions[id] = host
         logger.info("session opened", metadata: [
             "session": "\(id)", "epoch": "\(epoch)", "restored": "\(stored != nil)",

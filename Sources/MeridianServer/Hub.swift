@@ -17,6 +17,8 @@ final class Hub: TransportHandler {
     /// `overview.watch` subscribers and the counts behind the overview's rates.
     var overview = OverviewState()
     var durability: Durability
+    /// Each session's persisted event log (Hub+EventLog.swift).
+    let eventLog: EventLog
     let metrics: HubMetrics
     /// When connections' token expiries are next looked at.
     var nextTokenCheck = Date.distantPast
@@ -41,10 +43,11 @@ final class Hub: TransportHandler {
         var recentErrors: [Duration] = []
     }
 
-    init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, metrics: ServerMetrics) {
+    init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, eventLog: EventLog, metrics: ServerMetrics) {
         self.configuration = configuration
         self.logger = logger
         self.durability = Durability(slot: storage)
+        self.eventLog = eventLog
         self.metrics = HubMetrics(metrics)
     }
 
@@ -180,7 +183,7 @@ final class Hub: TransportHandler {
                           message: "session: 1-128 characters of A-Z a-z 0-9 . _ -", field: "session", on: server)
         }
         let host: SessionHost
-        switch sessions[sessionID].map(Result.success) ?? openSession(sessionID, on: server) {
+        switch sessions[sessionID].map(Result.success) ?? openSession(sessionID, create: !request.hidden, on: server) {
         case .success(let h): host = h
         case .failure(let error):
             return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, on: server)

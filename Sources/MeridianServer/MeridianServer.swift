@@ -6,13 +6,16 @@ public final class MeridianServer: Sendable {
     public let configuration: ServerConfiguration
     private let transport: WebSocketServer
     private let storage = StorageSlot()
+    private let eventLog = EventLog()
+    private let logger: Logger
     private let metrics = ServerMetrics()
 
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "meridian")) {
         self.configuration = configuration
+        self.logger = logger
         self.transport = WebSocketServer(
             configuration: configuration.transport,
-            handler: Hub(configuration: configuration, logger: logger, storage: storage, metrics: metrics))
+            handler: Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics))
     }
 
     /// Opens the session store, then starts serving; returns the bound port.
@@ -26,8 +29,10 @@ public final class MeridianServer: Sendable {
         let metrics = self.metrics
         try storage.open(configuration.storage, onBatch: { metrics.record($0) })
         do {
+            try eventLog.open(configuration.eventLog, storage: configuration.storage, logger: logger)
             return try transport.start()
         } catch {
+            eventLog.close()
             storage.close()
             throw error
         }
@@ -37,6 +42,7 @@ public final class MeridianServer: Sendable {
     /// 1001, and return when the service thread has ended.
     public func stop() {
         transport.stop()
+        eventLog.close()
         storage.close()
     }
 }

@@ -20,6 +20,8 @@ public struct ServerConfiguration: Sendable {
     public var http: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     /// Where sessions are kept, when idle ones are unloaded, how many are loaded.
     public var storage = StorageConfiguration()
+    /// Each session's persisted event log: retention and checkpoints.
+    public var eventLog = EventLogConfiguration()
     /// Requests each connection may send; see ``RateLimit``.
     public var rateLimit = RateLimit()
     /// Who may join what. `.none` is for development on loopback only.

@@ -18,6 +18,8 @@ final class SessionHost {
     /// The newest frame of each transient kind: the next one of that kind supersedes it
     /// wherever it still waits (see ``WebSocketServer/broadcast(_:to:except:superseding:)``).
     private var latestTransient: [ConflationKey: OutboundFrame] = [:]
+    /// The session's event log (and its last activity); set when the session is opened.
+    var eventLog: SessionLog?
     /// Requests from members and frames queued for them, for the overview's rates.
     var requestsIn = 0
     private(set) var deliveriesOut = 0
@@ -71,6 +73,7 @@ final class SessionHost {
 
     /// Encodes each event once and queues the same frame for every member.
     func broadcast(_ events: [Emitted], on server: WebSocketServer, excludingConnection skip: ConnectionID? = nil) {
+        eventLog?.record(events, of: session)
         for e in events {
             switch e.event {
             case .annotationAdded, .annotationUpdated, .annotationRemoved, .drag:

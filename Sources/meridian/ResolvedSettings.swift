@@ -4,6 +4,7 @@ import Logging
 import MeridianCore
 import MeridianDashboard
 import MeridianServer
+import MeridianStorage
 import MeridianTransport
 
 /// Effective options checked and turned into the server's configuration.
@@ -86,8 +87,17 @@ struct ResolvedSettings {
         server.storage.dataDirectory = o.dataDir
         server.storage.idleUnloadAfter = .milliseconds(Int(idleUnload * 1000))
         server.storage.maxLoadedSessions = maxSessions
+        server.eventLog = try Self.eventLog(o)
         dashboard = Dashboard.Configuration(
             tileURL: o.dashboardTiles, directory: o.dashboardDirectory.map { URL(fileURLWithPath: $0) },
             leafletDirectory: URL(fileURLWithPath: o.leafletDirectory ?? d.leafletDirectory!))
+    }
+
+    private static func eventLog(_ o: ServeOptions) throws -> EventLogConfiguration {
+        let d = ServeOptions.defaults
+        let age = o.eventLogMaxAge ?? d.eventLogMaxAge!, entries = o.eventLogMaxEntries ?? d.eventLogMaxEntries!
+        guard age >= 1 else { throw ValidationError("eventLogMaxAge must be at least 1 s") }
+        guard entries >= 0 else { throw ValidationError("eventLogMaxEntries must not be negative (0 turns the log off)") }
+        return EventLogConfiguration(retention: EventLogRetention(maxAge: .milliseconds(Int64(age * 1000)), maxEntries: entries))
     }
 }

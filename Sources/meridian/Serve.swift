@@ -65,6 +65,9 @@ struct Serve: AsyncParsableCommand {
     var maxConnectionsPerIp: Int?
     @Option(help: "Seconds a new connection has to complete its HTTP request or upgrade (default 10).")
     var handshakeTimeout: Double?
+    @Option(help: "Seconds each session's event log keeps an entry (default 604800, a week).") var eventLogMaxAge: Double?
+    @Option(help: "Entries each session's event log keeps at most, newest first (default 10000; 0 turns the log off).")
+    var eventLogMaxEntries: Int?
 
     var flags: ServeOptions {
         ServeOptions(
@@ -78,7 +81,8 @@ struct Serve: AsyncParsableCommand {
             maxCoordinates: maxCoordinates, maxMetadataBytes: maxMetadataBytes, maxTitleLength: maxTitleLength,
             tlsCert: tlsCert, tlsKey: tlsKey,
             allowedOrigins: allowedOrigins.isEmpty ? nil : allowedOrigins.flatMap(ServeOptions.commaSeparated),
-            maxConnections: maxConnections, maxConnectionsPerIp: maxConnectionsPerIp, handshakeTimeout: handshakeTimeout)
+            maxConnections: maxConnections, maxConnectionsPerIp: maxConnectionsPerIp, handshakeTimeout: handshakeTimeout,
+            eventLogMaxAge: eventLogMaxAge, eventLogMaxEntries: eventLogMaxEntries)
     }
 
     /// flags > environment > file > defaults.

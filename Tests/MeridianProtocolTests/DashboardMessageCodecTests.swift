@@ -24,7 +24,16 @@ struct DashboardMessageCodecTests {
         let entry = OverviewEntry(session: "s", seq: 9, participants: 2, dashboards: 1, annotations: 40, drags: 1,
                                   messagesPerSecond: 12.345, deliveriesPerSecond: 37.06)
         let text = String(decoding: ServerMessage.overview([entry], connections: 3), as: UTF8.self)
-        #expect(text == #"{"type":"overview","connections":3,"sessions":[{"annotations":40,"dashboards":1,"deliveriesPerSecond":37.1,"drags":1,"messagesPerSecond":12.3,"participants":2,"seq":9,"session":"s"}]}"#)
+        #expect(text == #"{"type":"overview","connections":3,"sessions":[{"annotations":40,"dashboards":1,"deliveriesPerSecond":37.1,"drags":1,"lastActivity":null,"messagesPerSecond":12.3,"names":[],"participants":2,"seq":9,"session":"s"}]}"#)
+    }
+
+    @Test func overviewCarriesNamesAndLastActivity() {
+        let names = (1...25).map { "N\($0)" }
+        let entry = OverviewEntry(session: "s", seq: 1, participants: 25, dashboards: 0, annotations: 0, drags: 0,
+                                  messagesPerSecond: 0, deliveriesPerSecond: 0, names: names, lastActivityMs: 1_795_000_000_123)
+        let text = String(decoding: ServerMessage.overview([entry], connections: 25), as: UTF8.self)
+        #expect(text.contains(#""lastActivity":1795000000123,"#))
+        #expect(text.contains(#""names":["N1","N2","#) && text.contains(#""N20"]"#) && !text.contains("N21"))
     }
 
     @Test func dragRefusedNamesTheRefusedAndTheHolder() {

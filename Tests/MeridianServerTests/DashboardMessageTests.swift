@@ -30,6 +30,24 @@ struct DashboardMessageTests {
         }
     }
 
+    @Test func aHiddenJoinNeverCreatesASession() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let wall = try server.client()
+        let hidden: [String: JSONValue] = ["session": .string("nowhere"), "name": .string("Wall"), "role": .string("viewer"), "hidden": .bool(true)]
+        let refused = try wall.request("join", hidden)
+        #expect(refused["type"]?.string == "error")
+        #expect(refused["code"]?.string == "session_not_found")
+        let watcher = try server.client()
+        _ = try watcher.request("overview.watch")
+        #expect(try watcher.next("overview").message["sessions"]?.array?.isEmpty == true)
+        // Once a participant has started it, the same connection watches it.
+        let alice = try server.joined("nowhere", name: "Alice")
+        defer { withExtendedLifetime(alice) {} }
+        let welcome = try wall.request("join", hidden)
+        #expect(welcome["type"]?.string == "welcome")
+    }
+
     @Test func overviewCountsParticipantsDashboardsAndRates() throws {
         let server = try TestServer()
         defer { server.stop() }
@@ -43,6 +61,8 @@ struct DashboardMessageTests {
         let first = try watcher.next("overview").message
         let busy = first["sessions"]?.array?.first { $0["session"]?.string == "busy" }
         #expect(busy?["participants"]?.number == 1)
+        #expect(busy?["names"]?.array?.map { $0.string } == ["Alice"])
+        #expect(busy?["lastActivity"]?.number != nil)
         #expect(busy?["dashboards"]?.number == 1)
         #expect(first["sessions"]?.array?.map { $0["session"]?.string } == ["busy", "quiet"])
         #expect(first["connections"]?.number == 4)

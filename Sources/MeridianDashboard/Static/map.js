@@ -1,5 +1,6 @@
-// A small Web Mercator map on a canvas: works with no tile server (graticule on a
-// plain background), optionally draws raster tiles under the annotations.
+// A small Web Mercator map on a canvas: works with no tile server (an offline
+// basemap of coastlines and countries, and a graticule), optionally draws raster
+// tiles under the annotations. Colours come from the page's CSS (themes).
 
 const MAX_LAT = 85.0511287798;
 const TILE = 256;
@@ -37,9 +38,33 @@ export function viewportBounds(camera, viewport) {
   };
 }
 
+/// The offline basemap (`basemap.json`, Natural Earth 1:110m): rings and lines
+/// decoded once into Web Mercator world coordinates with their bounding boxes.
+export async function loadBasemap(url = "/dashboard/basemap.json") {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  const data = await response.json();
+  const decode = (flat) => {
+    const points = new Float64Array(flat.length);
+    let lon = 0, lat = 0, minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
+    for (let i = 0; i < flat.length; i += 2) {
+      lon += flat[i]; lat += flat[i + 1];
+      const p = project(lat / data.scale, lon / data.scale);
+      points[i] = p.x; points[i + 1] = p.y;
+      minX = Math.min(minX, p.x); maxX = Math.max(maxX, p.x); minY = Math.min(minY, p.y); maxY = Math.max(maxY, p.y);
+    }
+    return { points, minX, maxX, minY, maxY };
+  };
+  return { countries: data.countries.map(decode), coastlines: data.coastlines.map(decode), source: data.source };
+}
+
 export class CanvasMap {
-  constructor(canvas, { tileURL = null, onUserMove = () => {}, onResize = () => {} } = {}) {
+  constructor(canvas, { tileURL = null, basemap = null, onUserMove = () => {}, onResize = () => {},
+    onCursor = () => {}, onTap = () => {} } = {}) {
     this.canvas = canvas;
+    this.basemap = basemap;
+    this.onCursor = onCursor;
+    this.onTap = onTap;
     this.ctx = canvas.getContext("2d");
     this.tileURL = tileURL;
     this.tiles = new Map();
@@ -70,6 +95,20 @@ export class CanvasMap {
   /// Raster tiles drawn at least once (with a tile URL).
   get tilesLoaded() { return [...this.tiles.values()].filter((img) => img.complete && img.naturalWidth > 0).length; }
 
+  /// The coordinate under a point of the canvas (CSS pixels from its top left).
+  toCoordinate(px, py) {
+    const s = this.scale;
+    return unproject(this.view.x + (px - this.width / 2) / s, Math.max(0, Math.min(1, this.view.y + (py - this.height / 2) / s)));
+  }
+
+  /// Metres per CSS pixel at the centre of the view.
+  get metresPerPixel() {
+    const lat = unproject(this.view.x, this.view.y).latitude;
+    return (40075016.686 * Math.cos((lat * Math.PI) / 180)) / this.scale;
+  }
+
+  setBasemap(basemap) { this.basemap = basemap; this.invalidate(); }
+
   toScreen(lat, lon) {
     const p = project(lat, lon);
     return this.worldToScreen(p.x, p.y);
@@ -95,7 +134,7 @@ export class CanvasMap {
   zoomBy(delta) { this.setView(this.view.x, this.view.y, this.view.zoom + delta); }
 
   /// Shows every coordinate given (with a margin).
-  fit(coordinates) {
+  fit(coordinates, margin = 0.8) {
     if (coordinates.length === 0) { this.setView(0.5, 0.5, 1); return; }
     let minX = Infinity, maxX = -Infinity, minY = Infinity, maxY = -Infinity;
     for (const c of coordinates) {
@@ -105,7 +144,7 @@ export class CanvasMap {
     }
     const w = Math.max(maxX - minX, 1e-6), h = Math.max(maxY - minY, 1e-6);
     const rect = this.canvas.getBoundingClientRect();
-    const zoom = Math.log2(Math.min((rect.width * 0.8) / (w * TILE), (rect.height * 0.8) / (h * TILE)));
+    const zoom = Math.log2(Math.min((rect.width * margin) / (w * TILE), (rect.height * margin) / (h * TILE)));
     this.setView((minX + maxX) / 2, (minY + maxY) / 2, Math.min(zoom, 16));
   }
 
@@ -133,12 +172,71 @@ export class CanvasMap {
     if (this.animating) this.invalidate();
   }
 
-  _background(ctx) {
+  /// The theme's map colours (CSS custom properties of the canvas).
+  get colors() {
     const style = getComputedStyle(this.canvas);
-    ctx.fillStyle = style.getPropertyValue("--map-water").trim() || "#0d1b2a";
+    const get = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
+    return { water: get("--map-water", "#0d1b2a"), land: get("--map-land", "#1a2a3c"), border: get("--map-border", "#3a5069"),
+      coast: get("--map-coast", "#5b7896"), grid: get("--map-grid", "#1f3350") };
+  }
+
+  _background(ctx) {
+    const colors = this.colors;
+    this.lastColors = colors;
+    ctx.fillStyle = colors.water;
     ctx.fillRect(0, 0, this.width, this.height);
+    if (this.basemap) this._basemapCached(ctx, colors);
     if (this.tileURL) this._tiles(ctx);
-    this._graticule(ctx, style.getPropertyValue("--map-grid").trim() || "#24384f");
+    this._graticule(ctx, colors.grid);
+  }
+
+  /// The basemap drawn once per view (and size and theme) into a canvas of its
+  /// own, then copied: frames that only change marks do not redraw it.
+  _basemapCached(ctx, colors) {
+    const dpr = window.devicePixelRatio || 1;
+    const key = [this.view.x, this.view.y, this.view.zoom, this.width, this.height, dpr, colors.land, colors.border, colors.coast].join();
+    if (this.basemapKey !== key) {
+      const canvas = this.basemapCanvas ?? (this.basemapCanvas = document.createElement("canvas"));
+      canvas.width = Math.round(this.width * dpr);
+      canvas.height = Math.round(this.height * dpr);
+      const c = canvas.getContext("2d");
+      c.setTransform(dpr, 0, 0, dpr, 0, 0);
+      this._basemap(c, colors);
+      this.basemapKey = key;
+    }
+    ctx.drawImage(this.basemapCanvas, 0, 0, this.width, this.height);
+  }
+
+  /// Countries filled and outlined, then coastlines; each ring drawn at the
+  /// world copies (−1, 0, +1) where its bounding box meets the view.
+  _basemap(ctx, colors) {
+    const s = this.scale, w = this.width, h = this.height;
+    const left = this.view.x - w / 2 / s, right = this.view.x + w / 2 / s;
+    const top = this.view.y - h / 2 / s, bottom = this.view.y + h / 2 / s;
+    const trace = (shapes, close) => {
+      ctx.beginPath();
+      for (const shape of shapes) {
+        if (shape.maxY < top || shape.minY > bottom) continue;
+        for (let copy = -1; copy <= 1; copy++) {
+          if (shape.maxX + copy < left || shape.minX + copy > right) continue;
+          const p = shape.points;
+          const ox = (copy - this.view.x) * s + w / 2, oy = -this.view.y * s + h / 2;
+          ctx.moveTo(p[0] * s + ox, p[1] * s + oy);
+          for (let i = 2; i < p.length; i += 2) ctx.lineTo(p[i] * s + ox, p[i + 1] * s + oy);
+          if (close) ctx.closePath();
+        }
+      }
+    };
+    trace(this.basemap.countries, true);
+    ctx.fillStyle = colors.land;
+    ctx.fill("nonzero");
+    ctx.strokeStyle = colors.border;
+    ctx.lineWidth = 0.8;
+    ctx.stroke();
+    trace(this.basemap.coastlines, false);
+    ctx.strokeStyle = colors.coast;
+    ctx.lineWidth = 1.2;
+    ctx.stroke();
   }
 
   _graticule(ctx, color) {
@@ -191,13 +289,31 @@ export class CanvasMap {
   _bindInput() {
     const c = this.canvas;
     let last = null;
-    c.addEventListener("pointerdown", (e) => { this.onUserMove(); last = { x: e.clientX, y: e.clientY }; c.setPointerCapture(e.pointerId); });
+    let pressed = null;
+    const local = (e) => { const r = c.getBoundingClientRect(); return { x: e.clientX - r.left, y: e.clientY - r.top }; };
+    c.addEventListener("pointerdown", (e) => {
+      last = { x: e.clientX, y: e.clientY };
+      pressed = { x: e.clientX, y: e.clientY, moved: false };
+      c.setPointerCapture(e.pointerId);
+    });
     c.addEventListener("pointermove", (e) => {
+      const at = local(e);
+      this.onCursor(this.width ? this.toCoordinate(at.x, at.y) : null, at);
       if (!last) return;
+      if (pressed && Math.hypot(e.clientX - pressed.x, e.clientY - pressed.y) > 4) {
+        if (!pressed.moved) this.onUserMove();
+        pressed.moved = true;
+      }
+      if (!pressed?.moved) return;
       this.pan(last.x - e.clientX, last.y - e.clientY);
       last = { x: e.clientX, y: e.clientY };
     });
-    c.addEventListener("pointerup", () => { last = null; });
+    c.addEventListener("pointerup", (e) => {
+      if (pressed && !pressed.moved) this.onTap(local(e));
+      last = null;
+      pressed = null;
+    });
+    c.addEventListener("pointerleave", () => { if (!last) this.onCursor(null, null); });
     c.addEventListener("wheel", (e) => { e.preventDefault(); this.onUserMove(); this.zoomBy(e.deltaY < 0 ? 0.5 : -0.5); }, { passive: false });
     c.addEventListener("keydown", (e) => {
       const step = 80;

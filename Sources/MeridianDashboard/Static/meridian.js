@@ -40,7 +40,7 @@ export class MeridianError extends Error {
   }
 }
 
-function emptyState() {
+export function emptyState() {
   return {
     session: null, epoch: null, participant: null, seq: 0, settings: null,
     annotations: new Map(), participants: new Map(), sharedCamera: null,
@@ -50,7 +50,67 @@ function emptyState() {
   };
 }
 
+/// The session state a snapshot describes (also used to replay an event log).
+export function stateFromSnapshot(snap, { session = null, epoch = null, participant = null } = {}) {
+  const s = Object.assign(emptyState(), { session, epoch, participant });
+  s.seq = snap.seq;
+  s.settings = snap.settings;
+  for (const a of snap.annotations) s.annotations.set(a.id, a);
+  for (const p of snap.participants) s.participants.set(p.id, p);
+  s.sharedCamera = snap.sharedCamera;
+  s.cameraLease = snap.cameraLease;
+  s.callout = snap.callout;
+  s.calloutBy = snap.calloutBy;
+  for (const d of snap.drags) setDrag(s, d.id, d.participant, d.state, d.coordinate);
+  return s;
+}
+
+function setDrag(s, id, participant, state, coordinate) {
+  let group = s.drags.get(id);
+  if (state === "none") {
+    if (group) { group.delete(participant); if (group.size === 0) s.drags.delete(id); }
+    return;
+  }
+  if (!group) { group = new Map(); s.drags.set(id, group); }
+  group.set(participant, { state, coordinate });
+}
+
+/// Applies one server event (discrete or transient) to a session state.
+export function applyEvent(s, m) {
+  const who = s.participants.get(m.participant);
+  switch (m.type) {
+    case "participant.joined": s.participants.set(m.participant.id, m.participant); break;
+    case "participant.left": s.participants.delete(m.participant); break;
+    case "camera.begin": if (who && m.viewport) who.viewport = m.viewport; break;
+    case "camera.changing": case "camera.end":
+      if (m.target === "shared") s.sharedCamera = m.camera;
+      else if (who) { who.camera = m.camera; if (m.viewport) who.viewport = m.viewport; }
+      break;
+    case "camera.lease": s.cameraLease = m.holder; break;
+    case "follow": if (who) { if (m.target === null) delete who.following; else who.following = m.target; } break;
+    case "annotation.added": case "annotation.updated": s.annotations.set(m.annotation.id, m.annotation); break;
+    case "annotation.removed": s.annotations.delete(m.id); s.drags.delete(m.id); break;
+    case "selection": if (who) { if (m.annotation === null) delete who.selection; else who.selection = m.annotation; } break;
+    case "callout.shown": s.callout = m.callout; s.calloutBy = m.by; break;
+    case "callout.hidden": s.callout = null; s.calloutBy = null; break;
+    case "drag": {
+      const a = s.annotations.get(m.id);
+      if (a) a.coordinate = m.coordinate;
+      setDrag(s, m.id, m.participant, m.state, m.coordinate);
+      break;
+    }
+    case "map.load": if (who) who.mapLoad = m.message ? { state: m.state, message: m.message } : { state: m.state }; break;
+    case "location": if (who) { if (m.location === null) delete who.location; else who.location = m.location; } break;
+    case "settings": s.settings = m.settings; break;
+    default: break;
+  }
+  if (!m.transient && typeof m.seq === "number") s.seq = Math.max(s.seq, m.seq);
+}
+
 /// Base class: one WebSocket that reconnects by itself with backoff.
+/// A page that is left (`pagehide`, also into the back/forward cache) closes
+/// its socket, so it never lingers in a session; when the page is shown again
+/// from that cache (`pageshow` with `persisted`) it reconnects and resumes.
 class Connection extends EventTarget {
   constructor(url) {
     super();
@@ -61,7 +121,33 @@ class Connection extends EventTarget {
     this.pending = new Map();
     this.backoff = 250;
     this.closed = false;
+    this.suspended = false;
     this.timer = null;
+    if (typeof window !== "undefined") {
+      window.addEventListener("pagehide", () => this._suspend());
+      window.addEventListener("pageshow", (e) => { if (e.persisted) this._wake(); });
+    }
+  }
+
+  /// The page is going away (perhaps into the back/forward cache): leave now.
+  _suspend() {
+    if (this.closed || this.suspended || this.status === "idle") return;
+    this.suspended = true;
+    clearTimeout(this.timer);
+    const socket = this.socket;
+    this.socket = null;
+    for (const p of this.pending.values()) p.reject(new Error(`${p.type}: the page was hidden`));
+    this.pending.clear();
+    if (socket) socket.close(1000, "page hidden");
+    this._setStatus("suspended");
+  }
+
+  /// The page is shown again from the back/forward cache: reconnect (and resume).
+  _wake() {
+    if (!this.suspended) return;
+    this.suspended = false;
+    this.backoff = 250;
+    this._open();
   }
 
   connect() {
@@ -94,7 +180,7 @@ class Connection extends EventTarget {
   }
 
   _open() {
-    this._setStatus(this.status === "idle" ? "connecting" : "reconnecting");
+    this._setStatus(this.status === "idle" || this.status === "no-session" ? "connecting" : "reconnecting");
     const socket = new WebSocket(this.url, SUBPROTOCOL);
     this.socket = socket;
     socket.onopen = () => { this.backoff = 250; this._opened(); };
@@ -133,14 +219,19 @@ class Connection extends EventTarget {
 /// `welcome`, `event` (every server event, discrete and transient, after it is
 /// applied), `state` (after anything changed), `refused` (drag.refused, for
 /// hidden members), `error` (an error not answering a pending request).
+/// A hidden join of a session that does not exist is refused
+/// (`session_not_found`): the status becomes `no-session` and the join is
+/// retried now and then, so the page goes live once someone starts the session.
 export class MeridianClient extends Connection {
   constructor(url, { session, name, role = "viewer", hidden = false, color } = {}) {
     super(url);
     this.join = { session, name, role, hidden, ...(color ? { color } : {}) };
     this.state = emptyState();
+    this.missingRetry = 1000;
   }
 
   _opened() {
+    clearTimeout(this.timer);
     const resume = this.state.epoch ? { resume: { epoch: this.state.epoch, seq: this.state.seq } } : {};
     const ref = this.nextRef++;
     this.socket.send(JSON.stringify({ type: "join", ref, ...this.join, ...resume }));
@@ -151,6 +242,15 @@ export class MeridianClient extends Connection {
       case "welcome": return this._welcome(m);
       case "ack": case "error":
         if (!this._answer(m) && m.type === "error") {
+          if (m.code === "session_not_found" && this.status !== "live") {
+            this._setStatus("no-session");
+            this.dispatchEvent(new CustomEvent("error", { detail: m }));
+            const socket = this.socket;
+            this.timer = setTimeout(() => { if (socket && socket === this.socket && socket.readyState === WebSocket.OPEN) this._opened(); },
+              this.missingRetry);
+            this.missingRetry = Math.min(this.missingRetry * 2, 5000);
+            return;
+          }
           if (this.status !== "live") this._setStatus("refused"); // the join was refused (SPEC §9)
           this.dispatchEvent(new CustomEvent("error", { detail: m }));
         }
@@ -161,23 +261,13 @@ export class MeridianClient extends Connection {
   }
 
   _welcome(m) {
+    this.missingRetry = 1000;
     const s = this.state;
     s.session = m.session;
     s.epoch = m.epoch;
     s.participant = m.participant;
     if (!m.resumed) {
-      const fresh = emptyState();
-      Object.assign(s, fresh, { session: m.session, epoch: m.epoch, participant: m.participant });
-      const snap = m.snapshot;
-      s.seq = snap.seq;
-      s.settings = snap.settings;
-      for (const a of snap.annotations) s.annotations.set(a.id, a);
-      for (const p of snap.participants) s.participants.set(p.id, p);
-      s.sharedCamera = snap.sharedCamera;
-      s.cameraLease = snap.cameraLease;
-      s.callout = snap.callout;
-      s.calloutBy = snap.calloutBy;
-      for (const d of snap.drags) this._setDrag(d.id, d.participant, d.state, d.coordinate);
+      Object.assign(s, stateFromSnapshot(m.snapshot, { session: m.session, epoch: m.epoch, participant: m.participant }));
     }
     this._setStatus(m.resumed ? "resuming" : "live");
     this.dispatchEvent(new CustomEvent("welcome", { detail: m }));
@@ -223,45 +313,8 @@ export class MeridianClient extends Connection {
     this.dispatchEvent(new CustomEvent("state", { detail: { event: m } }));
   }
 
-  _setDrag(id, participant, state, coordinate) {
-    let group = this.state.drags.get(id);
-    if (state === "none") {
-      if (group) { group.delete(participant); if (group.size === 0) this.state.drags.delete(id); }
-      return;
-    }
-    if (!group) { group = new Map(); this.state.drags.set(id, group); }
-    group.set(participant, { state, coordinate });
-  }
-
   _apply(m) {
-    const s = this.state;
-    const who = s.participants.get(m.participant);
-    switch (m.type) {
-      case "participant.joined": s.participants.set(m.participant.id, m.participant); break;
-      case "participant.left": s.participants.delete(m.participant); break;
-      case "camera.begin": if (who && m.viewport) who.viewport = m.viewport; break;
-      case "camera.changing": case "camera.end":
-        if (m.target === "shared") s.sharedCamera = m.camera;
-        else if (who) { who.camera = m.camera; if (m.viewport) who.viewport = m.viewport; }
-        break;
-      case "camera.lease": s.cameraLease = m.holder; break;
-      case "follow": if (who) { if (m.target === null) delete who.following; else who.following = m.target; } break;
-      case "annotation.added": case "annotation.updated": s.annotations.set(m.annotation.id, m.annotation); break;
-      case "annotation.removed": s.annotations.delete(m.id); s.drags.delete(m.id); break;
-      case "selection": if (who) { if (m.annotation === null) delete who.selection; else who.selection = m.annotation; } break;
-      case "callout.shown": s.callout = m.callout; s.calloutBy = m.by; break;
-      case "callout.hidden": s.callout = null; s.calloutBy = null; break;
-      case "drag": {
-        const a = s.annotations.get(m.id);
-        if (a) a.coordinate = m.coordinate;
-        this._setDrag(m.id, m.participant, m.state, m.coordinate);
-        break;
-      }
-      case "map.load": if (who) who.mapLoad = m.message ? { state: m.state, message: m.message } : { state: m.state }; break;
-      case "location": if (who) { if (m.location === null) delete who.location; else who.location = m.location; } break;
-      case "settings": s.settings = m.settings; break;
-      default: break;
-    }
+    applyEvent(this.state, m);
   }
 }
 

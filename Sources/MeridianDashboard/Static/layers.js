@@ -1,0 +1,330 @@
+// What the session view draws on the map, layer by layer, from a session state
+// (live, or replayed from the event log). Labels are requested from every layer
+// and placed at the end without overlaps (labels.js).
+
+import { viewportCorners } from "/dashboard/map.js";
+
+/// `view` gives: state() (live or replayed), name(id), colorOf(id), refused(id),
+/// matches(participant) (the participant filter), inspected(), labels, px(size),
+/// markerScale(), theme() ({labelBg, labelText, tint}).
+export function createLayers(view) {
+  let sorted = null;
+  let sortedFor = null;
+  let calloutBox = null;
+  const output = { labels: [] };
+
+  function stacking(state) {
+    if (sortedFor !== state || !sorted) {
+      sorted = [...state.annotations.values()].sort((a, b) => a.zIndex - b.zIndex || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      sortedFor = state;
+    }
+    return sorted;
+  }
+
+  const tint = (state) => state.settings?.tint ?? view.theme().tint;
+
+  function tracePath(m, ctx, a) {
+    const path = (ring) => ring.forEach((c, i) => {
+      const p = m.toScreen(c.latitude, c.longitude);
+      if (i === 0) ctx.moveTo(p.x, p.y); else ctx.lineTo(p.x, p.y);
+    });
+    ctx.beginPath();
+    path(a.coordinates);
+    if (a.type === "polygon") {
+      ctx.closePath();
+      for (const hole of a.holes ?? []) { path(hole); ctx.closePath(); }
+    }
+  }
+
+  function drawShape(m, ctx, a, state) {
+    ctx.globalAlpha = a.alpha ?? 1;
+    tracePath(m, ctx, a);
+    if (a.type === "polygon") {
+      ctx.fillStyle = a.fillColor ?? tint(state);
+      ctx.fill("evenodd");
+      ctx.lineWidth = 2;
+    } else {
+      ctx.lineWidth = a.lineWidth ?? 3;
+      ctx.lineJoin = "round";
+      ctx.lineCap = "round";
+    }
+    ctx.strokeStyle = a.strokeColor ?? tint(state);
+    ctx.stroke();
+    ctx.globalAlpha = 1;
+  }
+
+  /// Many points: a small square each, so a crowded session stays readable and fast.
+  function drawDot(m, ctx, a, state) {
+    const p = m.toScreen(a.coordinate.latitude, a.coordinate.longitude);
+    if (p.x < -4 || p.y < -4 || p.x > m.width + 4 || p.y > m.height + 4) return;
+    ctx.fillStyle = a.enabled === false ? "#7b8794" : tint(state);
+    ctx.fillRect(p.x - 2.5, p.y - 2.5, 5, 5);
+  }
+
+  function drawPoint(m, ctx, a, state, refused, titled) {
+    const p = m.toScreen(a.coordinate.latitude, a.coordinate.longitude);
+    if (p.x < -40 || p.y < -40 || p.x > m.width + 40 || p.y > m.height + 40) return;
+    const k = view.markerScale();
+    const x = p.x + (a.centerOffset?.dx ?? 0), y = p.y + (a.centerOffset?.dy ?? 0);
+    const drags = state.drags.get(a.id);
+    if (drags) {
+      const [pid, d] = [...drags.entries()].pop();
+      ctx.beginPath();
+      ctx.arc(x, y - 12 * k, 20 * k, 0, Math.PI * 2);
+      ctx.strokeStyle = view.colorOf(pid);
+      ctx.lineWidth = 4;
+      ctx.setLineDash(d.state === "starting" ? [4, 4] : []);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      view.labels.request(`${d.state} · ${view.name(pid)}`, x, y - 12 * k, { color: view.colorOf(pid), priority: 5, gap: 22 * k });
+    }
+    if (refused) {
+      const phase = view.reducedMotion() || (performance.now() / 150) % 2 < 1;
+      ctx.beginPath();
+      ctx.arc(x, y - 12 * k, 26 * k, 0, Math.PI * 2);
+      ctx.strokeStyle = phase ? "#ff5d73" : "#ffffff";
+      ctx.lineWidth = 5;
+      ctx.stroke();
+    }
+    const color = a.enabled === false ? "#7b8794" : tint(state);
+    ctx.save();
+    ctx.translate(x, y);
+    ctx.scale(k, k);
+    ctx.translate(-x, -y);
+    if (a.image) {
+      ctx.fillStyle = "#f4f7fb";
+      ctx.strokeStyle = color;
+      ctx.lineWidth = 3;
+      ctx.beginPath();
+      ctx.roundRect(x - 13, y - 13, 26, 26, 6);
+      ctx.fill();
+      ctx.stroke();
+      ctx.fillStyle = "#0b1320";
+      ctx.font = "bold 13px system-ui, sans-serif";
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      ctx.fillText(a.image.slice(0, 2), x, y + 1);
+      ctx.textAlign = "start";
+      ctx.textBaseline = "alphabetic";
+    } else {
+      // Default marker: a pin whose tip is on the coordinate.
+      ctx.beginPath();
+      ctx.moveTo(x, y);
+      ctx.bezierCurveTo(x - 4, y - 8, x - 10, y - 12, x - 10, y - 19);
+      ctx.arc(x, y - 19, 10, Math.PI, 0);
+      ctx.bezierCurveTo(x + 10, y - 12, x + 4, y - 8, x, y);
+      ctx.fillStyle = color;
+      ctx.fill();
+      ctx.strokeStyle = "#ffffff";
+      ctx.lineWidth = 2;
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.arc(x, y - 19, 3.5, 0, Math.PI * 2);
+      ctx.fillStyle = "#ffffff";
+      ctx.fill();
+    }
+    ctx.restore();
+    if (a.title && titled) view.labels.request(a.title, x, y - 12 * k, { priority: view.inspected() === a.id ? 4 : 1, gap: 14 * k });
+  }
+
+  function annotations(m, ctx) {
+    const state = view.state();
+    const dense = state.annotations.size > 1500;
+    const titled = state.annotations.size <= 300;
+    for (const a of stacking(state)) {
+      if (a.type !== "point") {
+        drawShape(m, ctx, a, state);
+        if (a.title && titled) {
+          const c = a.coordinates[0];
+          const p = m.toScreen(c.latitude, c.longitude);
+          view.labels.request(a.title, p.x, p.y, { priority: 1 });
+        }
+      } else if (dense && !state.drags.has(a.id) && !view.refused(a.id) && view.inspected() !== a.id) drawDot(m, ctx, a, state);
+      else drawPoint(m, ctx, a, state, view.refused(a.id), titled || view.inspected() === a.id);
+    }
+  }
+
+  /// Each participant's selection in their colour: a ring around a point, the
+  /// outline of a polyline or polygon traced over it.
+  function selections(m, ctx) {
+    const state = view.state();
+    const bySelection = new Map();
+    for (const p of state.participants.values()) {
+      if (!p.selection || !view.matches(p)) continue;
+      if (!bySelection.has(p.selection)) bySelection.set(p.selection, []);
+      bySelection.get(p.selection).push(p);
+    }
+    const inspected = view.inspected();
+    if (inspected && state.annotations.has(inspected) && !bySelection.has(inspected)) bySelection.set(inspected, []);
+    const k = view.markerScale();
+    for (const [id, people] of bySelection) {
+      const a = state.annotations.get(id);
+      if (!a) continue;
+      const rings = people.map((p) => view.colorOf(p.id));
+      if (id === inspected) rings.push(view.theme().labelText);
+      if (a.type === "point") {
+        const s = m.toScreen(a.coordinate.latitude, a.coordinate.longitude);
+        rings.forEach((color, i) => {
+          ctx.beginPath();
+          ctx.arc(s.x, s.y - 12 * k, (16 + i * 5) * k, 0, Math.PI * 2);
+          ctx.strokeStyle = color;
+          ctx.lineWidth = 3;
+          ctx.setLineDash(i === people.length ? [3, 3] : []);
+          ctx.stroke();
+        });
+        ctx.setLineDash([]);
+      } else {
+        // Widest first, so every selector's colour shows as a band along the shape.
+        const base = a.type === "polyline" ? (a.lineWidth ?? 3) : 2;
+        for (let i = rings.length - 1; i >= 0; i--) {
+          tracePath(m, ctx, a);
+          ctx.lineJoin = "round";
+          ctx.lineCap = "round";
+          ctx.strokeStyle = rings[i];
+          ctx.lineWidth = base + 6 + i * 6;
+          ctx.setLineDash(i === people.length ? [6, 4] : []);
+          ctx.stroke();
+        }
+        ctx.setLineDash([]);
+        drawShape(m, ctx, a, state);
+      }
+    }
+  }
+
+  function presence(m, ctx) {
+    const state = view.state();
+    for (const p of state.participants.values()) {
+      if (!view.matches(p)) continue;
+      const color = view.colorOf(p.id);
+      if (p.camera && p.viewport) {
+        const corners = viewportCorners(p.camera, p.viewport).map((c) => m.worldToScreen(c.x, c.y));
+        const xs = corners.map((c) => c.x), ys = corners.map((c) => c.y);
+        const span = Math.max(Math.max(...xs) - Math.min(...xs), Math.max(...ys) - Math.min(...ys));
+        ctx.beginPath();
+        corners.forEach((c, i) => (i === 0 ? ctx.moveTo(c.x, c.y) : ctx.lineTo(c.x, c.y)));
+        ctx.closePath();
+        ctx.strokeStyle = color;
+        ctx.lineWidth = 2.5;
+        ctx.stroke();
+        ctx.globalAlpha = 0.1;
+        ctx.fillStyle = color;
+        ctx.fill();
+        ctx.globalAlpha = 1;
+        const cx = xs.reduce((a, b) => a + b) / 4, cy = ys.reduce((a, b) => a + b) / 4;
+        if (span < 12) {
+          // Too small to see as an outline at this zoom: a marker where it is.
+          ctx.beginPath();
+          ctx.arc(cx, cy, 5, 0, Math.PI * 2);
+          ctx.fillStyle = color;
+          ctx.fill();
+          ctx.strokeStyle = view.theme().labelBg;
+          ctx.lineWidth = 1.5;
+          ctx.stroke();
+        }
+        const top = corners.reduce((a, b) => (b.y < a.y ? b : a));
+        // At its top corner, kept on the map when that corner is off it.
+        const [lx, ly] = span < 12 ? [cx, cy] : [Math.max(0, Math.min(m.width, top.x)), Math.max(0, top.y)];
+        view.labels.request(p.name, lx, ly, { color, priority: 2, gap: span < 12 ? 7 : 4 });
+      }
+      if (p.location) {
+        const c = p.location.coordinate;
+        const s = m.toScreen(c.latitude, c.longitude);
+        const r = Math.max(6, p.location.accuracy / (m.metresPerPixel || 1));
+        const coarse = p.location.authorization === "reduced";
+        ctx.beginPath();
+        ctx.arc(s.x, s.y, r, 0, Math.PI * 2);
+        ctx.fillStyle = color;
+        ctx.globalAlpha = coarse ? 0.12 : 0.2;
+        ctx.fill();
+        ctx.globalAlpha = 1;
+        ctx.setLineDash(coarse ? [6, 5] : []);
+        ctx.strokeStyle = color;
+        ctx.lineWidth = 1.5;
+        ctx.stroke();
+        ctx.setLineDash([]);
+        if (!coarse) {
+          ctx.beginPath();
+          ctx.arc(s.x, s.y, 6, 0, Math.PI * 2);
+          ctx.fillStyle = color;
+          ctx.fill();
+          ctx.strokeStyle = "#fff";
+          ctx.lineWidth = 2;
+          ctx.stroke();
+        }
+        view.labels.request(coarse ? `${p.name} (coarse)` : p.name, s.x, s.y, { color, priority: 2, gap: 9 });
+      }
+    }
+  }
+
+  function sharedCamera(m, ctx) {
+    const state = view.state();
+    const cam = state.sharedCamera;
+    if (!cam) return;
+    const s = m.toScreen(cam.center.latitude, cam.center.longitude);
+    ctx.strokeStyle = state.cameraLease ? view.colorOf(state.cameraLease) : view.theme().labelText;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.moveTo(s.x - 14, s.y); ctx.lineTo(s.x + 14, s.y);
+    ctx.moveTo(s.x, s.y - 14); ctx.lineTo(s.x, s.y + 14);
+    ctx.stroke();
+    ctx.beginPath();
+    ctx.arc(s.x, s.y, 8, 0, Math.PI * 2);
+    ctx.stroke();
+  }
+
+  function calloutAnchor(state) {
+    const anchor = state.callout?.anchor;
+    if (!anchor) return null;
+    if (anchor.coordinate) return { coordinate: anchor.coordinate, offset: { dx: 0, dy: 0 } };
+    if (anchor.annotation) {
+      const a = state.annotations.get(anchor.annotation);
+      return a?.coordinate ? { coordinate: a.coordinate, offset: a.calloutOffset ?? { dx: 0, dy: 0 } } : null;
+    }
+    const loc = state.participants.get(anchor.participant)?.location;
+    return loc ? { coordinate: loc.coordinate, offset: { dx: 0, dy: 0 } } : null;
+  }
+
+  function callout(m, ctx) {
+    const state = view.state();
+    const c = state.callout;
+    const at = calloutAnchor(state);
+    calloutBox = null;
+    if (!c || !at) return;
+    const s = m.toScreen(at.coordinate.latitude, at.coordinate.longitude);
+    const x = s.x + at.offset.dx, y = s.y + at.offset.dy - 34 * view.markerScale();
+    const titleSize = parseFloat(view.px(14)), detailSize = parseFloat(view.px(12));
+    ctx.font = `600 ${titleSize}px system-ui, sans-serif`;
+    const w = Math.max(ctx.measureText(c.title).width, c.detail ? ctx.measureText(c.detail).width * 0.9 : 0) + 20;
+    const h = c.detail ? titleSize + detailSize + 18 : titleSize + 14;
+    ctx.fillStyle = c.backgroundColor ?? "#fffdf5";
+    ctx.beginPath();
+    ctx.roundRect(x - w / 2, y - h, w, h, 8);
+    ctx.moveTo(x - 7, y); ctx.lineTo(x, y + 8); ctx.lineTo(x + 7, y);
+    ctx.fill();
+    ctx.fillStyle = c.titleColor ?? "#111111";
+    ctx.textAlign = "center";
+    ctx.fillText(c.title, x, y - h + titleSize + 5);
+    if (c.detail) {
+      ctx.font = `${detailSize}px system-ui, sans-serif`;
+      ctx.fillStyle = c.detailColor ?? "#555555";
+      ctx.fillText(c.detail, x, y - h + titleSize + detailSize + 9);
+    }
+    ctx.textAlign = "start";
+    calloutBox = { x: x - w / 2, y: y - h, w, h: h + 8 };
+  }
+
+  function labels(m, ctx) {
+    const theme = view.theme();
+    output.labels = view.labels.draw(ctx, {
+      width: m.width, height: m.height, font: `600 ${view.px(13)} system-ui, sans-serif`,
+      background: theme.labelBg, foreground: theme.labelText, blocked: calloutBox ? [calloutBox] : [],
+    });
+  }
+
+  return {
+    layers: [annotations, selections, presence, sharedCamera, callout, labels],
+    output,
+    invalidateStacking() { sorted = null; },
+    stacking,
+  };
+}

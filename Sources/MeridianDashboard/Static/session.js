@@ -1,0 +1,601 @@
+// One session watched live as a hidden viewer (it never changes shared state):
+// the map with its basemap and legend, participants, drags, the shared camera,
+// an inspector for annotations, the event feed with wall-clock times and
+// filters, and replay of the session's history from its event log.
+
+import { MeridianClient } from "/dashboard/meridian.js";
+import { CanvasMap, project, unproject, viewportBounds, viewportCorners } from "/dashboard/map.js";
+import { Sparkline } from "/dashboard/charts.js";
+import { displayColors } from "/dashboard/colors.js";
+import { Labels } from "/dashboard/labels.js";
+import { createLayers } from "/dashboard/layers.js";
+import { SessionHistory, describeEvent, eventGroup, eventParticipants } from "/dashboard/history.js";
+import { hitTest, renderInspector } from "/dashboard/inspector.js";
+import { $, el, setStatus, clock, reducedMotion } from "/dashboard/ui.js";
+
+const FEED_LIMIT = 200;
+const LIST_LIMIT = 200;
+
+export function showSession(url, sessionID, config, basemap) {
+  document.body.dataset.view = "session";
+  $("session").hidden = false;
+  $("title").textContent = sessionID;
+  document.title = `${sessionID} · Meridian`;
+
+  const client = new MeridianClient(url, { session: sessionID, name: "Dashboard", role: "viewer", hidden: true });
+  const live = client.state;
+  const history = new SessionHistory(sessionID);
+  const refusals = []; // {id, participant, holder, at}
+  const outcomes = []; // ended drags shown for a while: {id, participant, state, reason, coordinate, at}
+  const rate = new Sparkline($("rate-chart"), { unit: "/s" });
+  const latency = new Sparkline($("latency-chart"), { color: "#e8930c", unit: " ms" });
+  const deliveries = new Sparkline($("server-chart"), { color: "#2f9e6e", unit: "/s" });
+  const serverRates = { messagesPerSecond: null, deliveriesPerSecond: null, peakDeliveriesPerSecond: 0 };
+  const timing = { snapshotAt: 0, renderMs: null, welcomes: 0, resumes: 0 };
+  const replay = { active: false, playing: false, speed: 1, result: null, timer: null, refetch: null };
+  let eventsThisSecond = 0;
+  let followShared = false;
+  let autoFit = true; // keep everything in view until someone pans or zooms
+  let fitQueued = false;
+  let lastFit = 0;
+  let inspected = null;
+  let hovered = null;
+  let colors = new Map();
+  let colorsFor = null;
+  let peopleFilter = "";
+
+  const shown = () => (replay.active && replay.result ? replay.result.state : live);
+  const name = (pid) => shown().participants.get(pid)?.name ?? live.participants.get(pid)?.name ?? history.names.get(pid) ?? pid;
+  const px = (size) => `${Math.round(size * (parseFloat(getComputedStyle(document.documentElement).fontSize) / 16))}px`;
+  const isRefused = (id) => refusals.some((r) => r.id === id && performance.now() - r.at < 2000);
+
+  // The theme's colours, read from the page's CSS at most every 100 ms (layers ask often).
+  let themeCache = null;
+  let themeAt = -Infinity;
+  function theme() {
+    if (themeCache && performance.now() - themeAt < 100) return themeCache;
+    const style = getComputedStyle(document.documentElement);
+    const get = (n, f) => style.getPropertyValue(n).trim() || f;
+    themeCache = { labelBg: get("--label-bg", "#0b1320d9"), labelText: get("--label-text", "#e8eef7"), tint: get("--tint-fallback", "#4dabf7"),
+      dark: !window.matchMedia("(prefers-color-scheme: light)").matches };
+    themeAt = performance.now();
+    return themeCache;
+  }
+
+  /// Display colours: readable on this theme's map and distinct from each other.
+  function colorOf(pid) {
+    const state = shown();
+    const mapColors = map.lastColors ?? map.colors; // this frame's, when drawing
+    const key = `${mapColors.water}|${mapColors.land}|${[...state.participants.values()].map((p) => `${p.id}${p.color}`).join(",")}`;
+    if (key !== colorsFor) {
+      colors = displayColors([...state.participants.values()], [mapColors.water, mapColors.land]);
+      colorsFor = key;
+    }
+    return colors.get(pid) ?? "#9aa5b1";
+  }
+
+  const matchesFilter = (p) => !peopleFilter || `${p.name} ${p.role}`.toLowerCase().includes(peopleFilter);
+
+  const labels = new Labels();
+  const layers = createLayers({
+    state: shown, name, colorOf, refused: isRefused, matches: matchesFilter, inspected: () => inspected, labels, px,
+    markerScale: () => parseFloat(px(16)) / 16, theme, reducedMotion,
+  });
+
+  const map = new CanvasMap($("map"), {
+    tileURL: config.tileURL,
+    basemap,
+    onUserMove: () => { autoFit = false; },
+    onResize: () => { if (autoFit && !followShared && live.settings) fitView(); },
+    onCursor: (c, at) => {
+      $("cursor").textContent = c ? formatCoordinate(c) : "—";
+      hoverAt(at);
+    },
+    onTap: (at) => {
+      const hit = hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16);
+      inspect(hit);
+    },
+  });
+  // The scale bar follows every frame (the view changes without the panels).
+  map.setLayers([...layers.layers, () => renderScale()]);
+  window.matchMedia("(prefers-color-scheme: light)").addEventListener("change", () => { colorsFor = null; themeCache = null; refresh(); });
+
+  function formatCoordinate(c) {
+    const lat = `${Math.abs(c.latitude).toFixed(4)}° ${c.latitude >= 0 ? "N" : "S"}`;
+    const lon = `${Math.abs(c.longitude).toFixed(4)}° ${c.longitude >= 0 ? "E" : "W"}`;
+    return `${lat}, ${lon}`;
+  }
+
+  function hoverAt(at) {
+    const box = $("hover");
+    const hit = at ? hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16) : null;
+    hovered = hit;
+    $("map").style.cursor = hit ? "pointer" : "grab";
+    if (!hit) { box.hidden = true; return; }
+    const a = shown().annotations.get(hit);
+    box.textContent = `${a.title ? `${a.title} · ` : ""}${a.id} (${a.type}) — click to inspect`;
+    box.style.left = `${at.x + 14}px`;
+    box.style.top = `${at.y + 14}px`;
+    box.hidden = false;
+  }
+
+  // MARK: scale bar
+
+  function renderScale() {
+    const mpp = map.metresPerPixel;
+    if (!Number.isFinite(mpp) || mpp <= 0) return;
+    const target = mpp * 120;
+    const magnitude = 10 ** Math.floor(Math.log10(target));
+    const nice = [5, 2, 1].map((f) => f * magnitude).find((v) => v <= target) ?? magnitude;
+    $("scale-bar").style.width = `${Math.round(nice / mpp)}px`;
+    $("scale-text").textContent = nice >= 1000 ? `${nice / 1000} km` : `${nice} m`;
+  }
+
+  // MARK: panels
+
+  function renderPeople() {
+    const state = shown();
+    const people = [...state.participants.values()];
+    const matching = people.filter(matchesFilter);
+    $("people-count").textContent = matching.length === people.length ? `(${people.length})` : `(${matching.length} of ${people.length})`;
+    $("people").replaceChildren(...matching.slice(0, 500).map((p) => {
+      const facts = [p.role];
+      if (state.cameraLease === p.id) facts.push("holds shared camera");
+      if (p.selection) facts.push(`selected ${p.selection}`);
+      if (p.following) facts.push(`follows ${p.following === "shared" ? "shared camera" : name(p.following)}`);
+      if (p.mapLoad) facts.push(`map ${p.mapLoad.state}`);
+      if (p.location) facts.push(p.location.authorization === "reduced" ? "location (coarse)" : "location");
+      if (p.camera) facts.push(`zoom ${p.camera.zoom.toFixed(1)}`);
+      const button = el("button", { type: "button", title: "Zoom the map to this participant's view" },
+        el("span", { className: "swatch", style: { background: colorOf(p.id) }, ariaHidden: "true" }),
+        el("strong", {}, p.name), el("span", { className: "meta" }, facts.join(" · ")));
+      button.addEventListener("click", () => zoomToParticipant(p.id));
+      return el("li", { dataset: { participant: p.id } }, button);
+    }));
+  }
+
+  function zoomToParticipant(pid) {
+    const p = shown().participants.get(pid);
+    if (!p) return;
+    autoFit = false;
+    followShared = false;
+    $("follow-shared").setAttribute("aria-pressed", "false");
+    if (p.camera && p.viewport) map.fit(viewportCorners(p.camera, p.viewport).map((c) => unproject(c.x, c.y)), 0.9);
+    else if (p.camera) { const c = project(p.camera.center.latitude, p.camera.center.longitude); map.setView(c.x, c.y, p.camera.zoom); }
+    else if (p.location) { const c = project(p.location.coordinate.latitude, p.location.coordinate.longitude); map.setView(c.x, c.y, 15); }
+    zoomedTo = pid;
+    publish();
+  }
+  let zoomedTo = null;
+
+  function renderDrags() {
+    const now = performance.now();
+    const state = shown();
+    const items = [];
+    for (const [id, group] of state.drags) {
+      for (const [pid, d] of group) {
+        items.push(el("li", { dataset: { annotation: id, participant: pid, state: d.state }, style: { borderLeftColor: colorOf(pid) } },
+          el("span", { className: "state" }, d.state), ` ${id} · ${name(pid)} `,
+          el("small", {}, `${d.coordinate.latitude.toFixed(5)}, ${d.coordinate.longitude.toFixed(5)}`)));
+      }
+    }
+    if (!replay.active) {
+      for (const o of outcomes) {
+        if (now - o.at > 6000) continue;
+        const what = o.state === "ending" ? "committed" : `restored${o.reason ? ` (${o.reason.replace("_", " ")})` : ""}`;
+        items.push(el("li", { className: `outcome ${o.state}`, dataset: { annotation: o.id, participant: o.participant, state: o.state } },
+          el("span", { className: "state" }, o.state), ` ${o.id} · ${name(o.participant)} — ${what} `,
+          el("small", {}, `${o.coordinate.latitude.toFixed(5)}, ${o.coordinate.longitude.toFixed(5)}`)));
+      }
+      for (const r of refusals) {
+        if (now - r.at > 6000) continue;
+        items.push(el("li", { className: "refused", dataset: { annotation: r.id, participant: r.participant, state: "refused" } },
+          el("span", { className: "state" }, "refused"), ` ${name(r.participant)} on ${r.id} — held by ${r.holder ? name(r.holder) : "?"}`));
+      }
+    }
+    $("drags").replaceChildren(...(items.length ? items : [el("li", { className: "empty" }, "none")]));
+  }
+
+  function renderShared() {
+    const state = shown();
+    const cam = state.sharedCamera;
+    const holder = state.cameraLease ? name(state.cameraLease) : "nobody";
+    $("shared-camera").textContent = cam
+      ? `${cam.center.latitude.toFixed(4)}, ${cam.center.longitude.toFixed(4)} · zoom ${cam.zoom.toFixed(1)} · bearing ${Math.round(cam.bearing)}° — held by ${holder}`
+      : `none — held by ${holder}`;
+    const c = state.callout;
+    const box = $("callout");
+    box.hidden = !c;
+    if (c) {
+      const anchor = c.anchor.annotation ? `on ${c.anchor.annotation}` : c.anchor.participant ? `on ${name(c.anchor.participant)}` : "at a coordinate";
+      // After a restart the server no longer knows who showed it (calloutBy is null).
+      const by = state.calloutBy ? `, shown by ${name(state.calloutBy)}` : ", shown before the session was last loaded";
+      box.replaceChildren(el("strong", {}, c.title), ...(c.detail ? [el("span", {}, c.detail), el("br")] : []),
+        el("small", {}, `shared callout ${anchor}${by}`));
+    }
+  }
+
+  let listKey = null;
+  function renderAnnotationList() {
+    const state = shown();
+    const query = $("annotation-filter").value.trim().toLowerCase();
+    const key = `${state === live ? "live" : "replay"}|${query}|${layers.stacking(state).length}|${state.seq}`;
+    if (key === listKey) return;
+    listKey = key;
+    const all = layers.stacking(state);
+    const matching = query ? all.filter((a) => `${a.id} ${a.title ?? ""} ${a.kind ?? ""}`.toLowerCase().includes(query)) : all;
+    $("annotation-count").textContent = `(${all.length})`;
+    $("annotation-list").replaceChildren(...matching.slice(0, LIST_LIMIT).map((a) => {
+      const where = a.type === "point" ? `${a.coordinate.latitude.toFixed(5)}, ${a.coordinate.longitude.toFixed(5)}` : `${a.coordinates.length} vertices`;
+      const button = el("button", { type: "button" },
+        el("span", { className: "swatch", style: { background: a.strokeColor ?? a.fillColor ?? state.settings?.tint ?? "#007aff" }, ariaHidden: "true" }),
+        el("strong", {}, a.title ? `${a.title} (${a.id})` : a.id), el("span", { className: "meta" }, `${a.type} · ${where}`));
+      button.addEventListener("click", () => { inspect(a.id, { center: true }); });
+      return el("li", { dataset: { annotation: a.id } }, button);
+    }));
+    const more = $("annotation-more");
+    more.hidden = matching.length <= LIST_LIMIT;
+    more.textContent = `Showing ${LIST_LIMIT} of ${matching.length}: type to filter.`;
+  }
+
+  function inspect(id, { center = false } = {}) {
+    inspected = id ?? null;
+    const a = id ? shown().annotations.get(id) : null;
+    if (a && center) {
+      const c = a.type === "point" ? a.coordinate : a.coordinates[0];
+      const p = project(c.latitude, c.longitude);
+      autoFit = false;
+      map.setView(p.x, p.y, Math.max(map.view.zoom, 12));
+    }
+    refresh();
+  }
+
+  function renderInspectorPanel() {
+    const panel = $("inspector");
+    const state = shown();
+    const a = inspected ? state.annotations.get(inspected) : null;
+    panel.hidden = !inspected;
+    if (!inspected) { published.inspector = null; return; }
+    published.inspector = renderInspector($("inspector-body"), inspected, a, { state, history, name, colorOf });
+  }
+
+  // MARK: feed
+
+  function renderFeedFilters() {
+    const select = $("feed-participant");
+    const current = select.value;
+    const ids = new Set([...history.names.keys(), ...live.participants.keys()]);
+    const options = [...ids].map((id) => [id, name(id)]).sort((a, b) => a[1].localeCompare(b[1]));
+    const signature = options.map((o) => o.join("=")).join("|");
+    if (select.dataset.signature === signature) return;
+    select.dataset.signature = signature;
+    select.replaceChildren(el("option", { value: "" }, "everyone"), ...options.map(([id, n]) => el("option", { value: id }, `${n} (${id})`)));
+    select.value = ids.has(current) ? current : "";
+  }
+
+  let feedKey = null;
+  function renderFeed() {
+    renderFeedFilters();
+    const who = $("feed-participant").value, group = $("feed-type").value;
+    const key = `${history.items.length}|${history.items.at(-1)?.time}|${who}|${group}|${replay.active ? Math.floor(replay.result?.time ?? 0) : "live"}`;
+    if (key === feedKey) return;
+    feedKey = key;
+    const shownItems = [];
+    const until = replay.active && replay.result ? replay.result.time : Infinity;
+    for (let i = history.items.length - 1; i >= 0 && shownItems.length < FEED_LIMIT; i--) {
+      const item = history.items[i];
+      const m = item.event;
+      if (group && eventGroup(m) !== group) continue;
+      if (who && !eventParticipants(m).includes(who)) continue;
+      shownItems.push(item);
+    }
+    $("feed").replaceChildren(...shownItems.map((item) => {
+      const m = item.event;
+      return el("li", { className: `t-${m.type.replace(".", "-")}${item.time > until ? " replayed" : ""}` },
+        el("time", { dateTime: new Date(item.time).toISOString() }, clock(item.time)),
+        el("span", { className: "seq" }, m.transient ? "·" : String(m.seq ?? "")), describeEvent(m, name));
+    }));
+    published.feed = shownItems.slice(0, 50).map((item) => ({ time: item.time, type: item.event.type, seq: item.event.seq ?? null,
+      text: describeEvent(item.event, name) }));
+  }
+
+  // MARK: replay
+
+  function replayControls() {
+    const range = history.range();
+    const slider = $("replay-time");
+    const ready = range !== null;
+    for (const id of ["replay-time", "replay-play", "replay-speed"]) $(id).disabled = !ready;
+    $("replay-live").disabled = !replay.active;
+    if (!ready) {
+      $("replay-status").textContent = history.error ? `Event log unavailable: ${history.error}` : history.loaded ? "Nothing to replay yet." : "Loading the event log…";
+      return;
+    }
+    slider.min = String(range.min);
+    slider.max = String(range.max);
+    const t = replay.active ? replay.result.time : range.max;
+    slider.value = String(t);
+    slider.setAttribute("aria-valuetext", replay.active ? `replaying ${clock(t)}` : "live");
+    $("replay-play").textContent = replay.playing ? "Pause" : "Play";
+    $("replay-play").setAttribute("aria-pressed", String(replay.playing));
+    $("replay-status").textContent = replay.active
+      ? `Replaying ${clock(t)} at ${replay.speed}× — events from ${clock(range.min)}; Live returns to now.`
+      : `Live. The log goes back to ${clock(range.min)}: move the slider or Play to replay.`;
+    $("replaying").hidden = !replay.active;
+    $("replaying").textContent = replay.active ? `Replay · ${clock(t)} · ${replay.speed}×` : "";
+  }
+
+  function replayTo(time) {
+    replay.active = true;
+    replay.result = history.replay(time, replay.result);
+    if (!replay.refetch) replay.refetch = setInterval(() => history.fetchNew().then((n) => { if (n) refresh(); }), 3000);
+    layers.invalidateStacking();
+    refresh();
+  }
+
+  function backToLive() {
+    replay.active = false;
+    replay.playing = false;
+    replay.result = null;
+    clearInterval(replay.timer);
+    clearInterval(replay.refetch);
+    replay.timer = null;
+    replay.refetch = null;
+    layers.invalidateStacking();
+    colorsFor = null;
+    refresh();
+  }
+
+  function play() {
+    if (replay.playing) {
+      replay.playing = false;
+      clearInterval(replay.timer);
+      replay.timer = null;
+      refresh();
+      return;
+    }
+    const range = history.range();
+    if (!range) return;
+    if (!replay.active) replayTo(range.min);
+    replay.playing = true;
+    let last = performance.now();
+    // With reduced motion the map steps less often: fewer, larger jumps.
+    replay.timer = setInterval(() => {
+      const now = performance.now();
+      const next = replay.result.time + (now - last) * replay.speed;
+      last = now;
+      if (next >= Date.now()) { backToLive(); return; }
+      replayTo(next);
+    }, reducedMotion() ? 1000 : 100);
+    refresh();
+  }
+
+  $("replay-time").addEventListener("input", (e) => {
+    if (replay.playing) play();
+    replayTo(Number(e.target.value));
+  });
+  // Arrow keys step a second, Page Up and Down ten (the slider's own step is a millisecond).
+  $("replay-time").addEventListener("keydown", (e) => {
+    const steps = { ArrowLeft: -1000, ArrowDown: -1000, ArrowRight: 1000, ArrowUp: 1000, PageDown: -10000, PageUp: 10000 };
+    if (!(e.key in steps)) return;
+    e.preventDefault();
+    const slider = e.target;
+    const range = history.range();
+    if (!range) return;
+    if (replay.playing) play();
+    const from = replay.active ? replay.result.time : range.max;
+    replayTo(Math.max(range.min, Math.min(range.max, from + steps[e.key])));
+    slider.value = String(replay.result.time);
+  });
+  $("replay-play").addEventListener("click", play);
+  $("replay-speed").addEventListener("change", (e) => { replay.speed = Number(e.target.value); refresh(); });
+  $("replay-live").addEventListener("click", backToLive);
+
+  // MARK: refresh and publish
+
+  let panelsQueued = false;
+  function refresh() {
+    map.invalidate();
+    if (panelsQueued) return;
+    panelsQueued = true;
+    requestAnimationFrame(() => {
+      panelsQueued = false;
+      renderPeople();
+      renderDrags();
+      renderShared();
+      renderAnnotationList();
+      renderInspectorPanel();
+      renderFeed();
+      replayControls();
+      renderScale();
+      publish();
+    });
+  }
+
+  const published = { inspector: null, feed: [] };
+  function publish() {
+    const state = shown();
+    Object.assign(published, {
+      status: client.status, session: live.session ?? sessionID, seq: live.seq, epoch: live.epoch,
+      annotationCount: live.annotations.size,
+      participants: [...state.participants.values()].map((p) => ({
+        id: p.id, name: p.name, selection: p.selection ?? null, color: colorOf(p.id),
+        visibleBounds: p.camera && p.viewport ? viewportBounds(p.camera, p.viewport) : null,
+      })),
+      peopleShown: [...document.querySelectorAll("#people li")].map((li) => li.dataset.participant),
+      drags: [...state.drags].flatMap(([id, g]) => [...g].map(([pid, d]) => ({ id, participant: pid, state: d.state, coordinate: d.coordinate }))),
+      refusals: refusals.map((r) => ({ id: r.id, participant: r.participant, holder: r.holder })),
+      callout: state.callout, calloutBy: state.calloutBy, sharedCamera: state.sharedCamera, cameraLease: state.cameraLease,
+      serverRates: { ...serverRates }, renderMs: timing.renderMs, drawMs: map.lastDrawMs, welcomes: timing.welcomes, resumes: timing.resumes,
+      labels: layers.output.labels, mapSize: { width: map.width ?? 0, height: map.height ?? 0 },
+      mapBackground: map.lastColors?.water ?? map.colors.water, basemapLoaded: Boolean(map.basemap),
+      scale: $("scale-text").textContent, cursor: $("cursor").textContent, zoomedTo, hovered, theme: theme().dark ? "dark" : "light",
+      reducedMotion: reducedMotion(), flashing: map.animating,
+      annotationList: [...document.querySelectorAll("#annotation-list li")].length,
+      history: { loaded: history.loaded, error: history.error, entries: history.entries.length, checkpoints: history.checkpoints.length,
+        range: history.range() },
+      replay: replay.active ? { active: true, time: replay.result.time, playing: replay.playing, speed: replay.speed,
+        seq: replay.result.state.seq, annotations: Object.fromEntries([...replay.result.state.annotations].map(([id, a]) => [id, a.coordinate ?? null])),
+        participants: [...replay.result.state.participants.values()].map((p) => p.name) } : { active: false, speed: replay.speed },
+    });
+    document.body.dataset.seq = String(live.seq);
+  }
+  window.meridianDashboard = {
+    view: "session",
+    get state() {
+      return structuredClone({
+        ...published, view: { ...map.view }, tilesLoaded: map.tilesLoaded, labels: layers.output.labels,
+        mapSize: { width: map.width ?? 0, height: map.height ?? 0 }, scale: $("scale-text").textContent,
+        // Nothing drawn or fitted is pending: the map shows `view` (for tests that look at pixels).
+        settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width),
+      });
+    },
+    annotation(id) { const a = live.annotations.get(id); return a ? structuredClone(a) : null; },
+  };
+
+  // MARK: wiring
+
+  function showMissing(missing) {
+    const box = $("no-session");
+    box.hidden = !missing;
+    if (!missing) return;
+    box.replaceChildren(el("p", {}, "There is no session ", el("strong", {}, sessionID), " on this server."),
+      el("p", {}, "This page shows it as soon as a participant starts it. ",
+        el("a", { href: `/dashboard/${location.hash}` }, "See all sessions")));
+  }
+
+  client.addEventListener("status", (e) => { setStatus(e.detail); showMissing(e.detail === "no-session"); publish(); });
+  client.addEventListener("error", (e) => {
+    if (client.status === "refused") $("status").textContent = `refused: ${e.detail.code}: ${e.detail.message}`;
+  });
+  client.addEventListener("welcome", (e) => {
+    layers.invalidateStacking();
+    timing.welcomes += 1;
+    // The server's own rates for this session, about once a second.
+    client.request("overview.watch").catch(() => {});
+    if (e.detail.resumed) timing.resumes += 1;
+    if (!e.detail.resumed) {
+      timing.snapshotAt = client.receivedAt; // from the frame's arrival, parsing included
+      timing.renderMs = null;
+      for (const p of live.participants.values()) history.names.set(p.id, p.name);
+    }
+    // The log (possibly megabytes of checkpoints) is read once the snapshot is drawn.
+    if (timing.renderMs === null) historyAfterRender = true; else fetchHistory();
+  });
+  let historyAfterRender = false;
+  const fetchHistory = () => history.fetchNew().then(() => refresh());
+  client.addEventListener("event", (e) => {
+    const m = e.detail;
+    eventsThisSecond += 1;
+    if (m.type.startsWith("annotation.")) layers.invalidateStacking();
+    if (m.type === "drag" && (m.state === "ending" || m.state === "canceling")) {
+      outcomes.push({ id: m.id, participant: m.participant, state: m.state, reason: m.reason, coordinate: m.coordinate, at: performance.now() });
+    }
+    if (m.type === "drag.refused") refusals.push({ id: m.id, participant: m.participant, holder: m.holder, at: performance.now() });
+    if (m.transient && m.type !== "drag.refused") return; // moves and camera frames are not worth a feed line each
+    history.addLive(m, live.epoch);
+  });
+  client.addEventListener("state", (e) => {
+    const m = e.detail.event;
+    // Cameras in motion (changing, before any end) count too: a crowd moving keeps the view fitted.
+    const moved = !m || ["annotation.added", "annotation.removed", "annotation.updated", "camera.begin", "camera.changing",
+      "camera.end", "participant.joined", "participant.left", "location"].includes(m.type);
+    if (autoFit && !followShared && live.settings && moved && !fitQueued && !replay.active) {
+      fitQueued = true;
+      const wait = Math.max(0, 400 - (performance.now() - lastFit));
+      setTimeout(() => requestAnimationFrame(() => {
+        fitQueued = false;
+        lastFit = performance.now();
+        if (autoFit && !followShared && !replay.active) fitView();
+      }), wait);
+    }
+    if (followShared && live.sharedCamera) followCamera();
+    refresh();
+    if (timing.snapshotAt && timing.renderMs === null) {
+      // Rendered once the map and panels have drawn the snapshot.
+      requestAnimationFrame(() => requestAnimationFrame(() => {
+        if (timing.renderMs === null) { timing.renderMs = performance.now() - timing.snapshotAt; publish(); }
+        if (historyAfterRender) { historyAfterRender = false; fetchHistory(); }
+      }));
+    }
+  });
+
+  function fitView() {
+    const state = shown();
+    const coords = [];
+    for (const a of state.annotations.values()) {
+      if (a.coordinate) coords.push(a.coordinate); else coords.push(...a.coordinates);
+    }
+    for (const p of state.participants.values()) {
+      if (p.camera && p.viewport) {
+        for (const c of viewportCorners(p.camera, p.viewport)) coords.push(unproject(c.x, c.y));
+      } else if (p.camera) coords.push(p.camera.center);
+      if (p.location) coords.push(p.location.coordinate);
+    }
+    map.fit(coords);
+  }
+
+  function followCamera() {
+    const c = live.sharedCamera;
+    const p = project(c.center.latitude, c.center.longitude);
+    map.setView(p.x, p.y, c.zoom);
+  }
+
+  $("zoom-in").addEventListener("click", () => { autoFit = false; map.zoomBy(1); });
+  $("zoom-out").addEventListener("click", () => { autoFit = false; map.zoomBy(-1); });
+  $("fit").addEventListener("click", () => { autoFit = true; zoomedTo = null; fitView(); });
+  $("follow-shared").addEventListener("click", (e) => {
+    followShared = !followShared;
+    e.currentTarget.setAttribute("aria-pressed", String(followShared));
+    if (followShared && live.sharedCamera) followCamera();
+  });
+  $("people-filter").addEventListener("input", (e) => { peopleFilter = e.target.value.trim().toLowerCase(); refresh(); });
+  $("annotation-filter").addEventListener("input", () => refresh());
+  $("feed-participant").addEventListener("change", () => refresh());
+  $("feed-type").addEventListener("change", () => refresh());
+  $("inspector-close").addEventListener("click", () => { inspect(null); $("map").focus(); });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && inspected) { inspect(null); $("map").focus(); }
+  });
+  $("map").addEventListener("keydown", (e) => {
+    if (e.key !== "Enter") return;
+    // The annotation nearest the middle of the map, if one is close.
+    const at = { x: map.width / 2, y: map.height / 2 };
+    inspect(hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16, 40));
+  });
+
+  // Charts: events per second received, and ping round trips.
+  setInterval(() => {
+    rate.push(eventsThisSecond);
+    $("rate-now").textContent = `${eventsThisSecond}`;
+    eventsThisSecond = 0;
+    const now = performance.now();
+    const flashing = !reducedMotion() && refusals.some((r) => now - r.at < 2000);
+    map.animating = flashing;
+    if (refusals.some((r) => now - r.at < 2100)) map.invalidate();
+    while (refusals.length && now - refusals[0].at > 6000) { refusals.shift(); refresh(); }
+    while (outcomes.length && now - outcomes[0].at > 6000) { outcomes.shift(); refresh(); }
+    if (client.status === "live") {
+      const sent = performance.now();
+      client.request("ping").then(() => {
+        const ms = performance.now() - sent;
+        latency.push(ms);
+        $("latency-now").textContent = `${ms.toFixed(1)} ms`;
+      }, () => {});
+    }
+  }, 1000);
+  client.addEventListener("overview", (e) => {
+    const mine = e.detail.sessions.find((x) => x.session === sessionID);
+    if (!mine) return;
+    serverRates.messagesPerSecond = mine.messagesPerSecond;
+    serverRates.deliveriesPerSecond = mine.deliveriesPerSecond;
+    serverRates.peakDeliveriesPerSecond = Math.max(serverRates.peakDeliveriesPerSecond, mine.deliveriesPerSecond);
+    deliveries.push(mine.deliveriesPerSecond);
+    $("server-in").textContent = mine.messagesPerSecond.toFixed(1);
+    $("server-out").textContent = mine.deliveriesPerSecond.toFixed(1);
+    publish();
+  });
+  client.addEventListener("refused", () => { map.animating = !reducedMotion(); refresh(); });
+
+  client.connect();
+}

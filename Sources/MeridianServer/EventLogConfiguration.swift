@@ -1,0 +1,20 @@
+import MeridianStorage
+
+/// Each session's persisted event log: what is kept, and how often a replay
+/// checkpoint (the session's snapshot) is written.
+public struct EventLogConfiguration: Sendable {
+    /// Entries older than `retention.maxAge`, and all but a session's newest
+    /// `retention.maxEntries`, are removed. `maxEntries` 0 turns the log off.
+    public var retention: EventLogRetention
+    /// A checkpoint follows the first event a session logs after it is loaded,
+    /// then every `checkpointEvery` events (at least as many as it has annotations,
+    /// so a large session's snapshots do not crowd its log).
+    public var checkpointEvery: Int
+
+    public init(retention: EventLogRetention = EventLogRetention(), checkpointEvery: Int = 500) {
+        self.retention = retention
+        self.checkpointEvery = checkpointEvery
+    }
+
+    public var isEnabled: Bool { retention.maxEntries > 0 }
+}

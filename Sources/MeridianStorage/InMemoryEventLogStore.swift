@@ -1,0 +1,72 @@
+import Synchronization
+
+/// Event logs in memory, for servers without a data directory and for tests.
+/// Besides the retention, all logs together keep at most `maxEntries`: beyond
+/// it the oldest entries (of whichever session has them) go first.
+public final class InMemoryEventLogStore: EventLogStore {
+    private struct State {
+        var logs: [String: [EventLogEntry]] = [:]
+        var lastPosition: Int64 = 0
+        var count = 0
+    }
+    private let state = Mutex(State())
+    public let maxEntries: Int
+
+    public init(maxEntries: Int = 1_000_000) {
+        self.maxEntries = maxEntries
+    }
+
+    public func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] {
+        state.withLock { s in
+            let appended = entries.map { entry in
+                var e = entry
+                s.lastPosition += 1
+                e.position = s.lastPosition
+                s.logs[e.session, default: []].append(e)
+                return e
+            }
+            s.count += appended.count
+            while s.count > maxEntries, let (id, log) = s.logs.min(by: { $0.value[0].position < $1.value[0].position }) {
+                // Positions are global: the session whose first entry is lowest holds the oldest one.
+                let drop = min(log.count, max(1, s.count - maxEntries))
+                s.logs[id] = drop == log.count ? nil : Array(log.dropFirst(drop))
+                s.count -= drop
+            }
+            return appended
+        }
+    }
+
+    public func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
+        state.withLock { s in
+            guard let log = s.logs[session] else { return [] }
+            // Positions increase along the array: binary search for the first one after `after`.
+            var low = 0, high = log.count
+            while low < high {
+                let mid = (low + high) / 2
+                if log[mid].position <= after { low = mid + 1 } else { high = mid }
+            }
+            return Array(log[low..<min(log.count, low + max(0, limit))])
+        }
+    }
+
+    public func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
+        let cutoff = retention.cutoff(nowMs: nowMs)
+        return state.withLock { s in
+            var removed = 0
+            for id in Array(s.logs.keys) {
+                var log = s.logs[id]!
+                let before = log.count
+                log.removeAll { $0.timeMs < cutoff }
+                if sessions.contains(id), log.count > retention.maxEntries { log.removeFirst(log.count - retention.maxEntries) }
+                removed += before - log.count
+                s.logs[id] = log.isEmpty ? nil : log
+            }
+            s.count -= removed
+            return removed
+        }
+    }
+
+    public func remove(session: String) throws(StorageError) {
+        state.withLock { s in s.count -= s.logs.removeValue(forKey: session)?.count ?? 0 }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+
+/// Event logs in the session store's SQLite file (`meridian.sqlite`), table
+/// `event_log`, through a connection pool of their own so that log writes never
+/// wait behind the session writer's transactions in the same process.
+///
+/// Log rows are written with `synchronous = NORMAL`: a committed row survives a
+/// crash of the process; a crash of the machine may lose the last rows written
+/// since the log was last synced (sessions themselves keep `FULL`).
+public final class SQLiteEventLogStore: EventLogStore {
+    private let pool: DatabasePool
+
+    /// Opens (creating if needed) the log beside the sessions in `directory`.
+    public init(directory: String) throws(StorageError) {
+        let path = URL(fileURLWithPath: directory).appendingPathComponent(SQLiteSessionStore.fileName).path
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .cannotOpen(directory, "cannot create the data directory (\(error.localizedDescription))")
+        }
+        var config = Configuration()
+        config.busyMode = .timeout(5)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try pool.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE IF NOT EXISTS event_log (
+                        position INTEGER PRIMARY KEY AUTOINCREMENT,
+                        session_id TEXT NOT NULL,
+                        epoch TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        time_ms INTEGER NOT NULL,
+                        kind INTEGER NOT NULL,
+                        body TEXT NOT NULL
+                    );
+                    CREATE INDEX IF NOT EXISTS event_log_by_session ON event_log(session_id, position);
+                    CREATE INDEX IF NOT EXISTS event_log_by_time ON event_log(time_ms);
+                    """)
+            }
+        } catch {
+            throw .cannotOpen(path, Self.reason(error))
+        }
+    }
+
+    public func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] {
+        guard !entries.isEmpty else { return [] }
+        do {
+            return try pool.write { db in
+                let insert = try db.cachedStatement(sql: """
+                    INSERT INTO event_log (session_id, epoch, seq, time_ms, kind, body) VALUES (?, ?, ?, ?, ?, ?)
+                    """)
+                return try entries.map { entry in
+                    try insert.execute(arguments: [entry.session, entry.epoch, Int64(clamping: entry.seq), entry.timeMs,
+                                                   entry.kind.rawValue, String(decoding: entry.body, as: UTF8.self)])
+                    var e = entry
+                    e.position = db.lastInsertedRowID
+                    return e
+                }
+            }
+        } catch {
+            throw .writeFailed(Self.reason(error))
+        }
+    }
+
+    public func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
+        do {
+            return try pool.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT position, epoch, seq, time_ms, kind, body FROM event_log
+                    WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?
+                    """, arguments: [session, after, max(0, limit)]).map { row in
+                    EventLogEntry(position: row["position"], session: session, epoch: row["epoch"],
+                                  seq: UInt64(max(0, row["seq"] as Int64)), timeMs: row["time_ms"],
+                                  kind: EventLogEntry.Kind(rawValue: row["kind"]) ?? .event, body: Array((row["body"] as String).utf8))
+                }
+            }
+        } catch {
+            throw .readFailed(Self.reason(error))
+        }
+    }
+
+    public func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
+        do {
+            return try pool.write { db in
+                try db.execute(sql: "DELETE FROM event_log WHERE time_ms < ?", arguments: [retention.cutoff(nowMs: nowMs)])
+                var removed = db.changesCount
+                let excess = try db.cachedStatement(sql: """
+                    DELETE FROM event_log WHERE session_id = ?1 AND position <=
+                        (SELECT position FROM event_log WHERE session_id = ?1 ORDER BY position DESC LIMIT 1 OFFSET ?2)
+                    """)
+                for id in sessions.sorted() {
+                    try excess.execute(arguments: [id, retention.maxEntries])
+                    removed += db.changesCount
+                }
+                return removed
+            }
+        } catch {
+            throw .writeFailed(Self.reason(error))
+        }
+    }
+
+    public func remove(session: String) throws(StorageError) {
+        do {
+            try pool.write { db in try db.execute(sql: "DELETE FROM event_log WHERE session_id = ?", arguments: [session]) }
+        } catch {
+            throw .writeFailed(Self.reason(error))
+        }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let e = error as? DatabaseError { return e.message ?? "\(e.resultCode)" }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,136 @@
+"""The dashboard's history in headless Chromium: the feed from the event log with
+wall-clock times, filtered by participant and type; replay of a time range on the
+map (scrub, play at 8x, back to live); and "who moved this pin, and when?"."""
+
+import asyncio
+import time
+
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
+
+from dashboard_support import api, flag, http_url, page, to_screen  # noqa: F401
+from meridian_client import Client, run
+from test_dashboard_features import click_at
+
+A = {"latitude": 48.8584, "longitude": 2.2945}
+B = {"latitude": 48.862, "longitude": 2.31}
+
+
+def log_of(server, session):
+    status, body = api(server, f"/api/sessions/{session}/events?limit=1000")
+    assert status == 200, body
+    return body["entries"]
+
+
+async def next_millisecond(after_ms):
+    """Waits until the wall clock has passed `after_ms`, so the next event gets a later time."""
+    while time.time() * 1000 <= after_ms + 1:
+        await asyncio.sleep(0.002)
+
+
+def logged(server, session, predicate, what, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = [e for e in log_of(server, session) if "event" in e and predicate(e["event"])]
+        if found:
+            return found[-1]
+        time.sleep(0.05)
+    raise AssertionError(f"the log never had {what}")
+
+
+def scrub(page, ms):
+    """Moves the replay slider to `ms` as a pointer drag would (input event)."""
+    page.js("const s = document.getElementById('replay-time'); s.value = String(arguments[0]); s.dispatchEvent(new Event('input'))", ms)
+
+
+def test_feed_replay_and_who_moved_the_pin(server, session_id, page):
+    async def scenario():
+        alice = await Client.open(server.url, "alice")
+        bob = await Client.open(server.url, "bob")
+        try:
+            await alice.join(session_id, "Alice", "owner")
+            await bob.join(session_id, "Bob", "editor")
+            await alice.ok({"type": "annotation.add", "annotation": flag()})
+            added = await asyncio.to_thread(logged, server, session_id, lambda m: m["type"] == "annotation.added", "the add")
+            await next_millisecond(added["time"])
+            await bob.ok({"type": "drag", "id": "flag", "state": "starting"})
+            await bob.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": {"latitude": 48.86, "longitude": 2.30}})
+            await bob.ok({"type": "drag", "id": "flag", "state": "ending", "coordinate": B})
+            moved = await asyncio.to_thread(logged, server, session_id, lambda m: m["type"] == "drag" and m["state"] == "none", "the drag's end")
+            await next_millisecond(moved["time"])
+            await alice.ok({"type": "annotation.add", "annotation": flag("late", 48.85, 2.35)})
+            late = await asyncio.to_thread(logged, server, session_id, lambda m: m["type"] == "annotation.added" and m["annotation"]["id"] == "late",
+                                           "the late add")
+
+            await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+            s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["history"]["loaded"]
+                                        and any(f["type"] == "annotation.added" and f["seq"] == late["seq"] for f in s["feed"]), "the feed from the log")
+            # The feed's times are the log's wall-clock times.
+            feed = {f["seq"]: f for f in s["feed"]}
+            assert feed[moved["seq"]]["time"] == moved["time"] and feed[moved["seq"]]["text"] == "Bob drag flag: none"
+            shown_time = page.js(f"return [...document.querySelectorAll('#feed li')].find((li) => li.textContent.includes('drag flag: none'))"
+                                 ".querySelector('time').getAttribute('datetime')")
+            assert shown_time == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moved["time"] / 1000)) + f".{moved['time'] % 1000:03d}Z"
+            assert s["history"]["checkpoints"] >= 1
+
+            # Filters: Bob's events only; then annotation events only.
+            Select(page.driver.find_element("id", "feed-participant")).select_by_value(bob.participant)
+            s = await asyncio.to_thread(page.wait, lambda s: s["feed"] and all("Bob" in f["text"] for f in s["feed"]), "Bob's events")
+            assert {f["type"] for f in s["feed"]} == {"participant.joined", "drag"}
+            Select(page.driver.find_element("id", "feed-participant")).select_by_value("")
+            Select(page.driver.find_element("id", "feed-type")).select_by_value("annotation")
+            s = await asyncio.to_thread(page.wait, lambda s: [f["type"] for f in s["feed"]] == ["annotation.added", "annotation.added"],
+                                        "annotation events only")
+            await asyncio.to_thread(page.screenshot, "feed-filtered")
+
+            # Replay: before Bob's drag the flag was at A and "late" did not exist.
+            scrub(page, added["time"])
+            s = await asyncio.to_thread(page.wait, lambda s: s["replay"]["active"] and "flag" in s["replay"]["annotations"], "the replay")
+            assert s["replay"]["annotations"] == {"flag": A}, s["replay"]
+            assert sorted(s["replay"]["participants"]) == ["Alice", "Bob"]
+            assert not page.js("return document.getElementById('replaying').hidden")
+            await asyncio.to_thread(page.screenshot, "replay-before-drag")
+            # Forward to after the drag: the flag at B, "late" still to come.
+            scrub(page, moved["time"])
+            s = await asyncio.to_thread(page.wait, lambda s: s["replay"]["annotations"].get("flag") == B, "the replay after the drag")
+            assert "late" not in s["replay"]["annotations"] and s["replay"]["seq"] == moved["seq"]
+            # Back again: recomputed from the checkpoint.
+            scrub(page, added["time"])
+            await asyncio.to_thread(page.wait, lambda s: s["replay"]["annotations"] == {"flag": A}, "the replay scrubbed back")
+            # Keyboard: Home on the slider goes to the start of the log.
+            slider = page.driver.find_element("id", "replay-time")
+            slider.send_keys(Keys.HOME)
+            s = await asyncio.to_thread(page.wait, lambda s: s["replay"]["active"] and s["replay"]["time"] == s["history"]["range"]["min"],
+                                        "the replay at the log's start")
+            # Play at 8x runs to the present and returns to live.
+            Select(page.driver.find_element("id", "replay-speed")).select_by_value("8")
+            page.driver.find_element("id", "replay-play").click()
+            s = await asyncio.to_thread(page.wait, lambda s: s["replay"].get("playing") and s["replay"]["speed"] == 8, "playing at 8x")
+            s = await asyncio.to_thread(page.wait, lambda s: not s["replay"]["active"], "the replay caught up with live", 60)
+            # Live returns at once.
+            scrub(page, added["time"])
+            await asyncio.to_thread(page.wait, lambda s: s["replay"]["active"], "replaying again")
+            page.driver.find_element("id", "replay-live").click()
+            s = await asyncio.to_thread(page.wait, lambda s: not s["replay"]["active"], "back to live")
+            assert page.js("return document.getElementById('replaying').hidden") is True
+
+            # Who moved this pin, and when? Click it.
+            await asyncio.to_thread(page.wait, lambda s: s["settled"], "the map settled")
+            s = page.state()
+            x, y = to_screen(s["view"], (s["mapSize"]["width"], s["mapSize"]["height"]), B["latitude"], B["longitude"])
+            await asyncio.to_thread(click_at, page, x, y - 15)
+            s = await asyncio.to_thread(page.wait, lambda s: s["inspector"] and s["inspector"]["id"] == "flag" and s["inspector"]["history"],
+                                        "the pin's history")
+            assert s["inspector"]["history"][0] == "Bob moved it to 48.86200, 2.31000", s["inspector"]["history"]
+            assert "Bob started dragging it" in s["inspector"]["history"]
+            assert s["inspector"]["history"][-1] == "added at 48.85840, 2.29450"
+            item = page.js("return [...document.querySelectorAll('#inspector li')].find((li) => li.textContent.includes('Bob moved it'))"
+                           ".querySelector('time').getAttribute('datetime')")
+            assert item.startswith(time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moved["time"] / 1000)))
+            await asyncio.to_thread(page.screenshot, "who-moved-the-pin")
+        finally:
+            await alice.close()
+            await bob.close()
+
+    run(scenario())
+    assert page.console_errors() == []
