@@ -100,13 +100,14 @@ final class Hub: TransportHandler {
         tickOverview(server)
     }
 
-    func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
-        httpResponse(to: request, on: server) ?? configuration.http?(request)
+    func transport(_ server: WebSocketServer, handle request: HTTPRequest, responder: HTTPResponder) {
+        answer(request, responder: responder, on: server)
     }
 
     // MARK: Requests
 
     func handle(_ request: ClientRequest, from connection: ConnectionID, on server: WebSocketServer) {
+        if holdsBehindJoin(request, from: connection, on: server) { return }
         let state = connections[connection]!
         switch request.body {
         case .join(let sessionID, let join, let resume):
@@ -171,18 +172,23 @@ final class Hub: TransportHandler {
         }
     }
 
+    /// Joins `sessionID`; one that is not loaded is loaded off the service thread and the join
+    /// answered then (`outcome`: how the wait ended).
     private func join(
         _ sessionID: String, _ request: JoinRequest, grant: AccessGrant?, resume: ResumePoint?, ref: RequestRef,
-        connection: ConnectionID, on server: WebSocketServer
+        connection: ConnectionID, after outcome: GateOutcome? = nil, on server: WebSocketServer
     ) {
         guard Self.isValidSessionID(sessionID) else {
             return refuse(connection, ref: ref, request: "join", code: .invalidField,
                           message: "session: 1-128 characters of A-Z a-z 0-9 . _ -", field: "session", on: server)
         }
         let host: SessionHost
-        switch sessions[sessionID].map(Result.success) ?? openSession(sessionID, on: server) {
-        case .success(let h): host = h
-        case .failure(let error):
+        switch joinTarget(sessionID, connection: connection, after: outcome, on: server, retry: { [unowned self] outcome in
+            self.join(sessionID, request, grant: grant, resume: resume, ref: ref, connection: connection, after: outcome, on: server)
+        }) {
+        case .ready(let h): host = h
+        case .waiting: return
+        case .refused(let error):
             return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, on: server)
         }
         if let pid = request.participant, let old = host.connection(of: pid), let oldState = connections[old] {
