@@ -24,6 +24,8 @@ final class Hub: TransportHandler {
     var screened: (token: String, grant: AccessGrant)?
     /// Connections with requests waiting for their rate limit.
     var deferredConnections: Set<ConnectionID> = []
+    /// Grants of tokens verified before (nil without tokens).
+    let tokens: TokenCache?
 
     struct ConnectionState {
         var peer: String
@@ -46,6 +48,7 @@ final class Hub: TransportHandler {
         self.logger = logger
         self.durability = Durability(slot: storage)
         self.metrics = HubMetrics(metrics)
+        self.tokens = Self.tokenCache(configuration.authentication)
     }
 
     // MARK: TransportHandler
