@@ -7,6 +7,7 @@ extension Hub {
     func answer(_ request: HTTPRequest, responder: HTTPResponder, on server: WebSocketServer) {
         if request.method == "GET", request.path == "/metrics" {
             metrics.refresh(server.stats, sessions: sessions.count)
+            metrics.refresh(logLinesDropped: configuration.logWriter?.dropped ?? 0)
             return responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
         }
         if apiRequest(request, responder: responder, on: server) { return }

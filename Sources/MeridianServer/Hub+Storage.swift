@@ -147,7 +147,7 @@ extension Hub {
             durability.needsFullWrite.insert(sessionID)
             logger.error("storage write failed", metadata: ["session": "\(sessionID)", "error": "\(error)"])
             guard let ack, connections[ack.connection] != nil else { return }
-            logger.info("refused", metadata: [
+            logger.debug("refused", metadata: [
                 "connection": "\(ack.connection)", "request": "\(ack.request)",
                 "code": "\(SessionError.Code.storageUnavailable.rawValue)", "reason": "\(error.message)",
             ])

@@ -61,7 +61,7 @@ final class Hub: TransportHandler {
         let peer = handshake.peer
         connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant(handshake))
         metrics.connectionEvent("opened")
-        logger.info("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
+        logger.debug("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
 
     func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
@@ -81,7 +81,7 @@ final class Hub: TransportHandler {
         guard let state = connections.removeValue(forKey: connection) else { return }
         overview.watchers.remove(connection)
         deferredConnections.remove(connection)
-        logger.info("connection closed", metadata: [
+        logger.debug("connection closed", metadata: [
             "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
         ])
         let why = code == CloseCode.slowConsumer ? "slow_consumer" : "disconnected"
@@ -213,7 +213,7 @@ final class Hub: TransportHandler {
             connections[connection]?.sessionID = sessionID
             connections[connection]?.participant = pid
             connections[connection]?.grant = grant
-            logger.info("joined", metadata: [
+            logger.debug("joined", metadata: [
                 "connection": "\(connection)", "session": "\(sessionID)", "participant": "\(pid)",
                 "role": "\(request.role.rawValue)", "hidden": "\(request.hidden)",
             ])
@@ -240,14 +240,14 @@ final class Hub: TransportHandler {
         let events = host.session.leave(pid, reason: reason, at: server.now)
         host.broadcast(events, on: server)
         persist(events, of: host, on: server)
-        logger.info("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
+        logger.debug("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
     }
 
     private func refuse(
         _ connection: ConnectionID, ref: RequestRef, request: String, code: SessionError.Code, message: String,
         field: String? = nil, holder: Participant? = nil, on server: WebSocketServer
     ) {
-        logger.info("refused", metadata: [
+        logger.debug("refused", metadata: [
             "connection": "\(connection)", "request": "\(request)", "code": "\(code.rawValue)", "reason": "\(message)",
         ])
         metrics.error(code)
