@@ -54,7 +54,7 @@ extension Hub {
     func bearer(_ token: String?, connection: ConnectionID, verifier: TokenVerifier, request: String) -> Result<AccessGrant, AuthRefusal> {
         let result: Result<AccessGrant, AuthError>
         if let token {
-            result = verifier.verify(token)
+            result = verified(token, by: verifier)
         } else if let grant = connections[connection]?.handshakeGrant {
             result = verifier.recheck(grant)
         } else {
@@ -64,6 +64,18 @@ extension Hub {
                 field: "token"))
         }
         return result.mapError { AuthRefusal(code: Self.code($0), message: $0.message, field: "token") }
+    }
+
+    /// A token's grant: an asymmetric signature is verified once per token on the service
+    /// thread, then its grant is taken from the cache (its expiry checked each time).
+    func verified(_ token: String, by verifier: TokenVerifier) -> Result<AccessGrant, AuthError> {
+        tokens?.verify(token) ?? verifier.verify(token)
+    }
+
+    /// The token cache of a server that checks tokens.
+    static func tokenCache(_ authentication: Authentication) -> TokenCache? {
+        guard case .tokens(let verifier) = authentication else { return nil }
+        return TokenCache(verifier: verifier)
     }
 
     /// `token.refresh`: a new token for the same participant, still allowing
@@ -109,7 +121,7 @@ extension Hub {
     func screen(_ handshake: Handshake) -> HandshakeVerdict {
         screened = nil
         guard case .tokens(let verifier) = configuration.authentication, let token = Self.token(in: handshake) else { return .accept }
-        switch verifier.verify(token) {
+        switch verified(token, by: verifier) {
         case .success(let grant):
             screened = (token, grant)
             return .accept
@@ -124,7 +136,7 @@ extension Hub {
         defer { screened = nil }
         guard case .tokens(let verifier) = configuration.authentication, let token = Self.token(in: handshake) else { return nil }
         if let screened, screened.token == token { return screened.grant }
-        return try? verifier.verify(token).get()
+        return try? verified(token, by: verifier).get()
     }
 
     /// The bearer token of a handshake: `Authorization: Bearer …`, else `?access_token=`.
@@ -165,7 +177,7 @@ extension Hub {
             return Self.apiError(401, "unauthorized", "the API needs an Authorization: Bearer token")
         }
         let grant: AccessGrant
-        switch verifier.verify(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)) {
+        switch verified(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), by: verifier) {
         case .success(let g): grant = g
         case .failure(let error): return Self.apiError(401, Self.code(error).rawValue, error.message)
         }

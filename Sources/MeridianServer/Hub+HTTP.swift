@@ -2,15 +2,16 @@ import MeridianCore
 import MeridianTransport
 
 extension Hub {
-    /// HTTP on the WebSocket port besides /healthz and /readyz.
-    func httpResponse(to request: HTTPRequest, on server: WebSocketServer) -> HTTPResponse? {
-        switch (request.method, request.path) {
-        case ("GET", "/metrics"):
+    /// HTTP on the WebSocket port besides /healthz and /readyz: /metrics, the API (answered
+    /// later when it needs storage), then the configured handler (the dashboard's files).
+    func answer(_ request: HTTPRequest, responder: HTTPResponder, on server: WebSocketServer) {
+        if request.method == "GET", request.path == "/metrics" {
             metrics.refresh(server.stats, sessions: sessions.count)
-            return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition())
-        default:
-            return apiResponse(to: request, on: server)
+            metrics.refresh(logLinesDropped: configuration.logWriter?.dropped ?? 0)
+            return responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
         }
+        if apiRequest(request, responder: responder, on: server) { return }
+        responder.respond(configuration.http?(request) ?? .notFound)
     }
 }
 

@@ -4,159 +4,228 @@ import MeridianStorage
 import MeridianTransport
 
 /// The HTTP API (`Protocol/openapi.yaml`): list, read, create, configure and
-/// delete sessions. Runs on the service thread; a change answers 2xx only
-/// after it is committed.
+/// delete sessions. Runs on the service thread but never waits there: reads
+/// of sessions that are not loaded go to a reader thread, and a change is
+/// answered 2xx only once the storage writer has committed it. Requests for
+/// a session that is loading, or that an earlier create or delete is still
+/// writing, wait behind that work and are then served in arrival order.
 extension Hub {
-    func apiResponse(to request: HTTPRequest, on server: WebSocketServer) -> HTTPResponse? {
+    /// Answers a request under /api/sessions through `responder`; false for any other path.
+    func apiRequest(_ request: HTTPRequest, responder: HTTPResponder, on server: WebSocketServer) -> Bool {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count >= 3, parts[0] == "", parts[1] == "api", parts[2] == "sessions" else { return nil }
-        if let denial = authorizeAPI(request, parts) { return denial }
+        guard parts.count >= 3, parts[0] == "", parts[1] == "api", parts[2] == "sessions" else { return false }
+        if let denial = authorizeAPI(request, parts) {
+            responder.respond(denial)
+            return true
+        }
         switch (request.method, parts.count) {
-        case ("GET", 3): return listSessions()
-        case ("POST", 3): return createSession(request.body, on: server)
-        case (_, 3): return Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions: use GET or POST")
-        case ("GET", 4): return snapshot(of: parts[3])
-        case ("DELETE", 4): return deleteSession(parts[3], on: server)
-        case (_, 4): return Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}: use GET or DELETE")
-        case ("PATCH", 5) where parts[4] == "settings": return configureSession(parts[3], request.body, on: server)
+        case ("GET", 3): listSessions(responder)
+        case ("POST", 3): createSession(request.body, responder, on: server)
+        case (_, 3): responder.respond(Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions: use GET or POST"))
+        case ("GET", 4): readSession(parts[3], responder)
+        case ("DELETE", 4): deleteSession(parts[3], responder, on: server)
+        case (_, 4): responder.respond(Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}: use GET or DELETE"))
+        case ("PATCH", 5) where parts[4] == "settings": configureSession(parts[3], request.body, responder, on: server)
         case (_, 5) where parts[4] == "events":
-            return request.method == "GET" ? eventLogResponse(parts[3], query: request.query)
-                : Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}/events: use GET")
+            responder.respond(request.method == "GET" ? eventLogResponse(parts[3], query: request.query)
+                : Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}/events: use GET"))
         case (_, 5) where parts[4] == "settings":
-            return Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}/settings: use PATCH")
-        default: return Self.apiError(404, "not_found", "no such path: \(request.path)")
+            responder.respond(Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}/settings: use PATCH"))
+        default: responder.respond(Self.apiError(404, "not_found", "no such path: \(request.path)"))
         }
+        return true
     }
 
-    private func listSessions() -> HTTPResponse {
-        guard let store = durability.slot.current?.store else { return Self.storageDown("the store is not open") }
-        let stored: [StoredSessionSummary]
-        do throws(StorageError) { stored = try store.list() } catch { return Self.storageDown(error.message) }
-        var rows: [String: JSONValue] = [:]
-        for s in stored {
-            rows[s.id] = .object(["id": .string(s.id), "seq": .number(Double(s.seq)), "annotations": .number(Double(s.annotationCount)),
-                                  "loaded": .bool(false), "members": .number(0)])
-        }
+    /// Stored sessions read on a reader thread, merged there with the loaded ones as they are now.
+    private func listSessions(_ responder: HTTPResponder) {
+        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        var rowsNow: [String: JSONValue] = [:]
         for (id, host) in sessions {
-            rows[id] = .object(["id": .string(id), "seq": .number(Double(host.session.seq)),
-                                "annotations": .number(Double(host.session.annotations.count)),
-                                "loaded": .bool(true), "members": .number(Double(host.memberCount)), "epoch": .string(host.session.epoch)])
+            rowsNow[id] = .object(["id": .string(id), "seq": .number(Double(host.session.seq)),
+                                  "annotations": .number(Double(host.session.annotations.count)),
+                                  "loaded": .bool(true), "members": .number(Double(host.memberCount)), "epoch": .string(host.session.epoch)])
         }
-        return Self.json(200, .object(["sessions": .array(rows.keys.sorted().map { rows[$0]! })]))
+        let loaded = rowsNow
+        reader.read({ store throws(StorageError) in try store.list() }, completion: { result in
+            switch result {
+            case .failure(let error):
+                responder.respond(Self.storageDown(error.message))
+            case .success(let stored):
+                var rows = loaded
+                for s in stored where rows[s.id] == nil {
+                    rows[s.id] = .object(["id": .string(s.id), "seq": .number(Double(s.seq)), "annotations": .number(Double(s.annotationCount)),
+                                          "loaded": .bool(false), "members": .number(0)])
+                }
+                responder.respond(Self.json(200, .object(["sessions": .array(rows.keys.sorted().map { rows[$0]! })])))
+            }
+        })
     }
 
-    private func snapshot(of id: String) -> HTTPResponse {
-        guard Self.isValidSessionID(id) else { return Self.badID() }
-        if let host = sessions[id] { return Self.json(200, Self.describe(host.session, loaded: true)) }
-        guard let store = durability.slot.current?.store else { return Self.storageDown("the store is not open") }
-        do throws(StorageError) {
-            guard let stored = try store.load(id) else { return Self.apiError(404, "not_found", "no session \(id)") }
-            return Self.json(200, Self.describe(Session(restoring: stored.record, epoch: stored.epoch, limits: configuration.limits), loaded: false))
-        } catch {
-            return Self.storageDown(error.message)
-        }
+    private func readSession(_ id: String, _ responder: HTTPResponder) {
+        guard Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
+        if waitBehindGate(id, { [unowned self] _ in self.readSession(id, responder) }) { return }
+        if let host = sessions[id] { return responder.respond(Self.json(200, Self.describe(host.session, loaded: true))) }
+        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        let limits = configuration.limits
+        reader.read({ store throws(StorageError) in try store.load(id) }, completion: { result in
+            switch result {
+            case .failure(let error):
+                responder.respond(Self.storageDown(error.message))
+            case .success(nil):
+                responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
+            case .success(let stored?):
+                let session = Session(restoring: stored.record, epoch: stored.epoch, limits: limits)
+                responder.respond(Self.json(200, Self.describe(session, loaded: false)))
+            }
+        })
     }
 
-    private func createSession(_ body: [UInt8], on server: WebSocketServer) -> HTTPResponse {
+    private func createSession(_ body: [UInt8], _ responder: HTTPResponder, on server: WebSocketServer) {
         guard case .object(let fields)? = JSONValue.parse(body) else {
-            return Self.apiError(400, "invalid_message", "the body must be a JSON object {\"id\": …, \"settings\": {…}}")
+            return responder.respond(Self.apiError(400, "invalid_message", "the body must be a JSON object {\"id\": …, \"settings\": {…}}"))
         }
         if let extra = fields.keys.filter({ $0 != "id" && $0 != "settings" }).sorted().first {
-            return Self.apiError(400, "invalid_field", "\(extra): unknown field", field: extra)
+            return responder.respond(Self.apiError(400, "invalid_field", "\(extra): unknown field", field: extra))
         }
-        guard case .string(let id)? = fields["id"], Self.isValidSessionID(id) else { return Self.badID() }
-        guard let store = durability.slot.current?.store else { return Self.storageDown("the store is not open") }
-        do throws(StorageError) {
-            let stored = sessions[id] == nil ? try store.load(id) : nil
-            if sessions[id] != nil || stored != nil {
-                return Self.apiError(409, "already_exists", "session \(id) already exists")
-            }
-        } catch {
-            return Self.storageDown(error.message)
-        }
-        var rng = SystemRandomNumberGenerator()
-        var session = Session(id: id, epoch: String(rng.next() as UInt64, radix: 16), settings: configuration.sessionDefaults, limits: configuration.limits)
-        if let settings = fields["settings"] {
-            switch patch(settings).flatMap({ session.reconfigure($0) }) {
-            case .failure(let error): return Self.apiError(400, error.code.rawValue, error.message, field: error.field)
-            case .success: break
-            }
-        }
-        if let failure = commitNow(.update(SessionUpdate(record: session.record, epoch: session.epoch))) { return failure }
-        logger.info("session created", metadata: ["session": "\(id)", "via": "http"])
-        return Self.json(201, Self.describe(session, loaded: false))
+        guard case .string(let id)? = fields["id"], Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
+        create(id, settings: fields["settings"], responder, on: server)
     }
 
-    private func configureSession(_ id: String, _ body: [UInt8], on server: WebSocketServer) -> HTTPResponse {
-        guard Self.isValidSessionID(id) else { return Self.badID() }
-        guard let json = JSONValue.parse(body) else { return Self.apiError(400, "invalid_message", "the body must be a JSON object of settings") }
-        let host: SessionHost
-        if let loaded = sessions[id] {
-            host = loaded
-        } else {
-            guard let store = durability.slot.current?.store else { return Self.storageDown("the store is not open") }
-            do throws(StorageError) {
-                guard try store.load(id) != nil else { return Self.apiError(404, "not_found", "no session \(id)") }
-            } catch {
-                return Self.storageDown(error.message)
-            }
-            switch openSession(id, on: server) {
-            case .success(let h): host = h
-            case .failure(let error): return Self.apiError(503, error.code.rawValue, error.message)
+    /// Creates `id` under its gate: whether it exists is read on a reader thread, then the new
+    /// record goes to the writer; joins and API calls for `id` wait until it is committed.
+    private func create(_ id: String, settings: JSONValue?, _ responder: HTTPResponder, on server: WebSocketServer) {
+        if waitBehindGate(id, { [unowned self] _ in self.create(id, settings: settings, responder, on: server) }) { return }
+        if sessions[id] != nil { return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists")) }
+        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        durability.gates[id] = SessionGate(work: .writing)
+        let hub = LoopBound(value: self)
+        let pending = LoopBound(value: (settings: settings, responder: responder))
+        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: { result in
+            server.execute { hub.value.create(id, exists: result, settings: pending.value.settings, pending.value.responder, on: server) }
+        })
+    }
+
+    private func create(
+        _ id: String, exists: Result<Bool, StorageError>, settings: JSONValue?, _ responder: HTTPResponder, on server: WebSocketServer
+    ) {
+        switch exists {
+        case .failure(let error):
+            endWrite(id)
+            return responder.respond(Self.storageDown(error.message))
+        case .success(true):
+            endWrite(id)
+            return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists"))
+        case .success(false):
+            break
+        }
+        var session = Session(id: id, epoch: Self.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
+        if let settings, case .failure(let error) = patch(settings).flatMap({ session.reconfigure($0) }) {
+            endWrite(id)
+            return responder.respond(Self.apiError(400, error.code.rawValue, error.message, field: error.field))
+        }
+        commitUnloaded(.update(SessionUpdate(record: session.record, epoch: session.epoch)), on: server) { [unowned self] result in
+            self.endWrite(id)
+            guard case .success = result else { return responder.respond(self.writeFailed(result)) }
+            self.logger.info("session created", metadata: ["session": "\(id)", "via": "http"])
+            responder.respond(Self.json(201, Self.describe(session, loaded: false)))
+        }
+    }
+
+    /// Settings change: applied and broadcast at once, answered once committed. A session that
+    /// is not loaded is loaded first (on a reader thread), as for a join.
+    private func configureSession(
+        _ id: String, _ body: [UInt8], _ responder: HTTPResponder, after outcome: GateOutcome? = nil, on server: WebSocketServer
+    ) {
+        guard Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
+        guard let json = JSONValue.parse(body) else {
+            return responder.respond(Self.apiError(400, "invalid_message", "the body must be a JSON object of settings"))
+        }
+        if waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, body, responder, after: outcome, on: server) }) { return }
+        guard let host = sessions[id] else {
+            switch outcome {
+            case .absent?: return responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
+            case .failed(let error)?: return responder.respond(Self.storageDown(error.message))
+            case .loaded?, .written?, nil:
+                if let refusal = makeRoom(on: server) ?? startLoad(id, on: server) {
+                    return responder.respond(Self.apiError(503, refusal.code.rawValue, refusal.message))
+                }
+                _ = waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, body, responder, after: outcome, on: server) })
+                return
             }
         }
         switch patch(json).flatMap({ host.session.reconfigure($0) }) {
         case .failure(let error):
-            return Self.apiError(400, error.code.rawValue, error.message, field: error.field)
+            responder.respond(Self.apiError(400, error.code.rawValue, error.message, field: error.field))
         case .success(let events):
             host.broadcast(events, on: server)
             let s = host.session
-            if let failure = commitNow(.update(SessionUpdate(id: s.id, epoch: s.epoch, seq: s.seq, settings: s.settings, callout: s.callout,
-                                                             upserted: s.drags.keys.sorted().compactMap { s.committedAnnotation($0) }))) {
-                durability.needsFullWrite.insert(id)
-                return failure
+            let answer = Self.json(200, Self.describe(s, loaded: true))
+            let change = SessionChange.update(SessionUpdate(
+                id: s.id, epoch: s.epoch, seq: s.seq, settings: s.settings, callout: s.callout,
+                upserted: s.drags.keys.sorted().compactMap { s.committedAnnotation($0) }))
+            submit(change, of: id, ack: nil, on: server) { [unowned self] result in
+                responder.respond(result.isSuccess ? answer : self.writeFailed(result))
             }
-            return Self.json(200, Self.describe(s, loaded: true))
         }
     }
 
-    private func deleteSession(_ id: String, on server: WebSocketServer) -> HTTPResponse {
-        guard Self.isValidSessionID(id) else { return Self.badID() }
+    private func deleteSession(_ id: String, _ responder: HTTPResponder, on server: WebSocketServer) {
+        guard Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
+        if waitBehindGate(id, { [unowned self] _ in self.deleteSession(id, responder, on: server) }) { return }
         if let host = sessions[id] {
             guard host.isEmpty else {
-                return Self.apiError(409, "session_in_use", "session \(id) has \(host.memberCount) connected members")
+                return responder.respond(Self.apiError(409, "session_in_use", "session \(id) has \(host.memberCount) connected members"))
             }
-        } else {
-            guard let store = durability.slot.current?.store else { return Self.storageDown("the store is not open") }
-            do throws(StorageError) {
-                guard try store.load(id) != nil else { return Self.apiError(404, "not_found", "no session \(id)") }
-            } catch {
-                return Self.storageDown(error.message)
+            // Joins of `id` wait until the delete is committed; they then find nothing stored.
+            durability.gates[id] = SessionGate(work: .writing)
+            submit(.delete(id: id), of: id, ack: nil, on: server) { [unowned self] result in
+                if result.isSuccess { self.forget(id) }
+                self.endWrite(id)
+                responder.respond(result.isSuccess ? HTTPResponse(status: 204, body: []) : self.writeFailed(result))
+            }
+            return
+        }
+        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        durability.gates[id] = SessionGate(work: .writing)
+        let hub = LoopBound(value: self)
+        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: { result in
+            server.execute { hub.value.delete(id, exists: result, responder, on: server) }
+        })
+    }
+
+    private func delete(_ id: String, exists: Result<Bool, StorageError>, _ responder: HTTPResponder, on server: WebSocketServer) {
+        switch exists {
+        case .failure(let error):
+            endWrite(id)
+            responder.respond(Self.storageDown(error.message))
+        case .success(false):
+            endWrite(id)
+            responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
+        case .success(true):
+            commitUnloaded(.delete(id: id), on: server) { [unowned self] result in
+                if result.isSuccess {
+                    self.eventLog.writer?.forget(session: id)
+                    self.logger.info("session deleted", metadata: ["session": "\(id)", "via": "http"])
+                }
+                self.endWrite(id)
+                responder.respond(result.isSuccess ? HTTPResponse(status: 204, body: []) : self.writeFailed(result))
             }
         }
-        if let failure = commitNow(.delete(id: id)) { return failure }
+    }
+
+    /// A deleted session leaves memory, and its event log goes.
+    private func forget(_ id: String) {
         eventLog.writer?.forget(session: id)
         sessions[id] = nil
         durability.emptySince[id] = nil
         durability.needsFullWrite.remove(id)
         logger.info("session deleted", metadata: ["session": "\(id)", "via": "http"])
-        return HTTPResponse(status: 204, body: [])
     }
 
-    /// Commits one change behind everything already queued, waiting for it:
-    /// an API call answers 2xx only once its change is durable.
-    private func commitNow(_ change: SessionChange) -> HTTPResponse? {
-        guard let opened = durability.slot.current else { return Self.storageDown("the store is not open") }
-        do throws(StorageError) {
-            if let writer = opened.writer {
-                writer.flush()
-            }
-            try opened.store.commit([change])
-            return nil
-        } catch {
-            metrics.error(.storageUnavailable)
-            return Self.storageDown(error.message)
-        }
+    private func writeFailed(_ result: Result<Void, StorageError>) -> HTTPResponse {
+        metrics.error(.storageUnavailable)
+        guard case .failure(let error) = result else { return Self.storageDown("storage write failed") }
+        return Self.storageDown(error.message)
     }
 
     private func patch(_ json: JSONValue) -> Result<SettingsPatch, SessionError> {
@@ -184,5 +253,12 @@ extension Hub {
     static func storageDown(_ message: String) -> HTTPResponse { apiError(503, "storage_unavailable", message) }
     static func badID() -> HTTPResponse {
         apiError(400, "invalid_field", "id: 1-128 characters of A-Z a-z 0-9 . _ -", field: "id")
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
     }
 }

@@ -4,9 +4,14 @@ import MeridianProtocol
 import MeridianStorage
 import MeridianTransport
 
-/// Bookkeeping of the hub for storage: writes in flight and idle sessions.
+/// Bookkeeping of the hub for storage: loads and writes in flight, idle sessions.
 struct Durability {
     let slot: StorageSlot
+    /// Sessions with a load or an HTTP API write in flight, and what waits for each.
+    var gates: [String: SessionGate] = [:]
+    /// Loads in flight: they count towards the loaded-sessions limit.
+    var loads = 0
+    var joins = PendingJoins()
     /// Acks waiting for a commit, per connection (later acks wait behind them).
     var pendingAcks: [ConnectionID: Int] = [:]
     /// Uncommitted writes per session: such a session is never unloaded.
@@ -18,40 +23,10 @@ struct Durability {
 }
 
 extension Hub {
-    // MARK: Loading
-
-    /// The session from storage (new epoch) or a new one, made room for.
-    func openSession(_ id: String, create: Bool = true, on server: WebSocketServer) -> Result<SessionHost, SessionError> {
-        guard let opened = durability.slot.current else {
-            return .failure(SessionError(.storageUnavailable, "session storage is not open"))
-        }
-        if sessions.count >= configuration.storage.maxLoadedSessions && !unloadLongestIdle(on: server) {
-            return .failure(SessionError(.capacityExceeded, "the server holds \(sessions.count) sessions, its limit; try again later"))
-        }
-        var rng = SystemRandomNumberGenerator()
-        let epoch = String(rng.next() as UInt64, radix: 16)
-        let stored: StoredSession?
-        do throws(StorageError) {
-            stored = try opened.store.load(id)
-        } catch {
-            logger.error("session load failed", metadata: ["session": "\(id)", "error": "\(error)"])
-            return .failure(SessionError(.storageUnavailable, "session \(id) cannot be loaded: \(error.message)"))
-        }
-        if stored == nil && !create { return .failure(SessionError(.sessionNotFound, "no session \(id): a hidden join watches a session and never creates one")) }
-        let session = stored.map { Session(restoring: $0.record, epoch: epoch, limits: configuration.limits) }
-            ?? Session(id: id, epoch: epoch, settings: configuration.sessionDefaults, limits: configuration.limits)
-        let host = SessionHost(session: session, historySize: configuration.historySize)
-        host.eventLog = SessionLog(writer: eventLog.writer, checkpointEvery: configuration.eventLog.checkpointEvery)
-        sessions[id] = host
-        logger.info("session opened", metadata: [
-            "session": "\(id)", "epoch": "\(epoch)", "restored": "\(stored != nil)",
-            "annotations": "\(session.annotations.count)", "seq": "\(session.seq)",
-        ])
-        return .success(host)
-    }
+    // MARK: Unloading
 
     /// Unloads the empty session idle for longest; false if none can go.
-    private func unloadLongestIdle(on server: WebSocketServer) -> Bool {
+    func unloadLongestIdle(on server: WebSocketServer) -> Bool {
         let now = server.now
         let candidate = sessions.filter { id, host in host.isEmpty && canUnload(id) }
             .min { (durability.emptySince[$0.key] ?? now) < (durability.emptySince[$1.key] ?? now) }
@@ -60,8 +35,9 @@ extension Hub {
         return true
     }
 
+    /// No write of it in flight or owed, and no HTTP API write (a delete) waiting on it.
     private func canUnload(_ id: String) -> Bool {
-        durability.pendingWrites[id, default: 0] == 0 && !durability.needsFullWrite.contains(id)
+        durability.pendingWrites[id, default: 0] == 0 && !durability.needsFullWrite.contains(id) && durability.gates[id] == nil
     }
 
     private func unload(_ id: String, reason: String) {
@@ -111,22 +87,48 @@ extension Hub {
         submit(nil, of: connections[ack.connection]?.sessionID ?? "", ack: ack, on: server)
     }
 
-    private func submit(_ change: SessionChange?, of sessionID: String, ack: PendingAck?, on server: WebSocketServer) {
-        guard let opened = durability.slot.current else { return }
+    /// Queues `change` for the writer; `then` runs on the service thread once it is committed
+    /// (or failed), after the ack. Without a writer (in memory) it commits at once.
+    func submit(
+        _ change: SessionChange?, of sessionID: String, ack: PendingAck?, on server: WebSocketServer,
+        then: ((Result<Void, StorageError>) -> Void)? = nil
+    ) {
+        guard let opened = durability.slot.current else {
+            then?(.failure(.writeFailed("the store is not open")))
+            return
+        }
         guard let writer = opened.writer else {
             var result: Result<Void, StorageError> = .success(())
             if let change {
                 do throws(StorageError) { try opened.store.commit([change]) } catch { result = .failure(error) }
             }
-            return finish(result, sessionID: sessionID, wrote: change != nil, ack: ack, on: server)
+            finish(result, sessionID: sessionID, wrote: change != nil, ack: ack, on: server)
+            then?(result)
+            return
         }
         if change != nil { durability.pendingWrites[sessionID, default: 0] += 1 }
         if let ack { durability.pendingAcks[ack.connection, default: 0] += 1 }
         let hub = LoopBound(value: self)
         let wrote = change != nil
+        let then = then.map { LoopBound(value: $0) }
         writer.submit(change) { result in
-            server.execute { hub.value.finish(result, sessionID: sessionID, wrote: wrote, ack: ack, counted: true, on: server) }
+            server.execute {
+                hub.value.finish(result, sessionID: sessionID, wrote: wrote, ack: ack, counted: true, on: server)
+                then?.value(result)
+            }
         }
+    }
+
+    /// Commits one change of a session that is not loaded (an HTTP API create or delete,
+    /// under the session's gate) behind everything queued; `then` runs on the service thread.
+    func commitUnloaded(_ change: SessionChange, on server: WebSocketServer, then: @escaping (Result<Void, StorageError>) -> Void) {
+        guard let opened = durability.slot.current else { return then(.failure(.writeFailed("the store is not open"))) }
+        guard let writer = opened.writer else {
+            do throws(StorageError) { try opened.store.commit([change]) } catch { return then(.failure(error)) }
+            return then(.success(()))
+        }
+        let then = LoopBound(value: then)
+        writer.submit(change) { result in server.execute { then.value(result) } }
     }
 
     private func finish(
@@ -145,7 +147,7 @@ extension Hub {
             durability.needsFullWrite.insert(sessionID)
             logger.error("storage write failed", metadata: ["session": "\(sessionID)", "error": "\(error)"])
             guard let ack, connections[ack.connection] != nil else { return }
-            logger.info("refused", metadata: [
+            logger.debug("refused", metadata: [
                 "connection": "\(ack.connection)", "request": "\(ack.request)",
                 "code": "\(SessionError.Code.storageUnavailable.rawValue)", "reason": "\(error.message)",
             ])

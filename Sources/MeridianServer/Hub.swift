@@ -26,6 +26,8 @@ final class Hub: TransportHandler {
     var screened: (token: String, grant: AccessGrant)?
     /// Connections with requests waiting for their rate limit.
     var deferredConnections: Set<ConnectionID> = []
+    /// Grants of tokens verified before (nil without tokens).
+    let tokens: TokenCache?
 
     struct ConnectionState {
         var peer: String
@@ -49,6 +51,7 @@ final class Hub: TransportHandler {
         self.durability = Durability(slot: storage)
         self.eventLog = eventLog
         self.metrics = HubMetrics(metrics)
+        self.tokens = Self.tokenCache(configuration.authentication)
     }
 
     // MARK: TransportHandler
@@ -61,7 +64,7 @@ final class Hub: TransportHandler {
         let peer = handshake.peer
         connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant(handshake))
         metrics.connectionEvent("opened")
-        logger.info("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
+        logger.debug("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
 
     func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
@@ -81,7 +84,7 @@ final class Hub: TransportHandler {
         guard let state = connections.removeValue(forKey: connection) else { return }
         overview.watchers.remove(connection)
         deferredConnections.remove(connection)
-        logger.info("connection closed", metadata: [
+        logger.debug("connection closed", metadata: [
             "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
         ])
         let why = code == CloseCode.slowConsumer ? "slow_consumer" : "disconnected"
@@ -103,13 +106,14 @@ final class Hub: TransportHandler {
         tickOverview(server)
     }
 
-    func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
-        httpResponse(to: request, on: server) ?? configuration.http?(request)
+    func transport(_ server: WebSocketServer, handle request: HTTPRequest, responder: HTTPResponder) {
+        answer(request, responder: responder, on: server)
     }
 
     // MARK: Requests
 
     func handle(_ request: ClientRequest, from connection: ConnectionID, on server: WebSocketServer) {
+        if holdsBehindJoin(request, from: connection, on: server) { return }
         let state = connections[connection]!
         switch request.body {
         case .join(let sessionID, let join, let resume):
@@ -174,18 +178,23 @@ final class Hub: TransportHandler {
         }
     }
 
+    /// Joins `sessionID`; one that is not loaded is loaded off the service thread and the join
+    /// answered then (`outcome`: how the wait ended).
     private func join(
         _ sessionID: String, _ request: JoinRequest, grant: AccessGrant?, resume: ResumePoint?, ref: RequestRef,
-        connection: ConnectionID, on server: WebSocketServer
+        connection: ConnectionID, after outcome: GateOutcome? = nil, on server: WebSocketServer
     ) {
         guard Self.isValidSessionID(sessionID) else {
             return refuse(connection, ref: ref, request: "join", code: .invalidField,
                           message: "session: 1-128 characters of A-Z a-z 0-9 . _ -", field: "session", on: server)
         }
         let host: SessionHost
-        switch sessions[sessionID].map(Result.success) ?? openSession(sessionID, create: !request.hidden, on: server) {
-        case .success(let h): host = h
-        case .failure(let error):
+        switch joinTarget(sessionID, create: !request.hidden, connection: connection, after: outcome, on: server, retry: { [unowned self] outcome in
+            self.join(sessionID, request, grant: grant, resume: resume, ref: ref, connection: connection, after: outcome, on: server)
+        }) {
+        case .ready(let h): host = h
+        case .waiting: return
+        case .refused(let error):
             return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, on: server)
         }
         if let pid = request.participant, let old = host.connection(of: pid), let oldState = connections[old] {
@@ -207,7 +216,7 @@ final class Hub: TransportHandler {
             connections[connection]?.sessionID = sessionID
             connections[connection]?.participant = pid
             connections[connection]?.grant = grant
-            logger.info("joined", metadata: [
+            logger.debug("joined", metadata: [
                 "connection": "\(connection)", "session": "\(sessionID)", "participant": "\(pid)",
                 "role": "\(request.role.rawValue)", "hidden": "\(request.hidden)",
             ])
@@ -234,14 +243,14 @@ final class Hub: TransportHandler {
         let events = host.session.leave(pid, reason: reason, at: server.now)
         host.broadcast(events, on: server)
         persist(events, of: host, on: server)
-        logger.info("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
+        logger.debug("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
     }
 
     private func refuse(
         _ connection: ConnectionID, ref: RequestRef, request: String, code: SessionError.Code, message: String,
         field: String? = nil, holder: Participant? = nil, on server: WebSocketServer
     ) {
-        logger.info("refused", metadata: [
+        logger.debug("refused", metadata: [
             "connection": "\(connection)", "request": "\(request)", "code": "\(code.rawValue)", "reason": "\(message)",
         ])
         metrics.error(code)

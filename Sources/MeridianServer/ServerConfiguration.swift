@@ -26,6 +26,8 @@ public struct ServerConfiguration: Sendable {
     public var rateLimit = RateLimit()
     /// Who may join what. `.none` is for development on loopback only.
     public var authentication: Authentication = .none
+    /// The process's log writer, if it logs through one: /metrics reports the lines it dropped.
+    public var logWriter: LogWriter?
 
     public init(
         transport: TransportConfiguration = TransportConfiguration(),

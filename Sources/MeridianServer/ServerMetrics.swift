@@ -89,6 +89,14 @@ final class HubMetrics {
         count("meridian_drag_starts_total", [("policy", policy.rawValue), ("outcome", outcome)])
     }
 
+    private var lastLogDrops = 0
+
+    /// Log lines the log writer dropped because its queue was full (at scrape time).
+    func refresh(logLinesDropped dropped: Int) {
+        count("meridian_log_lines_dropped_total", by: dropped - lastLogDrops)
+        lastLogDrops = max(lastLogDrops, dropped)
+    }
+
     /// Brings the transport's counters and the gauges up to date (at scrape time).
     func refresh(_ stats: TransportStats, sessions: Int) {
         connections.record(stats.openConnections)

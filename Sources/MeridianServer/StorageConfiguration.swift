@@ -16,6 +16,10 @@ public struct StorageConfiguration: Sendable {
     public var maxLoadedSessions: Int
     /// Most changes in one storage transaction.
     public var maxBatch: Int
+    /// Threads reading from the store (loading sessions, the HTTP API's reads), so
+    /// that the service thread never waits for the disk. SQLite serves them
+    /// concurrently in WAL mode.
+    public var readers = 4
 
     public init(dataDirectory: String? = nil, idleUnloadAfter: Duration = .seconds(300), maxLoadedSessions: Int = 10_000, maxBatch: Int = 1_024) {
         self.dataDirectory = dataDirectory

@@ -38,7 +38,8 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, body: Array(body.utf8))
     }
 
-    static let notFound = HTTPResponse.json(404, #"{"error":"not_found","message":"no such path"}"#)
+    /// The JSON 404 the server answers for a path nobody handles.
+    public static let notFound = HTTPResponse.json(404, #"{"error":"not_found","message":"no such path"}"#)
     static let bodyTooLarge = HTTPResponse.json(413, #"{"error":"body_too_large","message":"the request body exceeds the server's limit"}"#)
     static let healthy = HTTPResponse.json(200, #"{"status":"ok"}"#)
     static let ready = HTTPResponse.json(200, #"{"status":"ready"}"#)

@@ -17,7 +17,12 @@ public protocol TransportHandler: AnyObject {
     func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String)
     /// Called every `tickInterval`.
     func transportTick(_ server: WebSocketServer)
-    /// Answers an HTTP request other than /healthz and /readyz; nil gives a JSON 404.
+    /// Answers an HTTP request other than /healthz and /readyz through `responder`, during the
+    /// call or later from any thread (the service thread goes on serving meanwhile). The
+    /// default answers with ``transport(_:handle:)``.
+    func transport(_ server: WebSocketServer, handle request: HTTPRequest, responder: HTTPResponder)
+    /// Answers an HTTP request other than /healthz and /readyz at once; nil gives a JSON 404.
+    /// Used by the default of ``transport(_:handle:responder:)``; the default answers nil.
     func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse?
 }
 
@@ -26,4 +31,12 @@ extension TransportHandler {
     public func transport(_ server: WebSocketServer, shouldAccept handshake: Handshake) -> HandshakeVerdict {
         .accept
     }
+
+    /// Answers at once with ``transport(_:handle:)``, or 404.
+    public func transport(_ server: WebSocketServer, handle request: HTTPRequest, responder: HTTPResponder) {
+        responder.respond(transport(server, handle: request) ?? .notFound)
+    }
+
+    /// No answer of its own: 404.
+    public func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? { nil }
 }

@@ -3,36 +3,52 @@ import Glibc
 #endif
 internal import CLibWebSockets
 
-/// One HTTP response in flight. The body lives in C memory with LWS_PRE headroom until the
-/// connection's next request or close, so lws may keep reading it after `lws_write`.
+/// One HTTP request on a connection, from its arrival to its answer. The answer's body lives
+/// in C memory with LWS_PRE headroom until the connection's next request or close, so lws may
+/// keep reading it after `lws_write`.
 final class HTTPExchange {
-    let buffer: UnsafeMutableRawPointer
-    let bodyCount: Int
+    let wsi: OpaquePointer
+    /// Tells a responder's answer for this request from one for an earlier request on the same
+    /// keep-alive connection.
+    let serial: UInt64
+    /// True while the handler is being asked: an answer given meanwhile is written by the
+    /// callback that delivered the request, as soon as the handler returns.
+    var asking = false
+    /// The answer given while `asking`.
+    var immediate: HTTPResponse?
+    private(set) var buffer: UnsafeMutableRawPointer?
+    private(set) var bodyCount = 0
+    /// Answered later: the headers still have to be written, at the next writable callback.
+    var headersPending = false
+    var status = 0
+    var contentType = ""
     /// Close the connection once the response is written (its request body was not read).
     var closeAfter = false
 
-    init(body: [UInt8], headroom: Int) {
-        buffer = malloc(headroom + max(body.count, 1))!
-        bodyCount = body.count
-        body.withUnsafeBytes { source in
-            if let base = source.baseAddress { (buffer + headroom).copyMemory(from: base, byteCount: body.count) }
+    init(wsi: OpaquePointer, serial: UInt64) {
+        self.wsi = wsi
+        self.serial = serial
+    }
+
+    var answered: Bool { buffer != nil }
+
+    /// Takes the answer: its body into C memory.
+    func prepare(_ response: HTTPResponse, headroom: Int) {
+        let buffer = malloc(headroom + max(response.body.count, 1))!
+        response.body.withUnsafeBytes { source in
+            if let base = source.baseAddress { (buffer + headroom).copyMemory(from: base, byteCount: response.body.count) }
         }
+        self.buffer = buffer
+        bodyCount = response.body.count
+        status = response.status
+        contentType = response.contentType
     }
 
     deinit { free(buffer) }
 }
 
 extension WebSocketServer {
-    /// Answers /healthz and /readyz itself, asks the handler for anything else.
-    func response(to request: HTTPRequest) -> HTTPResponse {
-        switch request.path {
-        case "/healthz": return .healthy
-        case "/readyz": return draining ? .draining : .ready
-        default: return handler?.transport(self, handle: request) ?? .notFound
-        }
-    }
-
-    /// LWS_CALLBACK_HTTP: build the response, write its headers now and its body when writable.
+    /// LWS_CALLBACK_HTTP: ask for the answer; a request with a body is asked once it is whole.
     func httpRequest(
         wsi: OpaquePointer, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
     ) -> Int32 {
@@ -56,42 +72,85 @@ extension WebSocketServer {
             nextHTTPID += 1
             user.storeBytes(of: id, as: UInt64.self)
         }
+        let exchange = HTTPExchange(wsi: wsi, serial: nextHTTPID)
+        nextHTTPID += 1
+        httpExchanges[id] = exchange
         if ["POST", "PUT", "PATCH"].contains(request.method), let length = contentLength(wsi), length > 0 {
             // A body announced beyond the limit is refused at once; the connection closes after the answer.
-            guard length <= configuration.maxHTTPBodyBytes else { return respond(wsi: wsi, id: id, .bodyTooLarge, closeAfter: true) }
+            guard length <= configuration.maxHTTPBodyBytes else { return respond(exchange, .bodyTooLarge, closeAfter: true) }
             httpBodies[id] = PendingHTTPBody(request)
             return 0
         }
-        return respond(wsi: wsi, id: id, response(to: request))
+        return ask(request, exchange, id: id)
     }
 
-    /// Writes the response's headers now and its body when writable.
-    func respond(wsi: OpaquePointer, id: UInt64, _ response: HTTPResponse, closeAfter: Bool = false) -> Int32 {
-        let exchange = HTTPExchange(body: response.body, headroom: headroom)
-        exchange.closeAfter = closeAfter
-        httpExchanges[id] = exchange
+    /// Answers /healthz and /readyz itself and asks the handler for anything else. Writes the
+    /// answer now if it came during the call; otherwise `answer` writes it when it comes.
+    func ask(_ request: HTTPRequest, _ exchange: HTTPExchange, id: UInt64) -> Int32 {
+        switch request.path {
+        case "/healthz": return respond(exchange, .healthy)
+        case "/readyz": return respond(exchange, draining ? .draining : .ready)
+        default: break
+        }
+        guard let handler else { return respond(exchange, .notFound) }
+        exchange.asking = true
+        handler.transport(self, handle: request, responder: HTTPResponder(server: self, connection: id, serial: exchange.serial))
+        exchange.asking = false
+        guard let response = exchange.immediate else { return 0 }
+        return respond(exchange, response)
+    }
 
+    /// A responder's answer, on the service thread. Dropped if the client has gone (its
+    /// exchange was removed when the connection closed) or the request was answered already.
+    func answer(_ response: HTTPResponse, connection id: UInt64, serial: UInt64) {
+        guard let exchange = httpExchanges[id], exchange.serial == serial, !exchange.answered, exchange.immediate == nil else { return }
+        if exchange.asking {
+            exchange.immediate = response
+            return
+        }
+        exchange.prepare(response, headroom: headroom)
+        exchange.headersPending = true
+        lws_callback_on_writable(exchange.wsi)
+    }
+
+    /// Writes the response's headers now (from the callback that delivered the request) and
+    /// its body when writable.
+    func respond(_ exchange: HTTPExchange, _ response: HTTPResponse, closeAfter: Bool = false) -> Int32 {
+        exchange.prepare(response, headroom: headroom)
+        exchange.closeAfter = closeAfter
+        if writeHeaders(exchange) { return 1 }
+        lws_callback_on_writable(exchange.wsi)
+        return 0
+    }
+
+    /// Status, content type and length; true if lws refused them.
+    private func writeHeaders(_ exchange: HTTPExchange) -> Bool {
         var header = [UInt8](repeating: 0, count: headroom + 1024)
-        let failed = header.withUnsafeMutableBufferPointer { buffer -> Bool in
+        return header.withUnsafeMutableBufferPointer { buffer -> Bool in
             let start = buffer.baseAddress! + headroom
             let end = buffer.baseAddress! + buffer.count - 1
             var cursor: UnsafeMutablePointer<UInt8>? = start
             if lws_add_http_common_headers(
-                wsi, UInt32(response.status), response.contentType,
-                lws_filepos_t(response.body.count), &cursor, end) != 0 {
+                exchange.wsi, UInt32(exchange.status), exchange.contentType,
+                lws_filepos_t(exchange.bodyCount), &cursor, end) != 0 {
                 return true
             }
-            return lws_finalize_write_http_header(wsi, start, &cursor, end) != 0
+            return lws_finalize_write_http_header(exchange.wsi, start, &cursor, end) != 0
         }
-        if failed { return 1 }
-        lws_callback_on_writable(wsi)
-        return 0
     }
 
-    /// LWS_CALLBACK_HTTP_WRITEABLE: the whole body in one final write.
+    /// LWS_CALLBACK_HTTP_WRITEABLE: the headers of an answer that came later, then (at the
+    /// next writable) the whole body in one final write.
     func httpWritable(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let id = user?.load(as: UInt64.self), id != 0, let exchange = httpExchanges[id] else { return 0 }
-        let body = (exchange.buffer + headroom).assumingMemoryBound(to: UInt8.self)
+        guard let id = user?.load(as: UInt64.self), id != 0, let exchange = httpExchanges[id],
+              let buffer = exchange.buffer else { return 0 }
+        if exchange.headersPending {
+            exchange.headersPending = false
+            if writeHeaders(exchange) { return -1 }
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        let body = (buffer + headroom).assumingMemoryBound(to: UInt8.self)
         if lws_write(wsi, body, exchange.bodyCount, LWS_WRITE_HTTP_FINAL) < 0 { return -1 }
         if exchange.closeAfter { return -1 }
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0

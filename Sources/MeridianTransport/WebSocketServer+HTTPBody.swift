@@ -22,13 +22,14 @@ extension WebSocketServer {
         return 0
     }
 
-    /// LWS_CALLBACK_HTTP_BODY_COMPLETION: the request is whole; answer it.
+    /// LWS_CALLBACK_HTTP_BODY_COMPLETION: the request is whole; ask for its answer.
     func httpBodyComplete(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let id = user?.load(as: UInt64.self), let pending = httpBodies.removeValue(forKey: id) else { return 0 }
-        guard !pending.tooLarge else { return respond(wsi: wsi, id: id, .bodyTooLarge, closeAfter: true) }
+        guard let id = user?.load(as: UInt64.self), let pending = httpBodies.removeValue(forKey: id),
+              let exchange = httpExchanges[id] else { return 0 }
+        guard !pending.tooLarge else { return respond(exchange, .bodyTooLarge, closeAfter: true) }
         var request = pending.request
         request.body = pending.bytes
-        return respond(wsi: wsi, id: id, response(to: request))
+        return ask(request, exchange, id: id)
     }
 
     /// The request's Content-Length, if it sent a valid one.

@@ -101,12 +101,17 @@ struct Serve: AsyncParsableCommand {
             return
         }
         let level = settings.logLevel
+        // Lines are written to stderr by a thread of their own: logging never waits on the
+        // service thread. What is queued is written before the process exits.
+        let logWriter = LogWriter()
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = BackgroundLogHandler(label: label, writer: logWriter)
             handler.logLevel = level
             return handler
         }
+        defer { logWriter.flush() }
         var configuration = settings.server
+        configuration.logWriter = logWriter
         do {
             configuration.authentication = try await Self.authentication(o)
         } catch let error as ConfigError {

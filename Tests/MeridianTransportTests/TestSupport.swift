@@ -167,11 +167,27 @@ final class HTTPConnection {
 
     /// Sends a request with `body` (and its Content-Length) and reads one response.
     func request(_ method: String, _ path: String, headers: String = "", body: [UInt8] = [], expectBody: Bool = true) throws -> (status: Int, body: String) {
+        try send(method, path, headers: headers, body: body)
+        return try response(expectBody: expectBody)
+    }
+
+    /// Sends a request without reading its answer.
+    func send(_ method: String, _ path: String, headers: String = "", body: [UInt8] = []) throws {
         let contentLength = body.isEmpty ? "" : "Content-Length: \(body.count)\r\n"
         let request = Array("\(method) \(path) HTTP/1.1\r\nHost: x\r\n\(contentLength)\(headers)\r\n".utf8) + body
-        guard send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+        guard Glibc.send(fd, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
             throw TransportError.connectFailed("send")
         }
+    }
+
+    /// Whether anything (an answer, or the end of the connection) can be read now.
+    var readable: Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return !buffered.isEmpty || poll(&entry, 1, 0) > 0
+    }
+
+    /// Reads one response (headers plus Content-Length bytes of body).
+    func response(expectBody: Bool = true) throws -> (status: Int, body: String) {
         let separator = Array("\r\n\r\n".utf8)
         var headerEnd: Int?
         while headerEnd == nil {

@@ -1,0 +1,200 @@
+import MeridianCore
+import MeridianProtocol
+import MeridianStorage
+import MeridianTransport
+
+/// Storage work on one session that later requests for the same session wait behind: a load
+/// (the session is not in memory yet) or an HTTP API write (create, delete) in flight. It keeps
+/// every request for a session in arrival order while the service thread goes on serving others.
+struct SessionGate {
+    enum Work { case loading, writing }
+    var work: Work
+    /// Run on the service thread, in arrival order, when the work is done.
+    var waiters: [(GateOutcome) -> Void] = []
+}
+
+/// How a gate's work ended, as its waiters see it.
+enum GateOutcome {
+    /// The load found the session in storage; it is loaded now.
+    case loaded
+    /// The load found nothing stored (a join then creates the session).
+    case absent
+    /// The load failed.
+    case failed(StorageError)
+    /// An HTTP API write ended.
+    case written
+}
+
+/// Joins waiting for their session to load, and the requests their connections sent since:
+/// those are handled, in order, once the join is answered.
+struct PendingJoins {
+    /// The ticket of each connection's waiting join.
+    var tickets: [ConnectionID: UInt64] = [:]
+    var held: [ConnectionID: [ClientRequest]] = [:]
+    var nextTicket: UInt64 = 1
+}
+
+extension Hub {
+    /// Most requests a connection may send while its join waits; more are refused.
+    static let maxHeldRequests = 1_024
+
+    /// What a join gets: its session now, a wait (`retry` runs when the gate it waits behind
+    /// is done), or a refusal.
+    enum JoinTarget {
+        case ready(SessionHost)
+        case waiting
+        case refused(SessionError)
+    }
+
+    /// The session a join goes into. A session that is not loaded is loaded on a reader
+    /// thread; the join, and every request for the session that comes meanwhile, waits.
+    /// `outcome` is that of the gate a retried join waited behind. Without `create` (a hidden
+    /// join: watching never creates a session) a session neither loaded nor stored is refused.
+    func joinTarget(
+        _ id: String, create: Bool, connection: ConnectionID, after outcome: GateOutcome?, on server: WebSocketServer,
+        retry: @escaping (GateOutcome) -> Void
+    ) -> JoinTarget {
+        if durability.gates[id] != nil {
+            waitForJoin(id, connection: connection, on: server, retry: retry)
+            return .waiting
+        }
+        if let host = sessions[id] { return .ready(host) }
+        switch outcome {
+        case .failed(let error)?:
+            return .refused(SessionError(.storageUnavailable, "session \(id) cannot be loaded: \(error.message)"))
+        case .absent?:
+            guard create else {
+                return .refused(SessionError(.sessionNotFound, "no session \(id): a hidden join watches a session and never creates one"))
+            }
+            if let refusal = makeRoom(on: server) { return .refused(refusal) }
+            let session = Session(id: id, epoch: Self.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
+            return .ready(install(session, restored: false))
+        case .loaded?, .written?, nil:
+            if let refusal = makeRoom(on: server) ?? startLoad(id, on: server) { return .refused(refusal) }
+            waitForJoin(id, connection: connection, on: server, retry: retry)
+            return .waiting
+        }
+    }
+
+    /// Starts loading `id` on a reader thread behind a new gate; nil, or why it cannot.
+    func startLoad(_ id: String, on server: WebSocketServer) -> SessionError? {
+        guard let reader = durability.slot.current?.reader else {
+            return SessionError(.storageUnavailable, "session storage is not open")
+        }
+        durability.gates[id] = SessionGate(work: .loading)
+        durability.loads += 1
+        let epoch = Self.newEpoch()
+        let limits = configuration.limits
+        let hub = LoopBound(value: self)
+        reader.read({ store throws(StorageError) in
+            // The session is built here too: restoring a large one is work the loop need not do.
+            try store.load(id).map { Session(restoring: $0.record, epoch: epoch, limits: limits) }
+        }, completion: { result in
+            server.execute { hub.value.finishLoad(id, result, on: server) }
+        })
+        return nil
+    }
+
+    /// On the service thread: installs what was loaded, then lets the waiters go on in order.
+    private func finishLoad(_ id: String, _ result: Result<Session?, StorageError>, on server: WebSocketServer) {
+        guard let gate = durability.gates.removeValue(forKey: id) else { return }
+        durability.loads -= 1
+        let outcome: GateOutcome
+        switch result {
+        case .success(let session?):
+            install(session, restored: true)
+            outcome = .loaded
+        case .success(nil):
+            outcome = .absent
+        case .failure(let error):
+            logger.error("session load failed", metadata: ["session": "\(id)", "error": "\(error)"])
+            outcome = .failed(error)
+        }
+        for waiter in gate.waiters { waiter(outcome) }
+    }
+
+    @discardableResult
+    private func install(_ session: Session, restored: Bool) -> SessionHost {
+        let host = SessionHost(session: session, historySize: configuration.historySize)
+        host.eventLog = SessionLog(writer: eventLog.writer, checkpointEvery: configuration.eventLog.checkpointEvery)
+        sessions[session.id] = host
+        logger.info("session opened", metadata: [
+            "session": "\(session.id)", "epoch": "\(session.epoch)", "restored": "\(restored)",
+            "annotations": "\(session.annotations.count)", "seq": "\(session.seq)",
+        ])
+        return host
+    }
+
+    /// Nil if one more session fits (unloading the longest-idle empty one if needed; loads in
+    /// flight count as loaded), else the refusal.
+    func makeRoom(on server: WebSocketServer) -> SessionError? {
+        let limit = configuration.storage.maxLoadedSessions
+        guard sessions.count + durability.loads >= limit, !unloadLongestIdle(on: server) else { return nil }
+        let loading = durability.loads > 0 ? " (\(durability.loads) of them loading)" : ""
+        return SessionError(.capacityExceeded, "the server holds \(sessions.count + durability.loads) sessions\(loading), its limit; try again later")
+    }
+
+    /// The join waits behind the session's gate; requests its connection sends meanwhile are held.
+    private func waitForJoin(_ id: String, connection: ConnectionID, on server: WebSocketServer, retry: @escaping (GateOutcome) -> Void) {
+        let ticket = durability.joins.nextTicket
+        durability.joins.nextTicket += 1
+        durability.joins.tickets[connection] = ticket
+        durability.gates[id]?.waiters.append { [unowned self] outcome in
+            // A connection that closed meanwhile is skipped.
+            guard self.durability.joins.tickets[connection] == ticket else { return }
+            self.durability.joins.tickets[connection] = nil
+            guard self.connections[connection] != nil else {
+                self.durability.joins.held[connection] = nil
+                return
+            }
+            retry(outcome)
+            self.releaseHeld(connection, on: server)
+        }
+    }
+
+    /// Whether `request` waits behind its connection's join (true: held, or refused when too
+    /// many wait). Requests keep their order: they are handled once the join is answered.
+    func holdsBehindJoin(_ request: ClientRequest, from connection: ConnectionID, on server: WebSocketServer) -> Bool {
+        guard durability.joins.tickets[connection] != nil else { return false }
+        let held = durability.joins.held[connection, default: []]
+        guard held.count < Self.maxHeldRequests else {
+            metrics.error(.notJoined)
+            metrics.messageOut("error")
+            let frame = ServerMessage.error(
+                ref: request.ref, code: .notJoined,
+                message: "\(request.typeName): the join is still waiting for its session, with \(held.count) requests behind it")
+            server.send(OutboundFrame(text: frame), to: connection)
+            return true
+        }
+        durability.joins.held[connection, default: []].append(request)
+        return true
+    }
+
+    /// Handles the requests held behind an answered join, until one of them (another join)
+    /// has to wait again.
+    private func releaseHeld(_ connection: ConnectionID, on server: WebSocketServer) {
+        guard var held = durability.joins.held.removeValue(forKey: connection) else { return }
+        while !held.isEmpty, durability.joins.tickets[connection] == nil, connections[connection] != nil {
+            handle(held.removeFirst(), from: connection, on: server)
+        }
+        if !held.isEmpty, connections[connection] != nil { durability.joins.held[connection] = held }
+    }
+
+    /// Makes `retry` run when the session's gate is done; false if there is none.
+    func waitBehindGate(_ id: String, _ retry: @escaping (GateOutcome) -> Void) -> Bool {
+        guard durability.gates[id] != nil else { return false }
+        durability.gates[id]!.waiters.append(retry)
+        return true
+    }
+
+    /// Ends an HTTP API write's gate and lets its waiters go on.
+    func endWrite(_ id: String) {
+        guard let gate = durability.gates.removeValue(forKey: id) else { return }
+        for waiter in gate.waiters { waiter(.written) }
+    }
+
+    static func newEpoch() -> String {
+        var rng = SystemRandomNumberGenerator()
+        return String(rng.next() as UInt64, radix: 16)
+    }
+}

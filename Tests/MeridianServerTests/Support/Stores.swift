@@ -1,0 +1,120 @@
+import Foundation
+import MeridianStorage
+
+/// Something that happens once, waited for with a timeout.
+final class Event: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var fired = false
+
+    func fire() {
+        condition.withLock {
+            fired = true
+            condition.broadcast()
+        }
+    }
+
+    var happened: Bool { condition.withLock { fired } }
+
+    /// Whether it happened within `timeout` seconds.
+    func wait(timeout: TimeInterval = 10) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return condition.withLock {
+            while !fired {
+                if !condition.wait(until: deadline) { return fired }
+            }
+            return true
+        }
+    }
+}
+
+/// The real SQLite store, whose `load` of one session takes `delay` longer: a slow disk or a
+/// very large session. Loading it can also be made to fail.
+final class SlowLoadStore: SessionStore, @unchecked Sendable {
+    let sqlite: SQLiteSessionStore
+    let slowID: String
+    let delay: TimeInterval
+    let failing: Bool
+    /// Fired when the slow load starts, and when it returns.
+    let loadStarted = Event()
+    let loadEnded = Event()
+    private let lock = NSLock()
+    private var slowLoads = 0
+
+    init(directory: String, slowID: String, delay: TimeInterval, failing: Bool = false) throws {
+        sqlite = try SQLiteSessionStore(directory: directory)
+        self.slowID = slowID
+        self.delay = delay
+        self.failing = failing
+    }
+
+    /// Loads of the slow session so far.
+    var loads: Int { lock.withLock { slowLoads } }
+
+    func load(_ id: String) throws(StorageError) -> StoredSession? {
+        guard id == slowID else { return try sqlite.load(id) }
+        lock.withLock { slowLoads += 1 }
+        loadStarted.fire()
+        defer { loadEnded.fire() }
+        Thread.sleep(forTimeInterval: delay)
+        if failing { throw .readFailed("disk I/O error (test)") }
+        return try sqlite.load(id)
+    }
+
+    func list() throws(StorageError) -> [StoredSessionSummary] { try sqlite.list() }
+    func commit(_ changes: [SessionChange]) throws(StorageError) { try sqlite.commit(changes) }
+}
+
+/// The real SQLite store, whose commits can be held: while held, a commit waits until
+/// `release()` (as on a disk that takes its time to sync).
+final class HeldCommitStore: SessionStore, @unchecked Sendable {
+    let sqlite: SQLiteSessionStore
+    private let condition = NSCondition()
+    private var holding = false
+    private var waitingCommits = 0
+    /// When the last commit returned.
+    private var lastCommit: ContinuousClock.Instant?
+
+    init(directory: String) throws {
+        sqlite = try SQLiteSessionStore(directory: directory)
+    }
+
+    func hold() { condition.withLock { holding = true } }
+
+    func release() {
+        condition.withLock {
+            holding = false
+            condition.broadcast()
+        }
+    }
+
+    /// Waits until a commit is held; false if none is within `timeout` seconds.
+    func waitForHeldCommit(timeout: TimeInterval = 10) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return condition.withLock {
+            while waitingCommits == 0 {
+                if !condition.wait(until: deadline) { return waitingCommits > 0 }
+            }
+            return true
+        }
+    }
+
+    var committedAt: ContinuousClock.Instant? { condition.withLock { lastCommit } }
+
+    func load(_ id: String) throws(StorageError) -> StoredSession? { try sqlite.load(id) }
+    func list() throws(StorageError) -> [StoredSessionSummary] { try sqlite.list() }
+
+    func commit(_ changes: [SessionChange]) throws(StorageError) {
+        condition.withLock {
+            waitingCommits += 1
+            condition.broadcast()
+            while holding { condition.wait() }
+            waitingCommits -= 1
+        }
+        try sqlite.commit(changes)
+        condition.withLock { lastCommit = .now }
+    }
+}
+
+func temporaryDirectory() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("meridian-offthread-\(UUID().uuidString)").path
+}

@@ -1,0 +1,138 @@
+import Foundation
+@testable import MeridianTransport
+import Testing
+
+/// Answers `/later` from another thread when the test says so, leaves `/never` unanswered,
+/// echoes WebSocket messages, and answers anything else at once.
+final class LaterHandler: TransportHandler, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var waiting: [HTTPResponder] = []
+
+    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake) {}
+    func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
+        server.send(OutboundFrame(text: Array(message)), to: connection)
+    }
+    func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {}
+    func transportTick(_ server: WebSocketServer) {}
+
+    func transport(_ server: WebSocketServer, handle request: HTTPRequest, responder: HTTPResponder) {
+        switch request.path {
+        case "/later":
+            condition.withLock {
+                waiting.append(responder)
+                condition.broadcast()
+            }
+        case "/never":
+            break
+        default:
+            responder.respond(.json(200, #"{"now":true}"#))
+        }
+    }
+
+    /// Waits until `count` requests wait for an answer.
+    func waitForRequests(_ count: Int, timeout: TimeInterval = 5) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return condition.withLock {
+            while waiting.count < count {
+                if !condition.wait(until: deadline) { return waiting.count >= count }
+            }
+            return true
+        }
+    }
+
+    /// Answers every waiting request from a thread of its own, with `body`.
+    func answerAll(_ body: String) {
+        let responders = condition.withLock {
+            defer { waiting.removeAll() }
+            return waiting
+        }
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            for responder in responders {
+                responder.respond(.json(200, body))
+                responder.respond(.json(500, #"{"second":"ignored"}"#))
+            }
+            done.signal()
+        }.start()
+        done.wait()
+    }
+}
+
+@Suite struct DeferredHTTPTests {
+    @Test func anAnswerGivenLaterFromAnotherThreadArrivesWhileTheLoopServes() throws {
+        let handler = LaterHandler()
+        let (server, port) = try Self.start(handler)
+        defer { server.stop() }
+
+        let http = try HTTPConnection(port: port)
+        try http.send("GET", "/later")
+        #expect(handler.waitForRequests(1))
+        // Unanswered, the request holds nothing up: WebSocket round trips and other HTTP requests go on.
+        let client = WebSocketClient(port: port)
+        try client.connect()
+        defer { client.close() }
+        for n in 0..<20 {
+            client.send("ping \(n)")
+            #expect(try client.receive() == .text("ping \(n)"))
+        }
+        #expect(try httpGet(port: port, path: "/now").status == 200)
+        #expect(!http.readable)
+
+        handler.answerAll(#"{"later":true}"#)
+        let answer = try http.response()
+        #expect(answer.status == 200)
+        #expect(answer.body == #"{"later":true}"#)
+        // Only the first answer counts, and the keep-alive connection serves the next request.
+        #expect(try http.request("GET", "/now").body == #"{"now":true}"#)
+    }
+
+    @Test func aPostIsAnsweredLaterToo() throws {
+        let handler = LaterHandler()
+        let (server, port) = try Self.start(handler)
+        defer { server.stop() }
+        let http = try HTTPConnection(port: port)
+        try http.send("POST", "/later", body: Array(#"{"x":1}"#.utf8))
+        #expect(handler.waitForRequests(1))
+        handler.answerAll(#"{"posted":true}"#)
+        #expect(try http.response().body == #"{"posted":true}"#)
+    }
+
+    @Test func aRequestNobodyAnswersGets500() throws {
+        let (server, port) = try Self.start(LaterHandler())
+        defer { server.stop() }
+        let answer = try httpGet(port: port, path: "/never")
+        #expect(answer.status == 500)
+        #expect(answer.body.contains("not answered"))
+    }
+
+    @Test func anAnswerToAClientThatLeftIsDroppedAndTheServerGoesOn() throws {
+        let handler = LaterHandler()
+        let (server, port) = try Self.start(handler)
+        defer { server.stop() }
+        do {
+            let gone = try HTTPConnection(port: port)
+            try gone.send("GET", "/later")
+            #expect(handler.waitForRequests(1))
+        }
+        // The client has closed its socket (deinit). lws reads nothing from a connection whose
+        // request is unanswered, so it learns of the close when the answer is written.
+        handler.answerAll(#"{"late":true}"#)
+        #expect(Self.eventually { onServiceThread(server) { server.httpExchanges.isEmpty } })
+        #expect(try httpGet(port: port, path: "/now").body == #"{"now":true}"#)
+    }
+
+    static func start(_ handler: LaterHandler) throws -> (WebSocketServer, Int) {
+        let server = WebSocketServer(configuration: TransportConfiguration(port: 0), handler: handler)
+        return (server, try server.start())
+    }
+
+    /// Polls `condition` every 10 ms for up to 5 s.
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+}
