@@ -15,6 +15,9 @@ public struct DragUpdate: Hashable, Sendable {
 public enum SessionEvent: Hashable, Sendable {
     case participantJoined(JSONValue)
     case participantLeft(id: String, reason: String)
+    /// Several joins and leaves announced together (large sessions, §7.4): joined participants
+    /// in their JSON form, then who left and why.
+    case presence(joined: [JSONValue], left: [Departure])
     case cameraBegin(target: CameraTarget, participant: String, animated: Bool)
     case cameraChanging(target: CameraTarget, participant: String, camera: Camera)
     case cameraEnd(target: CameraTarget, participant: String, camera: Camera, animated: Bool)
@@ -31,6 +34,12 @@ public enum SessionEvent: Hashable, Sendable {
     case mapLoad(participant: String, state: String, message: String?)
     case location(participant: String, location: JSONValue?)
     case settings(JSONValue)
+}
+
+/// A participant that left, in a `presence` event.
+public struct Departure: Hashable, Sendable {
+    public var id: String
+    public var reason: String
 }
 
 /// An event with its place in the session order.
@@ -52,6 +61,11 @@ extension SessionEvent {
         case "participant.left":
             guard let id = str("participant") else { return nil }
             return .participantLeft(id: id, reason: str("reason") ?? "")
+        case "presence":
+            guard case .array(let joined)? = m["joined"], case .array(let left)? = m["left"] else { return nil }
+            return .presence(joined: joined, left: left.compactMap { l in
+                l["participant"]?.stringValue.map { Departure(id: $0, reason: l["reason"]?.stringValue ?? "") }
+            })
         case "camera.begin":
             guard let p = str("participant") else { return nil }
             return .cameraBegin(target: target(), participant: p, animated: m["animated"]?.boolValue ?? false)

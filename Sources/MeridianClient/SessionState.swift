@@ -76,15 +76,27 @@ public struct SessionState: Hashable, Sendable {
         participants[participant] = .object(o)
     }
 
+    /// Adds or, if known already (from a snapshot taken before the announcement), replaces.
+    private mutating func addParticipant(_ p: JSONValue) {
+        guard let id = p["id"]?.stringValue else { return }
+        if participants[id] == nil { participantOrder.append(id) }
+        participants[id] = p
+    }
+
+    private mutating func removeParticipant(_ id: String) {
+        participants[id] = nil
+        participantOrder.removeAll { $0 == id }
+    }
+
     private mutating func applyEvent(_ event: SessionEvent) {
         switch event {
         case .participantJoined(let p):
-            guard let id = p["id"]?.stringValue else { return }
-            if participants[id] == nil { participantOrder.append(id) }
-            participants[id] = p
+            addParticipant(p)
         case .participantLeft(let id, _):
-            participants[id] = nil
-            participantOrder.removeAll { $0 == id }
+            removeParticipant(id)
+        case .presence(let joined, let left):
+            for p in joined { addParticipant(p) }
+            for departure in left { removeParticipant(departure.id) }
         case .cameraBegin:
             break
         case .cameraChanging(let target, let p, let camera), .cameraEnd(let target, let p, let camera, _):

@@ -2,6 +2,9 @@
 public enum Event: Hashable, Sendable {
     case participantJoined(Participant)
     case participantLeft(ParticipantID, reason: String)
+    /// Several joins and leaves at once, in a large session: who joined (as they are now),
+    /// then who left, each with its reason.
+    case presence(joined: [Participant], left: [PresenceLeave])
     /// A camera step. For `.own` targets, `participant` is the mover and
     /// `viewport` its current viewport (also when the step did not change it).
     case camera(CameraTarget, participant: ParticipantID, CameraPhase, viewport: Viewport?)
@@ -51,5 +54,15 @@ public struct Emitted: Hashable, Sendable {
         self.seq = seq
         self.conflation = conflation
         self.excluding = excluding
+    }
+}
+
+/// A participant that left, in a `presence` batch.
+public struct PresenceLeave: Hashable, Sendable {
+    public var participant: ParticipantID
+    public var reason: String
+    public init(participant: ParticipantID, reason: String) {
+        self.participant = participant
+        self.reason = reason
     }
 }

@@ -32,14 +32,19 @@ extension Session {
         participants[pid] = participant
         joinOrder.append(pid)
         guard !request.hidden else { return .success((pid, [])) }
-        return .success((pid, [emit(.participantJoined(participant))]))
+        if batchesPresence {
+            pendingJoins.append(pid)
+            return .success((pid, []))
+        }
+        return .success((pid, flushPresence() + [emit(.participantJoined(participant))]))
     }
 
     /// Removes a participant: its drags are canceled, its camera lease
     /// released and a callout anchored to its location dismissed.
     public mutating func leave(_ pid: ParticipantID, reason: String, at now: Duration) -> [Emitted] {
         guard let p = participants[pid] else { return [] }
-        var out: [Emitted] = []
+        let batched = batchesPresence
+        var out: [Emitted] = batched ? [] : flushPresence()
         for annotation in drags.keys.sorted() where drags[annotation]?.drag(of: pid) != nil {
             out += cancelDrag(of: annotation, by: pid, reason: .holderLeft)
         }
@@ -55,7 +60,32 @@ extension Session {
         for other in participants.keys where participants[other]?.following == .participant(pid) {
             participants[other]?.following = nil
         }
-        if !p.hidden { out.append(emit(.participantLeft(pid, reason: reason))) }
+        if !p.hidden {
+            if batched {
+                pendingLeaves.append(PresenceLeave(participant: pid, reason: reason))
+            } else {
+                out.append(emit(.participantLeft(pid, reason: reason)))
+            }
+        }
         return out
+    }
+}
+
+extension Session {
+    /// Whether joins and leaves wait to be announced together: in a session of more than
+    /// ``SessionLimits/presenceBatchAbove`` participants, one event per join would cost every
+    /// member a frame per join.
+    var batchesPresence: Bool { participants.count > limits.presenceBatchAbove }
+
+    /// The joins and leaves waiting to be announced, as one discrete `presence` event (none
+    /// if nothing waits). The server calls it on every tick, and before anything else changes
+    /// the session, so a newcomer is announced before anything it does.
+    public mutating func flushPresence() -> [Emitted] {
+        guard !pendingJoins.isEmpty || !pendingLeaves.isEmpty else { return [] }
+        let joined = pendingJoins.compactMap { participants[$0] }
+        let left = pendingLeaves
+        pendingJoins.removeAll()
+        pendingLeaves.removeAll()
+        return [emit(.presence(joined: joined, left: left))]
     }
 }

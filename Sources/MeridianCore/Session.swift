@@ -26,6 +26,9 @@ public struct Session: Sendable {
     /// Participant ids in join order (hidden ones included): ids from tokens are names, not
     /// numbers, so the order is kept rather than derived.
     public internal(set) var joinOrder: [ParticipantID] = []
+    /// Joins and leaves not announced yet (large sessions announce them in batches).
+    public internal(set) var pendingJoins: [ParticipantID] = []
+    public internal(set) var pendingLeaves: [PresenceLeave] = []
 
     var validator: Validator { Validator(limits: limits) }
 

@@ -77,6 +77,9 @@ public struct SessionLimits: Hashable, Sendable {
     public var maxIdentifierLength = 128
     public var maxNameLength = 64
     public var maxViewportPoints = 100_000.0
+    /// Above this many participants, joins and leaves are announced together, one `presence`
+    /// event per batch (see ``Session/flushPresence()``), instead of one event each.
+    public var presenceBatchAbove = 100
     public var minLeaseTimeout: Duration = .milliseconds(100)
     public var maxLeaseTimeout: Duration = .seconds(3_600)
     public init() {}

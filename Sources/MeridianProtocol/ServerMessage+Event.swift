@@ -24,6 +24,22 @@ extension ServerMessage {
             out.string(pid)
             out.raw(#","reason":"#)
             out.string(reason)
+        case .presence(let joined, let left):
+            out.raw(#","joined":["#)
+            for (i, p) in joined.enumerated() {
+                if i > 0 { out.raw(",") }
+                out.participant(p)
+            }
+            out.raw(#"],"left":["#)
+            for (i, l) in left.enumerated() {
+                if i > 0 { out.raw(",") }
+                out.raw(#"{"participant":"#)
+                out.string(l.participant)
+                out.raw(#","reason":"#)
+                out.string(l.reason)
+                out.raw("}")
+            }
+            out.raw("]")
         case .camera(let target, let pid, let phase, let viewport):
             out.raw(target == .own ? #","target":"own","participant":"# : #","target":"shared","participant":"#)
             out.string(pid)
@@ -121,6 +137,7 @@ extension ServerMessage {
         switch event {
         case .participantJoined: #""participant.joined""#
         case .participantLeft: #""participant.left""#
+        case .presence: #""presence""#
         case .camera(_, _, .begin, _): #""camera.begin""#
         case .camera(_, _, .changing, _): #""camera.changing""#
         case .camera(_, _, .end, _): #""camera.end""#

@@ -153,6 +153,7 @@ extension Hub {
                 return
             }
         }
+        announcePresence(host, on: server)
         switch patch(json).flatMap({ host.session.reconfigure($0) }) {
         case .failure(let error):
             responder.respond(Self.apiError(400, error.code.rawValue, error.message, field: error.field))

@@ -95,6 +95,7 @@ final class Hub: TransportHandler {
     func transportTick(_ server: WebSocketServer) {
         let now = server.now
         for host in sessions.values {
+            announcePresence(host, on: server)
             guard let due = host.session.nextDragExpiry, due <= now else { continue }
             let events = host.session.expireDrags(at: now)
             host.broadcast(events, on: server)
@@ -163,6 +164,7 @@ final class Hub: TransportHandler {
                               message: "\(command.name) needs a joined session; send join first", on: server)
             }
             host.requestsIn += 1
+            announcePresence(host, on: server)
             let result = host.session.apply(command, from: pid, at: server.now)
             recordDrag(command, result, policy: host.session.settings.dragPolicy)
             switch result {
@@ -257,6 +259,16 @@ final class Hub: TransportHandler {
         metrics.messageOut("error")
         let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)
         server.send(OutboundFrame(text: frame), to: connection)
+    }
+
+    /// Broadcasts the joins and leaves a large session is holding back (SessionLimits
+    /// .presenceBatchAbove): on every tick, and before a command changes the session, so that
+    /// newcomers are announced before anything they do.
+    func announcePresence(_ host: SessionHost, on server: WebSocketServer) {
+        let events = host.session.flushPresence()
+        guard !events.isEmpty else { return }
+        host.broadcast(events, on: server)
+        persist(events, of: host, on: server)
     }
 
     /// A client that keeps sending what cannot be decoded is closed with 4009.

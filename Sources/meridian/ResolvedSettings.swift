@@ -62,6 +62,8 @@ struct ResolvedSettings {
         transport.allowedOrigins = o.allowedOrigins ?? d.allowedOrigins!
         transport.tlsCertificatePath = o.tlsCert
         transport.tlsPrivateKeyPath = o.tlsKey
+        transport.sharedFrameBudgetBytes = o.sharedFrameBudget ?? d.sharedFrameBudget!
+        guard transport.sharedFrameBudgetBytes >= 0 else { throw ValidationError("sharedFrameBudget must be at least 0") }
         var defaults = SessionSettings()
         defaults.dragPolicy = policy
         defaults.leaseTimeout = .milliseconds(Int(lease * 1000))
@@ -71,6 +73,8 @@ struct ResolvedSettings {
         limits.maxCoordinatesPerShape = o.maxCoordinates ?? d.maxCoordinates!
         limits.maxMetadataBytes = o.maxMetadataBytes ?? d.maxMetadataBytes!
         limits.maxTitleLength = o.maxTitleLength ?? d.maxTitleLength!
+        limits.presenceBatchAbove = o.presenceBatchAbove ?? d.presenceBatchAbove!
+        guard limits.presenceBatchAbove >= 0 else { throw ValidationError("presenceBatchAbove must be at least 0") }
         for (key, value) in [
             ("maxParticipants", limits.maxParticipants), ("maxAnnotations", limits.maxAnnotations),
             ("maxCoordinates", limits.maxCoordinatesPerShape), ("maxMetadataBytes", limits.maxMetadataBytes),

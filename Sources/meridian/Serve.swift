@@ -68,6 +68,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds each session's event log keeps an entry (default 604800, a week).") var eventLogMaxAge: Double?
     @Option(help: "Entries each session's event log keeps at most, newest first (default 10000; 0 turns the log off).")
     var eventLogMaxEntries: Int?
+    @Option(help: "Above this many participants a session announces joins and leaves together, in one presence event per tick (default 100).")
+    var presenceBatchAbove: Int?
+    @Option(help: "Bytes of frames shared by many connections (the annotation lists of welcomes into big sessions) exempt from the per-connection queue limits (default 268435456).")
+    var sharedFrameBudget: Int?
 
     var flags: ServeOptions {
         ServeOptions(
@@ -82,7 +86,8 @@ struct Serve: AsyncParsableCommand {
             tlsCert: tlsCert, tlsKey: tlsKey,
             allowedOrigins: allowedOrigins.isEmpty ? nil : allowedOrigins.flatMap(ServeOptions.commaSeparated),
             maxConnections: maxConnections, maxConnectionsPerIp: maxConnectionsPerIp, handshakeTimeout: handshakeTimeout,
-            eventLogMaxAge: eventLogMaxAge, eventLogMaxEntries: eventLogMaxEntries)
+            eventLogMaxAge: eventLogMaxAge, eventLogMaxEntries: eventLogMaxEntries,
+            presenceBatchAbove: presenceBatchAbove, sharedFrameBudget: sharedFrameBudget)
     }
 
     /// flags > environment > file > defaults.

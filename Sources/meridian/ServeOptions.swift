@@ -44,6 +44,8 @@ struct ServeOptions: Codable, Equatable, Sendable {
     var handshakeTimeout: Double?
     var eventLogMaxAge: Double?
     var eventLogMaxEntries: Int?
+    var presenceBatchAbove: Int?
+    var sharedFrameBudget: Int?
 
     static let defaults = ServeOptions(
         host: "127.0.0.1", port: 8080, dataDir: nil, idleUnload: 300, maxSessions: 10_000,
@@ -55,7 +57,8 @@ struct ServeOptions: Codable, Equatable, Sendable {
         rateLimit: 200, rateBurst: 400, maxParticipants: 5_000, maxAnnotations: 100_000, maxCoordinates: 10_000,
         maxMetadataBytes: 4_096, maxTitleLength: 256,
         tlsCert: nil, tlsKey: nil, allowedOrigins: [], maxConnections: 100_000, maxConnectionsPerIp: 1_000,
-        handshakeTimeout: 10, eventLogMaxAge: 7 * 24 * 3600, eventLogMaxEntries: 10_000)
+        handshakeTimeout: 10, eventLogMaxAge: 7 * 24 * 3600, eventLogMaxEntries: 10_000,
+        presenceBatchAbove: 100, sharedFrameBudget: 256 << 20)
 
     /// These options, with `lower` filling what is unset.
     func over(_ lower: ServeOptions) throws -> ServeOptions {

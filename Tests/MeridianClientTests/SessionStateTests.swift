@@ -65,4 +65,17 @@ struct SessionStateTests {
         ])
         #expect(state.annotations["a"] == expected)
     }
+
+    @Test func aPresenceEventAddsOrReplacesAndRemoves() {
+        var state = mirror(seq: 5)
+        let p1 = JSONValue.object(["id": .string("p1"), "name": .string("A renamed")])
+        let p2 = JSONValue.object(["id": .string("p2"), "name": .string("B")])
+        let presence = SequencedEvent(seq: 6, isTransient: false, event: .presence(joined: [p1, p2], left: [Departure(id: "p9", reason: "left")]))
+        #expect(state.apply(presence) == .applied)
+        #expect(state.participantOrder == ["p1", "p2"], "p1 (known from the snapshot) keeps its place; an unknown leaver is ignored")
+        #expect(state.participants["p1"] == p1)
+        let leaving = SequencedEvent(seq: 7, isTransient: false, event: .presence(joined: [], left: [Departure(id: "p1", reason: "disconnected")]))
+        #expect(state.apply(leaving) == .applied)
+        #expect(state.participantOrder == ["p2"])
+    }
 }

@@ -127,15 +127,22 @@ struct ClientMirror {
         apply(emitted.event)
     }
 
+    private mutating func removeParticipant(_ id: ParticipantID) {
+        state.participants[id] = nil
+        for other in state.participants.keys where state.participants[other]?.following == .participant(id) {
+            state.participants[other]?.following = nil
+        }
+    }
+
     private mutating func apply(_ event: Event) {
         switch event {
         case .participantJoined(let p):
             state.participants[p.id] = p
         case .participantLeft(let id, _):
-            state.participants[id] = nil
-            for other in state.participants.keys where state.participants[other]?.following == .participant(id) {
-                state.participants[other]?.following = nil
-            }
+            removeParticipant(id)
+        case .presence(let joined, let left):
+            for p in joined { state.participants[p.id] = p }
+            for l in left { removeParticipant(l.participant) }
         case .camera(.own, let pid, let phase, let viewport):
             if let c = phase.camera { state.participants[pid]?.camera = c }
             if let viewport { state.participants[pid]?.viewport = viewport }

@@ -44,6 +44,7 @@ struct KeyOrderTests {
             detailColor: red, anchor: .annotation("pin"))
         return [
             .participantJoined(participant), .participantLeft("p1", reason: "left"),
+            .presence(joined: [participant, participant], left: [PresenceLeave(participant: "p2", reason: "disconnected")]),
             .camera(.own, participant: "p1", .begin(animated: true), viewport: Viewport(width: 1, height: 2)),
             .camera(.own, participant: "p1", .changing(camera), viewport: nil),
             .camera(.shared, participant: "p1", .end(camera, animated: false), viewport: nil),

@@ -26,6 +26,12 @@ struct SessionMirror {
         case .participantLeft(let pid, _):
             listed.remove(pid)
             selections[pid] = nil
+        case .presence(let joined, let left):
+            for p in joined { listed.insert(p.id) }
+            for l in left {
+                listed.remove(l.participant)
+                selections[l.participant] = nil
+            }
         case .camera(.shared, _, let phase, _): if let c = phase.camera { sharedCamera = c }
         case .camera: break
         case .cameraLease(let holder, _): cameraLeaseHolder = holder

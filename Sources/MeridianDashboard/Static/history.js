@@ -8,6 +8,10 @@ export function describeEvent(m, name) {
   switch (m.type) {
     case "participant.joined": return `${m.participant.name} joined as ${m.participant.role}`;
     case "participant.left": return `${name(m.participant)} left (${m.reason})`;
+    case "presence": return [
+      ...m.joined.map((p) => `${p.name} joined as ${p.role}`),
+      ...m.left.map((l) => `${name(l.participant)} left (${l.reason})`),
+    ].join("; ");
     case "camera.begin": return `${name(m.participant)} starts moving the ${m.target} camera`;
     case "camera.end": return `${name(m.participant)} moved the ${m.target} camera (zoom ${m.camera.zoom.toFixed(1)})`;
     case "camera.lease": return m.holder ? `${name(m.holder)} holds the shared camera (${m.reason})` : `shared camera released (${m.reason})`;
@@ -31,7 +35,7 @@ export function describeEvent(m, name) {
 
 /// The feed's type filter: which group an event belongs to.
 export function eventGroup(m) {
-  if (m.type.startsWith("participant.")) return "participant";
+  if (m.type.startsWith("participant.") || m.type === "presence") return "participant";
   if (m.type.startsWith("camera.") || m.type === "follow") return "camera";
   if (m.type.startsWith("annotation.")) return "annotation";
   if (m.type.startsWith("drag")) return "drag";
@@ -44,6 +48,7 @@ export function eventGroup(m) {
 /// The participants an event is about (ids), for the feed's participant filter.
 export function eventParticipants(m) {
   const ids = [m.participant?.id ?? m.participant, m.by, m.holder, typeof m.target === "string" && m.target !== "shared" ? m.target : null];
+  if (m.type === "presence") ids.push(...m.joined.map((p) => p.id), ...m.left.map((l) => l.participant));
   return ids.filter((x) => typeof x === "string");
 }
 
@@ -97,14 +102,19 @@ export class SessionHistory {
       for (const p of e.snapshot.participants) this.names.set(p.id, p.name);
       return;
     }
-    if (e.event.type === "participant.joined") this.names.set(e.event.participant.id, e.event.participant.name);
+    this._learnNames(e.event);
     this._addItem({ time: e.time, epoch: e.epoch, seq: e.seq, event: e.event, live: false });
   }
 
   /// An event received live (discrete ones are also in the log, once written).
   addLive(m, epoch, time = Date.now()) {
-    if (m.type === "participant.joined") this.names.set(m.participant.id, m.participant.name);
+    this._learnNames(m);
     this._addItem({ time, epoch, seq: m.seq, event: structuredClone(m), live: true });
+  }
+
+  _learnNames(m) {
+    if (m.type === "participant.joined") this.names.set(m.participant.id, m.participant.name);
+    if (m.type === "presence") for (const p of m.joined) this.names.set(p.id, p.name);
   }
 
   _addItem(item) {

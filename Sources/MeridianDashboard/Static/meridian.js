@@ -81,6 +81,10 @@ export function applyEvent(s, m) {
   switch (m.type) {
     case "participant.joined": s.participants.set(m.participant.id, m.participant); break;
     case "participant.left": s.participants.delete(m.participant); break;
+    case "presence": // a large session's joins and leaves, announced together
+      for (const p of m.joined) s.participants.set(p.id, p);
+      for (const l of m.left) s.participants.delete(l.participant);
+      break;
     case "camera.begin": if (who && m.viewport) who.viewport = m.viewport; break;
     case "camera.changing": case "camera.end":
       if (m.target === "shared") s.sharedCamera = m.camera;

@@ -499,7 +499,7 @@ export function showSession(url, sessionID, config, basemap) {
     const m = e.detail.event;
     // Cameras in motion (changing, before any end) count too: a crowd moving keeps the view fitted.
     const moved = !m || ["annotation.added", "annotation.removed", "annotation.updated", "camera.begin", "camera.changing",
-      "camera.end", "participant.joined", "participant.left", "location"].includes(m.type);
+      "camera.end", "participant.joined", "participant.left", "presence", "location"].includes(m.type);
     if (autoFit && !followShared && live.settings && moved && !fitQueued && !replay.active) {
       fitQueued = true;
       const wait = Math.max(0, 400 - (performance.now() - lastFit));
