@@ -1,12 +1,31 @@
-/// Per-connection state, confined to the service thread. lws's per-session memory holds only
-/// the `id`, whose low half is this object's slot in the server's table (``ConnectionSlots``).
-final class Connection {
+/// What every delivery to a connection touches, kept apart from the rest of its state and
+/// reached through a pointer: queueing a frame costs no reference counting and no dynamic
+/// exclusivity check, and touches this and one slot of the queue's ring.
+struct ConnectionHot {
     let id: ConnectionID
     /// The `struct lws *`; valid until LWS_CALLBACK_CLOSED.
     let wsi: OpaquePointer
     var queue = ConnectionQueue()
-    var writeBuffer: WriteBuffer
     var writableRequested = false
+    /// Set with ``Connection/closing``: nothing more is queued.
+    var isClosing = false
+}
+
+/// Per-connection state, confined to the service thread. lws's per-session memory holds only
+/// the `id`, whose low half is this object's slot in the server's table (``ConnectionSlots``).
+final class Connection {
+    let hot: UnsafeMutablePointer<ConnectionHot>
+    var id: ConnectionID { hot.pointee.id }
+    var wsi: OpaquePointer { hot.pointee.wsi }
+    var queue: ConnectionQueue {
+        get { hot.pointee.queue }
+        _modify { yield &hot.pointee.queue }
+    }
+    var writableRequested: Bool {
+        get { hot.pointee.writableRequested }
+        set { hot.pointee.writableRequested = newValue }
+    }
+    var writeBuffer: WriteBuffer
     /// When the connection last wrote (server `now`), for releasing idle buffers.
     var lastWrite = Duration.zero
     /// When the queue went above the high-water mark (server `now`), nil when not behind.
@@ -15,7 +34,9 @@ final class Connection {
     /// what it held after the last compaction, so compacting stays linear overall.
     var compactAbove = 0
     /// Set once the server decided to close; the close frame goes out from WRITEABLE.
-    var closing: (code: UInt16, reason: String)?
+    var closing: (code: UInt16, reason: String)? {
+        didSet { hot.pointee.isClosing = closing != nil }
+    }
     /// True once the close frame was handed to lws (it then awaits the peer's answer).
     var closeFrameSent = false
     /// True once the handler was told the connection closed (for a close the
@@ -34,8 +55,8 @@ final class Connection {
     var refusingInput = false
 
     init(id: ConnectionID, wsi: OpaquePointer, headroom: Int) {
-        self.id = id
-        self.wsi = wsi
+        hot = .allocate(capacity: 1)
+        hot.initialize(to: ConnectionHot(id: id, wsi: wsi))
         self.writeBuffer = WriteBuffer(headroom: headroom)
     }
 
@@ -43,7 +64,9 @@ final class Connection {
         // Only dropped after LWS_CALLBACK_CLOSED, when lws no longer reads the buffer.
         writeBuffer.release()
         // Queued frames are not retained one by one (see ConnectionQueue).
-        queue.removeAll()
+        hot.pointee.queue.removeAll()
+        hot.deinitialize(count: 1)
+        hot.deallocate()
     }
 }
 
@@ -52,6 +75,8 @@ final class Connection {
 /// stale id finds nothing. Looking a connection up is an index and a compare, not a hash.
 struct ConnectionSlots {
     private var slots: [Connection?] = []
+    /// Each slot's hot state, for deliveries (nil when free).
+    private var hots: [UnsafeMutablePointer<ConnectionHot>?] = []
     private var generations: [UInt32] = []
     private var free: [Int] = []
     private(set) var count = 0
@@ -69,10 +94,12 @@ struct ConnectionSlots {
         let connection = make(id)
         if slot == slots.count {
             slots.append(connection)
+            hots.append(connection.hot)
             generations.append(1)
         } else {
             free.removeLast()
             slots[slot] = connection
+            hots[slot] = connection.hot
         }
         count += 1
         return connection
@@ -89,6 +116,7 @@ struct ConnectionSlots {
         guard let connection = self[id] else { return nil }
         let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
         slots[slot] = nil
+        hots[slot] = nil
         generations[slot] &+= 1
         if generations[slot] == 0 { generations[slot] = 1 }  // 0 would allow the id 0, "none"
         free.append(slot)
@@ -101,8 +129,15 @@ struct ConnectionSlots {
     /// Every open connection.
     var all: some Sequence<Connection> { slots.lazy.compactMap { $0 } }
 
+    /// Calls `body` with every slot's hot state (nil for free slots), indexed by slot: a
+    /// delivery finds its connection's with an index and a compare of ids.
+    func withHotStates<R>(_ body: (UnsafeBufferPointer<UnsafeMutablePointer<ConnectionHot>?>) -> R) -> R {
+        hots.withUnsafeBufferPointer(body)
+    }
+
     mutating func removeAll() {
         slots.removeAll()
+        hots.removeAll()
         generations.removeAll()
         free.removeAll()
         count = 0

@@ -1,5 +1,3 @@
-import DequeModule
-
 /// The outbound queue of one connection: pre-framed frames in order.
 ///
 /// Frames are written whole, never split across writes: libwebsockets may send a PING of its
@@ -19,14 +17,11 @@ import DequeModule
 /// queue goes through `drop(_:)`; a queue must be emptied with ``removeAll()`` before it is
 /// discarded.
 struct ConnectionQueue {
-    /// A queued frame, and whether its bytes are exempt from the connection's limits (a shared
-    /// frame within its ledger's budget when it was queued).
-    struct Entry {
-        let frame: Unmanaged<OutboundFrame>
-        let exempt: Bool
-    }
+    typealias Entry = FrameRing.Entry
 
-    private var entries = Deque<Entry>()
+    /// Queued frames; an entry is `exempt` when it was a shared frame within its ledger's
+    /// budget when queued.
+    private var entries = FrameRing()
 
     /// Bytes queued and not yet written, superseded frames included until they are dropped;
     /// exempt frames not included.
@@ -91,43 +86,41 @@ struct ConnectionQueue {
 
     /// Drops every superseded frame. Returns how many went.
     mutating func compact() -> Int {
-        var kept = Deque<Entry>()
-        kept.reserveCapacity(entries.count)
         var dropped = 0
-        for entry in entries {
+        var freed = 0, freedExempt = 0
+        entries.filter { entry in
             let (size, superseded) = entry.frame._withUnsafeGuaranteedRef { ($0.byteCount, $0.superseded) }
-            if superseded {
-                account(size, exempt: entry.exempt, sign: -1)
-                dropped += 1
-                drop(entry)
-            } else {
-                kept.append(entry)
-            }
+            guard superseded else { return true }
+            if entry.exempt { freedExempt += size } else { freed += size }
+            dropped += 1
+            Self.drop(entry)
+            return false
         }
-        entries = kept
+        bytes -= freed
+        exemptBytes -= freedExempt
         return dropped
     }
 
     /// Gives back the storage an empty queue keeps from its busiest moment.
     mutating func releaseStorage() {
         guard isEmpty else { return }
-        entries = Deque()
+        entries.deallocate()
     }
 
     /// Drops everything.
     mutating func removeAll() {
-        for entry in entries { drop(entry) }
-        entries.removeAll()
+        entries.forEach(Self.drop)
+        entries.deallocate()
         bytes = 0
         exemptBytes = 0
     }
 
     private mutating func removeHead() {
-        drop(entries.removeFirst())
+        Self.drop(entries.removeFirst())
     }
 
     /// One entry left the queue: the frame's last holder gives up its single retain.
-    private func drop(_ entry: Entry) {
+    private static func drop(_ entry: Entry) {
         let last = entry.frame._withUnsafeGuaranteedRef { frame in
             frame.holders -= 1
             return frame.holders == 0

@@ -24,13 +24,27 @@ extension WebSocketServer {
     ) {
         assertOnServiceThread()
         previous?.superseded = true
+        let exempt = frame.ledger?.isWithinBudget ?? false
+        let highWater = configuration.queueHighWaterBytes
         var sent = 0
-        members.withUnsafeBufferPointer { ids in
-            for id in ids where id != skip {
-                guard let connection = connections[id] else { continue }
-                enqueue(frame, for: connection)
-                sent += 1
+        var backlogged: [ConnectionID] = []
+        connections.withHotStates { hots in
+            members.withUnsafeBufferPointer { ids in
+                for id in ids where id != skip {
+                    let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+                    guard slot < hots.count, let hot = hots[slot], hot.pointee.id == id, !hot.pointee.isClosing else { continue }
+                    hot.pointee.queue.append(frame, exempt: exempt)
+                    if hot.pointee.queue.bytes > highWater { backlogged.append(id) }
+                    if !hot.pointee.writableRequested {
+                        hot.pointee.writableRequested = true
+                        lws_callback_on_writable(hot.pointee.wsi)
+                    }
+                    sent += 1
+                }
             }
+        }
+        for id in backlogged {
+            if let connection = connections[id] { checkBacklog(of: connection) }
         }
         counters.deliveries += sent
         counters.bytesQueued += sent * frame.byteCount
