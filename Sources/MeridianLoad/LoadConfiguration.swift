@@ -35,6 +35,9 @@ public struct LoadConfiguration: Sendable {
     /// The shortest time between two polls of a client thread's sockets (trades up to this
     /// much latency for far fewer, fuller wake-ups under load).
     public var coalescing: Duration = .milliseconds(2)
+    /// Local addresses the connections are bound to, in turn (e.g. 127.0.0.1 … 127.0.0.4 for more than
+    /// ~28k connections to one server address); empty: the system's choice.
+    public var sourceAddresses: [String] = []
     /// Print a progress line every second (to stderr).
     public var progress = true
     /// Bearer tokens for a server that checks them: `tokens(i)` is client `i`'s

@@ -36,6 +36,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         }
         group = WebSocketClientGroup(
             host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
+        group.sourceAddresses = configuration.sourceAddresses
     }
 
     /// Draggers first, then camera movers, then selectors; the rest listen.

@@ -23,6 +23,7 @@ extension WebSocketClientGroup {
         configureLWSLogging()
         let names = (host: allocations.string(host), raw: allocations.string("RAW"), protocolName: allocations.string(subprotocol))
         cStrings = names
+        sourceCStrings = sourceAddresses.map { allocations.string($0) }
         let protocols = allocations.zeroed(lws_protocols.self, count: 2)
         protocols[0].name = UnsafePointer(names.protocolName)
         protocols[0].callback = clientGroupCallback
@@ -75,6 +76,7 @@ extension WebSocketClientGroup {
         lws_context_destroy(context)
         self.context = nil
         cStrings = nil
+        sourceCStrings = []
         for key in links.keys { links[key]?.buffer.release() }
         links.removeAll()
         finish()
@@ -114,6 +116,7 @@ extension WebSocketClientGroup {
         info.host = info.address
         info.method = UnsafePointer(names.raw)
         info.local_protocol_name = UnsafePointer(names.protocolName)
+        if !sourceCStrings.isEmpty { info.iface = UnsafePointer(sourceCStrings[id % sourceCStrings.count]) }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: id + 1)
         links[id] = Link()
         if let wsi = lws_client_connect_via_info(&info) {
