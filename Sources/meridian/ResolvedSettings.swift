@@ -44,6 +44,10 @@ struct ResolvedSettings {
             throw ValidationError("logLevel \"\(levelName)\": use trace, debug, info, notice, warning, error or critical")
         }
         logLevel = level
+        let loopName = o.eventLoop ?? d.eventLoop!
+        guard let eventLoop = EventLoop(rawValue: loopName) else {
+            throw ValidationError("eventLoop \"\(loopName)\": use libev or poll")
+        }
 
         var transport = TransportConfiguration()
         transport.host = o.host ?? d.host!
@@ -61,6 +65,7 @@ struct ResolvedSettings {
         transport.allowedOrigins = o.allowedOrigins ?? d.allowedOrigins!
         transport.tlsCertificatePath = o.tlsCert
         transport.tlsPrivateKeyPath = o.tlsKey
+        transport.eventLoop = eventLoop
         var defaults = SessionSettings()
         defaults.dragPolicy = policy
         defaults.leaseTimeout = .milliseconds(Int(lease * 1000))

@@ -65,6 +65,8 @@ struct Serve: AsyncParsableCommand {
     var maxConnectionsPerIp: Int?
     @Option(help: "Seconds a new connection has to complete its HTTP request or upgrade (default 10).")
     var handshakeTimeout: Double?
+    @Option(help: "Event loop of the transport: libev (epoll; default) or poll (libwebsockets' own poll() loop).")
+    var eventLoop: String?
 
     var flags: ServeOptions {
         ServeOptions(
@@ -78,7 +80,8 @@ struct Serve: AsyncParsableCommand {
             maxCoordinates: maxCoordinates, maxMetadataBytes: maxMetadataBytes, maxTitleLength: maxTitleLength,
             tlsCert: tlsCert, tlsKey: tlsKey,
             allowedOrigins: allowedOrigins.isEmpty ? nil : allowedOrigins.flatMap(ServeOptions.commaSeparated),
-            maxConnections: maxConnections, maxConnectionsPerIp: maxConnectionsPerIp, handshakeTimeout: handshakeTimeout)
+            maxConnections: maxConnections, maxConnectionsPerIp: maxConnectionsPerIp, handshakeTimeout: handshakeTimeout,
+            eventLoop: eventLoop)
     }
 
     /// flags > environment > file > defaults.
@@ -103,6 +106,7 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         var configuration = settings.server
+        DescriptorLimit.raise(for: configuration.transport.maxConnections, logger: Logger(label: "meridian"))
         do {
             configuration.authentication = try await Self.authentication(o)
         } catch let error as ConfigError {

@@ -42,6 +42,7 @@ struct ServeOptions: Codable, Equatable, Sendable {
     var maxConnections: Int?
     var maxConnectionsPerIp: Int?
     var handshakeTimeout: Double?
+    var eventLoop: String?
 
     static let defaults = ServeOptions(
         host: "127.0.0.1", port: 8080, dataDir: nil, idleUnload: 300, maxSessions: 10_000,
@@ -53,7 +54,7 @@ struct ServeOptions: Codable, Equatable, Sendable {
         rateLimit: 200, rateBurst: 400, maxParticipants: 5_000, maxAnnotations: 100_000, maxCoordinates: 10_000,
         maxMetadataBytes: 4_096, maxTitleLength: 256,
         tlsCert: nil, tlsKey: nil, allowedOrigins: [], maxConnections: 100_000, maxConnectionsPerIp: 1_000,
-        handshakeTimeout: 10)
+        handshakeTimeout: 10, eventLoop: "libev")
 
     /// These options, with `lower` filling what is unset.
     func over(_ lower: ServeOptions) throws -> ServeOptions {
