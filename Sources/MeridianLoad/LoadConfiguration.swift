@@ -8,6 +8,9 @@ public struct LoadConfiguration: Sendable {
     public var sessions = 1
     /// Draggers per session (editors running starting/dragging/ending cycles).
     public var draggers = 2
+    /// Sessions that have draggers (the first ones); nil: all. The others only listen, e.g. many idle
+    /// connections beside a small steady delivery rate.
+    public var dragSessions: Int?
     /// Moves per second per dragger.
     public var dragRate = 60.0
     /// Moves per drag before `ending` (then a new `starting`).

@@ -29,7 +29,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         for index in clientIndices {
             let session = index % configuration.sessions
             let rank = index / configuration.sessions
-            let role = Self.role(rank: rank, configuration)
+            let role = session < (configuration.dragSessions ?? configuration.sessions) ? Self.role(rank: rank, configuration) : .listener
             clients[index] = SimulatedClient(index: index, session: session, role: role)
             connectOrder.append(index)
             if clients[index]!.isActor { actors.append(index) } else { listeners.append(index) }
@@ -37,6 +37,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         group = WebSocketClientGroup(
             host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
         group.sourceAddresses = configuration.sourceAddresses
+        group.eventLoop = .libev
     }
 
     /// Draggers first, then camera movers, then selectors; the rest listen.

@@ -36,7 +36,16 @@ extension WebSocketClientGroup {
         info.count_threads = 1
         // Raw sockets read into this buffer: large reads carry many frames each.
         info.pt_serv_buf_size = UInt32(Self.readBufferSize)
+        let eventLoop = self.eventLoop == .libev ? mrd_ev_loop_new() : nil
+        if let eventLoop {
+            let loops = allocations.zeroed(UnsafeMutableRawPointer?.self, count: 1)
+            loops[0] = eventLoop
+            info.foreign_loops = loops
+            info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+            info.signal_cb = mrd_ignore_signal
+        }
         guard let context = lws_create_context(&info) else {
+            if let eventLoop { mrd_ev_loop_destroy(eventLoop) }
             finish()
             return
         }
@@ -74,6 +83,7 @@ extension WebSocketClientGroup {
         mrd_timer_cancel(timer)
         handlerStorage = nil
         lws_context_destroy(context)
+        if let eventLoop { mrd_ev_loop_destroy(eventLoop) }
         self.context = nil
         cStrings = nil
         sourceCStrings = []

@@ -52,6 +52,9 @@ public final class WebSocketClientGroup: @unchecked Sendable {
     /// system's choice. Several loopback sources (127.0.0.2, …) lift the ~28k ephemeral ports that
     /// one source address has towards one server address. Set before ``start()``.
     public var sourceAddresses: [String] = []
+    /// The loop the service thread runs; libev keeps a pass cheap with tens of thousands of
+    /// mostly idle connections. Set before ``start()``.
+    public var eventLoop: EventLoop = .poll
     /// Not retained (the handler owns the group) and not weak: a weak reference would make every
     /// retain of the handler take the slow path, once per message.
     unowned(unsafe) var handlerStorage: (any ClientGroupHandler)?

@@ -13,6 +13,7 @@ struct Load: AsyncParsableCommand {
     @Option(help: "Simulated clients in all.") var clients = 100
     @Option(help: "Sessions the clients are spread over.") var sessions = 1
     @Option(help: "Draggers per session.") var draggers = 2
+    @Option(help: "Sessions with draggers (the first ones; default all): the others only listen.") var dragSessions: Int?
     @Option(help: "Drag moves per second per dragger.") var rate = 60.0
     @Option(help: "Moves per drag before it ends and a new one starts.") var movesPerDrag = 60
     @Option(help: "Fraction of draggers that compete for an annotation with another.") var contention = 0.2
@@ -42,6 +43,7 @@ struct Load: AsyncParsableCommand {
         guard draggers >= 0, rate > 0, (1...MoveCounter.maxMoves).contains(movesPerDrag) else {
             throw ValidationError("--draggers >= 0, --rate > 0, 1 <= --moves-per-drag <= \(MoveCounter.maxMoves)")
         }
+        if let dragSessions, dragSessions < 0 { throw ValidationError("--drag-sessions must not be negative") }
         guard (0...1).contains(contention) else { throw ValidationError("--contention must be within 0...1") }
         guard duration > 0, rampUp >= 0, settle >= 0, threads >= 1 else { throw ValidationError("--duration > 0, --ramp-up >= 0, --settle >= 0, --threads >= 1") }
         guard (0...100).contains(coalesceMs) else { throw ValidationError("--coalesce-ms must be within 0...100") }
@@ -55,6 +57,7 @@ struct Load: AsyncParsableCommand {
         c.clients = clients
         c.sessions = sessions
         c.draggers = draggers
+        c.dragSessions = dragSessions
         c.dragRate = rate
         c.movesPerDrag = movesPerDrag
         c.contention = contention
