@@ -74,18 +74,18 @@ class Serve:
 async def join_many(port, count):
     """Opens `count` WebSocket connections, joins each to one session; returns how many got a welcome."""
     sockets = []
+
+    async def join(i):
+        ws = await websockets.connect(f"ws://127.0.0.1:{port}/", subprotocols=["meridian.v1"], open_timeout=20)
+        sockets.append(ws)
+        await ws.send(json.dumps({"type": "join", "ref": i, "session": f"nofile-{i % 10}", "name": f"c{i}", "role": "viewer"}))
+        while json.loads(await asyncio.wait_for(ws.recv(), 20))["type"] != "welcome":
+            pass
+        return 1
     try:
-        for i in range(count):
-            ws = await websockets.connect(f"ws://127.0.0.1:{port}/", subprotocols=["meridian.v1"], open_timeout=10)
-            sockets.append(ws)
-            await ws.send(json.dumps({"type": "join", "ref": i, "session": "nofile", "name": f"c{i}", "role": "viewer"}))
         welcomed = 0
-        for ws in sockets:
-            while True:
-                message = json.loads(await asyncio.wait_for(ws.recv(), 10))
-                if message["type"] == "welcome":
-                    welcomed += 1
-                    break
+        for start in range(0, count, 50):
+            welcomed += sum(await asyncio.gather(*(join(i) for i in range(start, min(start + 50, count)))))
         return welcomed
     finally:
         await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
