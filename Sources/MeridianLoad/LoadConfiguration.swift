@@ -1,3 +1,5 @@
+import MeridianTransport
+
 /// What `meridian load` simulates. Plain values; the command line fills them in.
 public struct LoadConfiguration: Sendable {
     public var host = "127.0.0.1"
@@ -41,6 +43,8 @@ public struct LoadConfiguration: Sendable {
     /// Local addresses the connections are bound to, in turn (e.g. 127.0.0.1 … 127.0.0.4 for more than
     /// ~28k connections to one server address); empty: the system's choice.
     public var sourceAddresses: [String] = []
+    /// The loop each client thread runs: libev (epoll) or lws's poll loop.
+    public var eventLoop: EventLoop = .libev
     /// Print a progress line every second (to stderr).
     public var progress = true
     /// Bearer tokens for a server that checks them: `tokens(i)` is client `i`'s

@@ -37,7 +37,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         group = WebSocketClientGroup(
             host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
         group.sourceAddresses = configuration.sourceAddresses
-        group.eventLoop = .libev
+        group.eventLoop = configuration.eventLoop
     }
 
     /// Draggers first, then camera movers, then selectors; the rest listen.

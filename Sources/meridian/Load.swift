@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MeridianAuth
 import MeridianLoad
+import MeridianTransport
 
 /// `meridian load`: simulated clients against a running server, with a latency report.
 struct Load: AsyncParsableCommand {
@@ -31,6 +32,7 @@ struct Load: AsyncParsableCommand {
     var coalesceMs = 2.0
     @Option(help: "Comma-separated local addresses the connections are bound to in turn (e.g. 127.0.0.1,127.0.0.2: one source address has about 28k ports towards one server address).")
     var sourceAddresses: String?
+    @Option(help: "Event loop of the client threads: libev (default) or poll.") var eventLoop = "libev"
     @Option(help: "Exit non-zero when the drag latency p99 exceeds this many milliseconds.") var maxP99: Double?
     @Option(help: "Exit non-zero when more than this many events are lost.") var maxLoss: UInt64?
     @Option(help: "HS256 secret file of a server that checks tokens: each client gets its own token (sub load-N, sessions load-*).")
@@ -72,6 +74,8 @@ struct Load: AsyncParsableCommand {
         c.duration = duration
         c.threads = threads
         c.coalescing = .microseconds(Int(coalesceMs * 1000))
+        guard let loop = EventLoop(rawValue: eventLoop) else { throw ValidationError("--event-loop: use libev or poll") }
+        c.eventLoop = loop
         c.sourceAddresses = (sourceAddresses ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         let quiet = quiet
         let report = try LoadRunner.run(c) { line in
