@@ -222,7 +222,7 @@ def knee_ok(r):
 def knee():
     """Highest offered rate at 1000 clients with < 1% of moves conflated and p99 <= 100 ms: draggers
     at 60 Hz up a ladder, stopping at the first step that fails."""
-    ladder = [10, 20, 40, 60, 80] if QUICK else [10, 20, 30, 40, 50, 60, 70, 80]
+    ladder = [2, 10, 30, 60] if QUICK else [2, 5, 10, 20, 30, 40, 50, 60, 70, 80]
     window = 3 if QUICK else 5
     results = {}
     for kind in ("meridian",) + BASELINES:
@@ -254,15 +254,18 @@ def idle_cpu():
     options = dict(clients=10_000, sessions=100, draggers=1, drag_sessions=1, rate=10, contention=0,
                    ramp_up=5, settle=2, duration=5 if QUICK else 10, coalesce_ms=5)
     results = {k: run_one(k, **options) for k in ("meridian",) + BASELINES}
+    # The cheaper loop among the runs that connected every client (a run that did not is not comparable).
     a, b = results["lws-poll"], results["lws-libev"]
-    if "failed" not in a and "failed" not in b:
-        best = a if a.get("serverWindowCpuPercent", 1e9) <= b.get("serverWindowCpuPercent", 1e9) else b
+    key = lambda r: ("failed" in r, -(r.get("connected") or 0), r.get("serverWindowCpuPercent", 1e9))
+    best = a if key(a) <= key(b) else b
+    if "failed" not in best:
         results["lws"] = {**best, "loop": "poll" if best is a else "libev"}
     return results
 
 
 def join_storm():
-    r = run_one("meridian", clients=1000, draggers=0, annotations=10_000, ramp_up=2, settle=0, duration=6 if QUICK else 10)
+    # Long enough for slow joins to complete inside the run even in --quick: what is measured is the joins.
+    r = run_one("meridian", clients=1000, draggers=0, annotations=10_000, ramp_up=2, settle=0, duration=12)
     single = run_one("meridian", clients=5, draggers=0, annotations=10_000, ramp_up=0.5, settle=0, duration=2)
     return {**r, "singleJoinMs": single.get("joinMs")}
 
@@ -313,8 +316,10 @@ def ratios(results):
     m, b = ic.get("meridian", {}), ic.get("lws", {})
     if "serverWindowCpuPercent" in m and "serverWindowCpuPercent" in b:
         r = m["serverWindowCpuPercent"] / max(b["serverWindowCpuPercent"], 0.01)
-        row("10,000 idle connections + 1,000 deliveries/s: server CPU", f"{m['serverWindowCpuPercent']:.1f}%",
-            f"{b['serverWindowCpuPercent']:.1f}% ({b['loop']})", round(r, 2), f"<= {TARGETS['idleCpu']}x", r <= TARGETS["idleCpu"])
+        complete = m.get("connected") == 10_000
+        row("10,000 idle connections + 1,000 deliveries/s: server CPU", f"{m['serverWindowCpuPercent']:.1f}% ({m.get('connected')} connected)",
+            f"{b['serverWindowCpuPercent']:.1f}% ({b['loop']}, {b.get('connected')} connected)", round(r, 2), f"<= {TARGETS['idleCpu']}x",
+            complete and r <= TARGETS["idleCpu"], "" if complete else "not every Meridian client was connected in the window")
     j = results.get("joinStorm", {})
     if "joinMs" in j:
         complete = j["joinMs"]["count"] == 1000
