@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(name: "Meridian", path: ".."),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -16,6 +17,7 @@ let package = Package(
             name: "HotPath",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "MeridianCore", package: "Meridian"),
                 .product(name: "MeridianProtocol", package: "Meridian"),
                 .product(name: "MeridianServer", package: "Meridian"),

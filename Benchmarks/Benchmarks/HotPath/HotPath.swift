@@ -1,4 +1,5 @@
 import Benchmark
+import Logging
 import MeridianCore
 import MeridianProtocol
 import MeridianServer
@@ -43,7 +44,7 @@ func decodedMove() -> (JSONValue, Command) {
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput],
+        metrics: [.wallClock, .mallocCountTotal, .throughput],
         timeUnits: .nanoseconds,
         maxDuration: .seconds(3),
         maxIterations: 1_000_000)
@@ -101,7 +102,9 @@ let benchmarks: @Sendable () -> Void = {
         var configuration = ServerConfiguration()
         configuration.transport.port = 0
         configuration.rateLimit = RateLimit(perSecond: 1e9, burst: 1_000_000_000)
-        let server = MeridianServer(configuration: configuration)
+        var logger = Logger(label: "meridian.bench")
+        logger.logLevel = .critical
+        let server = MeridianServer(configuration: configuration, logger: logger)
         let port = try server.start()
         defer { server.stop() }
         let client = try EditorSocket(port: port)
