@@ -78,6 +78,7 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("ack: ServerMessage.ack of one drag move") { benchmark in
         let (ref, _) = decodedMove()
+        benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(ServerMessage.ack(ref: ref, seq: 123_456))
         }
