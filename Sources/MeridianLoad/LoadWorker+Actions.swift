@@ -61,8 +61,8 @@ extension LoadWorker {
         case .idle:
             send(#"{"type":"drag","ref":\#(ref(index, .dragStart)),"id":"\#(annotation)","state":"starting"}"#, to: index)
             clients[index]!.drag = .awaitingGrant
-            // Should no answer come, try again later.
-            clients[index]!.nextActionAt = now + 2_000_000
+            // Should no answer come (a server busy with a join storm can take seconds), try again later.
+            clients[index]!.nextActionAt = now + 10_000_000
         case .awaitingGrant:
             clients[index]!.drag = .idle
         case .moving(let left):

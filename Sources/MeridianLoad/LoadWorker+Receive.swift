@@ -35,6 +35,10 @@ extension LoadWorker {
                 clients[id]!.nextActionAt = LoadClock.nowMicros()
                 return
             }
+            // The answer to a repeated `starting` (sent when the first one's answer was slow) must
+            // not end the drag the first one was granted.
+            if case .moving = clients[id]!.drag { return }
+            if case .ending = clients[id]!.drag { return }
             clients[id]!.drag = .idle
             if code == "drag_conflict" {
                 stats.dragsRefused += 1
