@@ -31,7 +31,7 @@ PORTS_PER_SOURCE = 25_000
 def measure(count):
     sources = max(1, -(-count // PORTS_PER_SOURCE))
     options = dict(clients=count, sessions=max(1, count // 100), draggers=1, drag_sessions=1, rate=10, contention=0,
-                   ramp_up=max(2, count / 1500), settle=5, duration=5 if bench.QUICK else 10, coalesce_ms=10)
+                   ramp_up=max(2, count / 1500), settle=max(5, count / 2000), duration=5 if bench.QUICK else 10, coalesce_ms=10)
     if sources > 1:
         options["source_addresses"] = ",".join(f"127.0.0.{i + 1}" for i in range(sources))
     rows = {}
