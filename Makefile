@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python test-fuzz-regressions fuzz fuzz-build bench clean
+.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
 
 all: build
 
@@ -101,10 +101,21 @@ fuzz: fuzz-build
 			$$opts -artifact_prefix=FuzzTesting/artifacts/$$t/ $(FUZZ_FLAGS); \
 	done
 
-# Benchmarks (not part of `make test`): Meridian and two baselines under `meridian load`;
-# writes BENCHMARKS.md and Tests/Benchmarks/results.json. Takes about 10 minutes.
+# Benchmarks (not part of `make test`): Meridian against the strong libwebsockets baseline
+# (Tests/Benchmarks/lws_rooms.c, on poll and on libev) under `meridian load`; writes BENCHMARKS.md
+# and Tests/Benchmarks/results.json. About 25 minutes; `make bench BENCH_FLAGS=--quick` runs every
+# scenario briefly (a smoke run of a few minutes).
+BENCH_FLAGS ?=
 bench: release test-deps
-	$(PYTHON) Tests/Benchmarks/bench.py
+	$(PYTHON) Tests/Benchmarks/bench.py $(BENCH_FLAGS)
+
+# The transport's event loops (poll, libev) as idle connections grow: 1k, 10k and 50k connections.
+bench-event-loop: release test-deps
+	$(PYTHON) Tests/Benchmarks/event_loop.py $(BENCH_FLAGS)
+
+# Micro-benchmarks of one drag move (package-benchmark, in Benchmarks/, its own package).
+microbench: deps
+	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark $(MICROBENCH_FLAGS)
 
 clean:
 	rm -rf .build

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "MeridianCore", targets: ["MeridianCore"]),
         .library(name: "MeridianProtocol", targets: ["MeridianProtocol"]),
         .library(name: "MeridianClient", targets: ["MeridianClient"]),
+        .library(name: "MeridianServer", targets: ["MeridianServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

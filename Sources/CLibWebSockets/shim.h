@@ -2,6 +2,8 @@
 #define MERIDIAN_LWS_SHIM_H
 
 #include <libwebsockets.h>
+#include <ev.h>
+#include <stdlib.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -38,6 +40,41 @@ static inline void mrd_timer_schedule(struct lws_context *context, struct mrd_ti
 
 static inline void mrd_timer_cancel(struct mrd_timer *timer) {
     lws_sul_cancel(&timer->sul);
+}
+
+/* A libev (epoll) loop for LWS_SERVER_OPTION_LIBEV, handed to lws as a foreign loop. lws_service()
+ * runs ev_run() on it until ev_break(): a check watcher breaks after every pass, so lws_service()
+ * returns once per pass as with the default poll() loop and the caller's loop keeps its shape. */
+static void mrd_ev_break_after_pass(struct ev_loop *loop, ev_check *watcher, int revents) {
+    (void)watcher; (void)revents;
+    ev_break(loop, EVBREAK_ONE);
+}
+
+static inline void *mrd_ev_loop_new(void) {
+    struct ev_loop *loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV | EVFLAG_NOSIGMASK);
+    if (!loop) return NULL;
+    ev_check *check = (ev_check *)malloc(sizeof *check);
+    if (!check) { ev_loop_destroy(loop); return NULL; }
+    ev_check_init(check, mrd_ev_break_after_pass);
+    ev_check_start(loop, check);
+    ev_unref(loop); /* the check watcher alone does not keep the loop alive */
+    ev_set_userdata(loop, check);
+    return loop;
+}
+
+/* Frees a loop from mrd_ev_loop_new; only after lws_context_destroy. */
+static inline void mrd_ev_loop_destroy(void *opaque) {
+    struct ev_loop *loop = (struct ev_loop *)opaque;
+    ev_check *check = (ev_check *)ev_userdata(loop);
+    ev_ref(loop);
+    ev_check_stop(loop, check);
+    free(check);
+    ev_loop_destroy(loop);
+}
+
+/* lws's signal_cb for event-library loops: signals stay with the process's own handling. */
+static inline void mrd_ignore_signal(void *event_lib_handle, int signum) {
+    (void)event_lib_handle; (void)signum;
 }
 
 #endif

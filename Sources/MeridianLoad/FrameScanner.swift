@@ -89,6 +89,11 @@ struct Needle {
     static let transient = Needle(#""transient":true"#)
     static let dragging = Needle(#""state":"dragging""#)
     static let longitude = Needle(#""longitude":"#)
+    static let latitude = Needle(#""latitude":"#)
+    static let starting = Needle(#""state":"starting""#)
+    static let ending = Needle(#""state":"ending""#)
+    /// The number N of a dragged annotation `dN` (the load tool's drag targets).
+    static let draggedID = Needle(#""id":"d"#)
 
     /// The index of the byte of `needle` least likely in a server message.
     private static func rarest(_ needle: StaticString) -> Int {

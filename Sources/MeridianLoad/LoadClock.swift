@@ -38,3 +38,14 @@ enum LoadClock {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
+
+/// A drag move's number within its drag, carried in the move's latitude (thousandths of a degree)
+/// so every receiver can tell which moves of a drag it did not get.
+public enum MoveCounter {
+    /// Latitude stays within 90 degrees.
+    public static let maxMoves = 90_000
+
+    static func latitude(move: Int) -> Double { Double(move) / 1000 }
+
+    static func move(latitude: Double) -> Int32 { Int32((latitude * 1000).rounded()) }
+}

@@ -1,3 +1,5 @@
+import MeridianTransport
+
 /// What `meridian load` simulates. Plain values; the command line fills them in.
 public struct LoadConfiguration: Sendable {
     public var host = "127.0.0.1"
@@ -8,6 +10,9 @@ public struct LoadConfiguration: Sendable {
     public var sessions = 1
     /// Draggers per session (editors running starting/dragging/ending cycles).
     public var draggers = 2
+    /// Sessions that have draggers (the first ones); nil: all. The others only listen, e.g. many idle
+    /// connections beside a small steady delivery rate.
+    public var dragSessions: Int?
     /// Moves per second per dragger.
     public var dragRate = 60.0
     /// Moves per drag before `ending` (then a new `starting`).
@@ -35,6 +40,11 @@ public struct LoadConfiguration: Sendable {
     /// The shortest time between two polls of a client thread's sockets (trades up to this
     /// much latency for far fewer, fuller wake-ups under load).
     public var coalescing: Duration = .milliseconds(2)
+    /// Local addresses the connections are bound to, in turn (e.g. 127.0.0.1 … 127.0.0.4 for more than
+    /// ~28k connections to one server address); empty: the system's choice.
+    public var sourceAddresses: [String] = []
+    /// The loop each client thread runs: libev (epoll) or lws's poll loop.
+    public var eventLoop: EventLoop = .libev
     /// Print a progress line every second (to stderr).
     public var progress = true
     /// Bearer tokens for a server that checks them: `tokens(i)` is client `i`'s

@@ -40,6 +40,11 @@ public struct LoadReport: Codable, Sendable {
     /// Connect start to welcome (with its snapshot), milliseconds.
     public var joinMs: Percentiles
     public var lost: UInt64
+    /// Drag moves received in the window, and moves of watched drags never received (the server
+    /// conflated them); `conflatedPercent` = conflated / (received + conflated).
+    public var movesReceived: UInt64
+    public var movesConflated: UInt64
+    public var conflatedPercent: Double
     public var outOfOrder: UInt64
     public var duplicates: UInt64
     public var dragsGranted: UInt64
@@ -67,6 +72,7 @@ public struct LoadReport: Codable, Sendable {
         latency ms (\(l.count) samples): p50 \(f(l.p50)) p90 \(f(l.p90)) p99 \(f(l.p99)) p99.9 \(f(l.p999)) max \(f(l.max))
         join→snapshot ms (\(j.count)): p50 \(f(j.p50)) p90 \(f(j.p90)) p99 \(f(j.p99)) max \(f(j.max))
         lost \(lost), out of order \(outOfOrder), duplicates \(duplicates)
+        drag moves received \(movesReceived), conflated \(movesConflated) (\(f(conflatedPercent))%)
         drags granted \(dragsGranted), refused \(dragsRefused)
         errors \(errors.isEmpty ? "none" : errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         close codes \(closeCodes.isEmpty ? "none" : closeCodes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))

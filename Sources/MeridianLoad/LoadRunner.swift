@@ -63,7 +63,11 @@ public enum LoadRunner {
             deliveries: total.deliveries, deliveriesPerSecond: Double(total.deliveries) / max(c.duration, 0.001),
             messagesIn: total.messagesIn, messagesOut: total.messagesOut,
             latencyMs: .init(total.latency), joinMs: .init(total.joinLatency),
-            lost: total.lost, outOfOrder: total.outOfOrder, duplicates: total.duplicates,
+            lost: total.lost,
+            movesReceived: total.movesReceived, movesConflated: total.movesConflated,
+            conflatedPercent: total.movesConflated == 0 ? 0
+                : Double(total.movesConflated) * 100 / Double(total.movesReceived + total.movesConflated),
+            outOfOrder: total.outOfOrder, duplicates: total.duplicates,
             dragsGranted: total.dragsGranted, dragsRefused: total.dragsRefused, churned: total.churned,
             errors: total.errors, closeCodes: total.closeCodes,
             cpuSeconds: cpu, cpuPercent: wall > 0 ? cpu / wall * 100 : 0)

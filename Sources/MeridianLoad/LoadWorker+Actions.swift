@@ -61,19 +61,22 @@ extension LoadWorker {
         case .idle:
             send(#"{"type":"drag","ref":\#(ref(index, .dragStart)),"id":"\#(annotation)","state":"starting"}"#, to: index)
             clients[index]!.drag = .awaitingGrant
-            // Should no answer come, try again later.
-            clients[index]!.nextActionAt = now + 2_000_000
+            // Should no answer come (a server busy with a join storm can take seconds), try again later.
+            clients[index]!.nextActionAt = now + 10_000_000
         case .awaitingGrant:
             clients[index]!.drag = .idle
         case .moving(let left):
-            // The longitude carries the send time: receivers measure latency from it.
-            let lat = Double(c.session % 80) + Double(c.index % 1000) / 1000
+            // The longitude carries the send time: receivers measure latency from it. The latitude
+            // carries the move's number in its drag (1, 2, …): receivers count the moves they missed.
+            let lat = MoveCounter.latitude(move: configuration.movesPerDrag - left + 1)
             let lon = LoadClock.longitude(encoding: now)
             send(#"{"type":"drag","ref":\#(ref(index, .dragMove)),"id":"\#(annotation)","state":"dragging","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}"#, to: index)
             clients[index]!.drag = left > 1 ? .moving(left: left - 1) : .ending
             clients[index]!.nextActionAt = max(c.nextActionAt + moveInterval, now - moveInterval)
         case .ending:
-            send(#"{"type":"drag","ref":\#(ref(index, .dragEnd)),"id":"\#(annotation)","state":"ending"}"#, to: index)
+            // Committed at the last move's number, so receivers can tell the moves they missed at the end.
+            let lat = MoveCounter.latitude(move: configuration.movesPerDrag)
+            send(#"{"type":"drag","ref":\#(ref(index, .dragEnd)),"id":"\#(annotation)","state":"ending","coordinate":{"latitude":\#(lat),"longitude":0}}"#, to: index)
             clients[index]!.drag = .idle
             clients[index]!.nextActionAt = c.nextActionAt + moveInterval
         }

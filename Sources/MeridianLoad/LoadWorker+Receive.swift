@@ -3,6 +3,7 @@ extension LoadWorker {
         let now = LoadClock.nowMicros()
         guard let c = clients[id] else { return }
         clients[id]!.phase = .joined
+        if clients[id]!.movesSeen.isEmpty { clients[id]!.movesSeen = Array(repeating: -1, count: configuration.draggers) }
         if let seq = m.integer(after: .seq) {
             clients[id]!.seq = seq
             clients[id]!.hasSeq = true
@@ -34,6 +35,10 @@ extension LoadWorker {
                 clients[id]!.nextActionAt = LoadClock.nowMicros()
                 return
             }
+            // The answer to a repeated `starting` (sent when the first one's answer was slow) must
+            // not end the drag the first one was granted.
+            if case .moving = clients[id]!.drag { return }
+            if case .ending = clients[id]!.drag { return }
             clients[id]!.drag = .idle
             if code == "drag_conflict" {
                 stats.dragsRefused += 1
@@ -72,9 +77,35 @@ extension LoadWorker {
             }
             noteSessionSeq(c.session, clients[id]!.seq)
         }
-        if counted, m.typeIs("drag"), m.contains(.dragging),
-           let lon = m.double(after: .longitude), let latency = LoadClock.latency(longitude: lon, now: now) {
-            _ = stats.latency.record(latency)
+        if m.typeIs("drag") {
+            countMoves(m, id, counted: counted)
+            if counted, m.contains(.dragging),
+               let lon = m.double(after: .longitude), let latency = LoadClock.latency(longitude: lon, now: now) {
+                _ = stats.latency.record(latency)
+            }
+        }
+    }
+
+    /// Follows each drag's move numbers (``MoveCounter``): a move number skipped, or a drag ending
+    /// past the last move seen, is a move this receiver never got.
+    private func countMoves(_ m: FrameScanner, _ id: Int, counted: Bool) {
+        guard let annotation = m.integer(after: .draggedID), annotation < UInt64(clients[id]!.movesSeen.count) else { return }
+        let a = Int(annotation)
+        let seen = clients[id]!.movesSeen[a]
+        if m.contains(.starting) {
+            clients[id]!.movesSeen[a] = 0
+        } else if m.contains(.dragging) {
+            guard let move = m.double(after: .latitude).map(MoveCounter.move(latitude:)) else { return }
+            if counted {
+                stats.movesReceived += 1
+                if seen >= 0, move > seen + 1 { stats.movesConflated += UInt64(move - seen - 1) }
+            }
+            clients[id]!.movesSeen[a] = move
+        } else if m.contains(.ending) {
+            if counted, seen >= 0, let last = m.double(after: .latitude).map(MoveCounter.move(latitude:)), last > seen {
+                stats.movesConflated += UInt64(last - seen)
+            }
+            clients[id]!.movesSeen[a] = -1
         }
     }
 

@@ -29,13 +29,15 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         for index in clientIndices {
             let session = index % configuration.sessions
             let rank = index / configuration.sessions
-            let role = Self.role(rank: rank, configuration)
+            let role = session < (configuration.dragSessions ?? configuration.sessions) ? Self.role(rank: rank, configuration) : .listener
             clients[index] = SimulatedClient(index: index, session: session, role: role)
             connectOrder.append(index)
             if clients[index]!.isActor { actors.append(index) } else { listeners.append(index) }
         }
         group = WebSocketClientGroup(
             host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
+        group.sourceAddresses = configuration.sourceAddresses
+        group.eventLoop = configuration.eventLoop
     }
 
     /// Draggers first, then camera movers, then selectors; the rest listen.

@@ -27,6 +27,9 @@ struct SimulatedClient {
     var cameraStep = 0
     var ready = false
     var nextRef = 1
+    /// Per dragged annotation of the session (`d<N>` at index N): the number of the last move
+    /// received in its current drag, 0 right after `starting`, -1 when unknown (joined mid-drag).
+    var movesSeen: [Int32] = []
 
     init(index: Int, session: Int, role: ClientRole) {
         self.index = index

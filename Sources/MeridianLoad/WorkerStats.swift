@@ -11,6 +11,10 @@ struct WorkerStats: Sendable {
     var lost: UInt64 = 0
     var outOfOrder: UInt64 = 0
     var duplicates: UInt64 = 0
+    /// Drag moves received inside the window, and moves of drags a receiver watched that it never
+    /// got (skipped numbers in the move counter each move carries: conflated by the server).
+    var movesReceived: UInt64 = 0
+    var movesConflated: UInt64 = 0
     var dragsGranted: UInt64 = 0
     var dragsRefused: UInt64 = 0
     var churned: UInt64 = 0
@@ -32,6 +36,8 @@ struct WorkerStats: Sendable {
         lost += o.lost
         outOfOrder += o.outOfOrder
         duplicates += o.duplicates
+        movesReceived += o.movesReceived
+        movesConflated += o.movesConflated
         dragsGranted += o.dragsGranted
         dragsRefused += o.dragsRefused
         churned += o.churned

@@ -1,6 +1,14 @@
 /// Identifies one WebSocket connection for the lifetime of a server. Never reused; 0 means "none".
 public typealias ConnectionID = UInt64
 
+/// The event loop libwebsockets runs on.
+public enum EventLoop: String, Sendable, CaseIterable {
+    /// libwebsockets' default loop: `poll()` over every descriptor on each pass.
+    case poll
+    /// libev on epoll (`LWS_SERVER_OPTION_LIBEV`): a pass costs what is ready, not what is open.
+    case libev
+}
+
 /// Settings for a ``WebSocketServer``. Plain values; reading files or the environment is the caller's job.
 public struct TransportConfiguration: Sendable {
     /// Bind address. An IPv4 literal binds only that address (IPv6 is disabled for it).
@@ -29,6 +37,9 @@ public struct TransportConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(75)
     /// How often ``TransportHandler/transportTick(_:)`` is called.
     public var tickInterval: Duration = .milliseconds(50)
+    /// The loop the service thread runs (BENCHMARKS.md, "Event loop": libev's cost per pass does
+    /// not grow with idle connections).
+    public var eventLoop: EventLoop = .libev
     /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.
     public var shutdownGrace: Duration = .seconds(2)
     /// How long a connection the server is closing may take to read what is

@@ -23,6 +23,7 @@ extension WebSocketClientGroup {
         configureLWSLogging()
         let names = (host: allocations.string(host), raw: allocations.string("RAW"), protocolName: allocations.string(subprotocol))
         cStrings = names
+        sourceCStrings = sourceAddresses.map { allocations.string($0) }
         let protocols = allocations.zeroed(lws_protocols.self, count: 2)
         protocols[0].name = UnsafePointer(names.protocolName)
         protocols[0].callback = clientGroupCallback
@@ -35,7 +36,16 @@ extension WebSocketClientGroup {
         info.count_threads = 1
         // Raw sockets read into this buffer: large reads carry many frames each.
         info.pt_serv_buf_size = UInt32(Self.readBufferSize)
+        let eventLoop = self.eventLoop == .libev ? mrd_ev_loop_new() : nil
+        if let eventLoop {
+            let loops = allocations.zeroed(UnsafeMutableRawPointer?.self, count: 1)
+            loops[0] = eventLoop
+            info.foreign_loops = loops
+            info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+            info.signal_cb = mrd_ignore_signal
+        }
         guard let context = lws_create_context(&info) else {
+            if let eventLoop { mrd_ev_loop_destroy(eventLoop) }
             finish()
             return
         }
@@ -73,8 +83,10 @@ extension WebSocketClientGroup {
         mrd_timer_cancel(timer)
         handlerStorage = nil
         lws_context_destroy(context)
+        if let eventLoop { mrd_ev_loop_destroy(eventLoop) }
         self.context = nil
         cStrings = nil
+        sourceCStrings = []
         for key in links.keys { links[key]?.buffer.release() }
         links.removeAll()
         finish()
@@ -114,6 +126,7 @@ extension WebSocketClientGroup {
         info.host = info.address
         info.method = UnsafePointer(names.raw)
         info.local_protocol_name = UnsafePointer(names.protocolName)
+        if !sourceCStrings.isEmpty { info.iface = UnsafePointer(sourceCStrings[id % sourceCStrings.count]) }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: id + 1)
         links[id] = Link()
         if let wsi = lws_client_connect_via_info(&info) {

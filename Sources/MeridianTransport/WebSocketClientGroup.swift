@@ -48,6 +48,13 @@ public final class WebSocketClientGroup: @unchecked Sendable {
     let tickInterval: Duration
     /// The shortest time between two polls of the sockets; see ``init(host:port:path:subprotocol:tickInterval:coalescing:handler:)``.
     let coalescing: Duration
+    /// Local addresses connections are bound to, taken in turn by id (`id % count`); empty: the
+    /// system's choice. Several loopback sources (127.0.0.2, …) lift the ~28k ephemeral ports that
+    /// one source address has towards one server address. Set before ``start()``.
+    public var sourceAddresses: [String] = []
+    /// The loop the service thread runs; libev keeps a pass cheap with tens of thousands of
+    /// mostly idle connections. Set before ``start()``.
+    public var eventLoop: EventLoop = .poll
     /// Not retained (the handler owns the group) and not weak: a weak reference would make every
     /// retain of the handler take the slow path, once per message.
     unowned(unsafe) var handlerStorage: (any ClientGroupHandler)?
@@ -68,6 +75,8 @@ public final class WebSocketClientGroup: @unchecked Sendable {
     var tickTimer: UnsafeMutablePointer<mrd_timer>?
     /// host, the RAW method and subprotocol as C strings, allocated once for every connect.
     var cStrings: (host: UnsafeMutablePointer<CChar>, raw: UnsafeMutablePointer<CChar>, protocolName: UnsafeMutablePointer<CChar>)?
+    /// ``sourceAddresses`` as C strings, allocated with ``cStrings``.
+    var sourceCStrings: [UnsafeMutablePointer<CChar>] = []
     /// Bytes lws reads from a socket at once.
     static let readBufferSize = 64 * 1024
     /// Set when a connection is left in the middle of a frame by the current service call.

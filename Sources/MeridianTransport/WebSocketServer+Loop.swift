@@ -52,6 +52,7 @@ extension WebSocketServer {
         mrd_timer_cancel(timer)
         // Delivers LWS_CALLBACK_CLOSED for connections still open (handler sees didClose).
         lws_context_destroy(context)
+        releaseEventLoop(of: context)
         self.context = nil
         tickTimer = nil
         allocations.freeAll()
@@ -177,7 +178,40 @@ extension WebSocketServer {
                 info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
             }
         }
-        return lws_create_context(&info)
+        var eventLoop: UnsafeMutableRawPointer?
+        if configuration.eventLoop == .libev {
+            guard let loop = mrd_ev_loop_new() else { return nil }
+            eventLoop = loop
+            let loops = allocations.zeroed(UnsafeMutableRawPointer?.self, count: 1)
+            loops[0] = loop
+            info.foreign_loops = loops
+            info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+            info.signal_cb = mrd_ignore_signal
+        }
+        let context = lws_create_context(&info)
+        if let eventLoop {
+            if let context { libevLoops.withLock { $0[context] = eventLoop } } else { mrd_ev_loop_destroy(eventLoop) }
+        }
+        return context
+    }
+
+    /// Frees the libev loop of a destroyed context (nothing for poll).
+    func releaseEventLoop(of context: OpaquePointer) {
+        if let loop = libevLoops.withLock({ $0.removeValue(forKey: context) }) { mrd_ev_loop_destroy(loop) }
+    }
+}
+
+/// Each libev context's loop, freed after `lws_context_destroy` (lws does not free a foreign loop).
+private let libevLoops = LockedLoops()
+
+private final class LockedLoops: @unchecked Sendable {
+    private let lock = NSLock()
+    private var loops: [OpaquePointer: UnsafeMutableRawPointer] = [:]
+
+    func withLock<T>(_ body: (inout [OpaquePointer: UnsafeMutableRawPointer]) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&loops)
     }
 }
 

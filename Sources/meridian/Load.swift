@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MeridianAuth
 import MeridianLoad
+import MeridianTransport
 
 /// `meridian load`: simulated clients against a running server, with a latency report.
 struct Load: AsyncParsableCommand {
@@ -13,6 +14,7 @@ struct Load: AsyncParsableCommand {
     @Option(help: "Simulated clients in all.") var clients = 100
     @Option(help: "Sessions the clients are spread over.") var sessions = 1
     @Option(help: "Draggers per session.") var draggers = 2
+    @Option(help: "Sessions with draggers (the first ones; default all): the others only listen.") var dragSessions: Int?
     @Option(help: "Drag moves per second per dragger.") var rate = 60.0
     @Option(help: "Moves per drag before it ends and a new one starts.") var movesPerDrag = 60
     @Option(help: "Fraction of draggers that compete for an annotation with another.") var contention = 0.2
@@ -28,6 +30,9 @@ struct Load: AsyncParsableCommand {
     @Option(help: "Client threads (each drives its share of connections).") var threads = 1
     @Option(help: "Shortest time between two polls of a thread's sockets, in ms (fewer, fuller wake-ups; 0 polls at once).")
     var coalesceMs = 2.0
+    @Option(help: "Comma-separated local addresses the connections are bound to in turn (e.g. 127.0.0.1,127.0.0.2: one source address has about 28k ports towards one server address).")
+    var sourceAddresses: String?
+    @Option(help: "Event loop of the client threads: libev (default) or poll.") var eventLoop = "libev"
     @Option(help: "Exit non-zero when the drag latency p99 exceeds this many milliseconds.") var maxP99: Double?
     @Option(help: "Exit non-zero when more than this many events are lost.") var maxLoss: UInt64?
     @Option(help: "HS256 secret file of a server that checks tokens: each client gets its own token (sub load-N, sessions load-*).")
@@ -37,7 +42,10 @@ struct Load: AsyncParsableCommand {
 
     func validate() throws {
         guard clients >= 1, sessions >= 1, sessions <= clients else { throw ValidationError("need 1 <= --sessions <= --clients") }
-        guard draggers >= 0, rate > 0, movesPerDrag >= 1 else { throw ValidationError("--draggers >= 0, --rate > 0, --moves-per-drag >= 1") }
+        guard draggers >= 0, rate > 0, (1...MoveCounter.maxMoves).contains(movesPerDrag) else {
+            throw ValidationError("--draggers >= 0, --rate > 0, 1 <= --moves-per-drag <= \(MoveCounter.maxMoves)")
+        }
+        if let dragSessions, dragSessions < 0 { throw ValidationError("--drag-sessions must not be negative") }
         guard (0...1).contains(contention) else { throw ValidationError("--contention must be within 0...1") }
         guard duration > 0, rampUp >= 0, settle >= 0, threads >= 1 else { throw ValidationError("--duration > 0, --ramp-up >= 0, --settle >= 0, --threads >= 1") }
         guard (0...100).contains(coalesceMs) else { throw ValidationError("--coalesce-ms must be within 0...100") }
@@ -51,6 +59,7 @@ struct Load: AsyncParsableCommand {
         c.clients = clients
         c.sessions = sessions
         c.draggers = draggers
+        c.dragSessions = dragSessions
         c.dragRate = rate
         c.movesPerDrag = movesPerDrag
         c.contention = contention
@@ -65,6 +74,9 @@ struct Load: AsyncParsableCommand {
         c.duration = duration
         c.threads = threads
         c.coalescing = .microseconds(Int(coalesceMs * 1000))
+        guard let loop = EventLoop(rawValue: eventLoop) else { throw ValidationError("--event-loop: use libev or poll") }
+        c.eventLoop = loop
+        c.sourceAddresses = (sourceAddresses ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         let quiet = quiet
         let report = try LoadRunner.run(c) { line in
             if !quiet { FileHandle.standardError.write(Data((line + "\n").utf8)) }

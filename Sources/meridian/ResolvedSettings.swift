@@ -45,6 +45,10 @@ struct ResolvedSettings {
             throw ValidationError("logLevel \"\(levelName)\": use trace, debug, info, notice, warning, error or critical")
         }
         logLevel = level
+        let loopName = o.eventLoop ?? d.eventLoop!
+        guard let eventLoop = EventLoop(rawValue: loopName) else {
+            throw ValidationError("eventLoop \"\(loopName)\": use libev or poll")
+        }
 
         var transport = TransportConfiguration()
         transport.host = o.host ?? d.host!
@@ -64,6 +68,7 @@ struct ResolvedSettings {
         transport.tlsPrivateKeyPath = o.tlsKey
         transport.sharedFrameBudgetBytes = o.sharedFrameBudget ?? d.sharedFrameBudget!
         guard transport.sharedFrameBudgetBytes >= 0 else { throw ValidationError("sharedFrameBudget must be at least 0") }
+        transport.eventLoop = eventLoop
         var defaults = SessionSettings()
         defaults.dragPolicy = policy
         defaults.leaseTimeout = .milliseconds(Int(lease * 1000))

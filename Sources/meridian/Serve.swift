@@ -72,6 +72,8 @@ struct Serve: AsyncParsableCommand {
     var presenceBatchAbove: Int?
     @Option(help: "Bytes of frames shared by many connections (the annotation lists of welcomes into big sessions) exempt from the per-connection queue limits (default 268435456).")
     var sharedFrameBudget: Int?
+    @Option(help: "Event loop of the transport: libev (epoll; default) or poll (libwebsockets' own poll() loop).")
+    var eventLoop: String?
 
     var flags: ServeOptions {
         ServeOptions(
@@ -87,7 +89,8 @@ struct Serve: AsyncParsableCommand {
             allowedOrigins: allowedOrigins.isEmpty ? nil : allowedOrigins.flatMap(ServeOptions.commaSeparated),
             maxConnections: maxConnections, maxConnectionsPerIp: maxConnectionsPerIp, handshakeTimeout: handshakeTimeout,
             eventLogMaxAge: eventLogMaxAge, eventLogMaxEntries: eventLogMaxEntries,
-            presenceBatchAbove: presenceBatchAbove, sharedFrameBudget: sharedFrameBudget)
+            presenceBatchAbove: presenceBatchAbove, sharedFrameBudget: sharedFrameBudget,
+            eventLoop: eventLoop)
     }
 
     /// flags > environment > file > defaults.
@@ -117,6 +120,7 @@ struct Serve: AsyncParsableCommand {
         defer { logWriter.flush() }
         var configuration = settings.server
         configuration.logWriter = logWriter
+        DescriptorLimit.raise(for: configuration.transport.maxConnections, logger: Logger(label: "meridian"))
         do {
             configuration.authentication = try await Self.authentication(o)
         } catch let error as ConfigError {

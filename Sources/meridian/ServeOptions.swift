@@ -46,6 +46,7 @@ struct ServeOptions: Codable, Equatable, Sendable {
     var eventLogMaxEntries: Int?
     var presenceBatchAbove: Int?
     var sharedFrameBudget: Int?
+    var eventLoop: String?
 
     static let defaults = ServeOptions(
         host: "127.0.0.1", port: 8080, dataDir: nil, idleUnload: 300, maxSessions: 10_000,
@@ -58,7 +59,7 @@ struct ServeOptions: Codable, Equatable, Sendable {
         maxMetadataBytes: 4_096, maxTitleLength: 256,
         tlsCert: nil, tlsKey: nil, allowedOrigins: [], maxConnections: 100_000, maxConnectionsPerIp: 1_000,
         handshakeTimeout: 10, eventLogMaxAge: 7 * 24 * 3600, eventLogMaxEntries: 10_000,
-        presenceBatchAbove: 100, sharedFrameBudget: 256 << 20)
+        presenceBatchAbove: 100, sharedFrameBudget: 256 << 20, eventLoop: "libev")
 
     /// These options, with `lower` filling what is unset.
     func over(_ lower: ServeOptions) throws -> ServeOptions {

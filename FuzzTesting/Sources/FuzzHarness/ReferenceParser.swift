@@ -3,7 +3,7 @@ import MeridianCore
 
 /// Foundation's JSON parser as a reference for ours: both must accept the same texts and
 /// read the same values, except where ours is deliberately stricter (a key twice in one
-/// object) and where Foundation refuses a number beyond the double range that we read as
+/// object, a NUL byte where JSON allows none) and where Foundation refuses a number beyond the double range that we read as
 /// infinite (and every field then refuses).
 enum ReferenceParser {
     static func agrees(with ours: JSONValue?, on bytes: [UInt8]) throws(Violation) {
@@ -23,9 +23,16 @@ enum ReferenceParser {
         }
     }
 
-    /// Texts we refuse on purpose: duplicate keys.
+    /// Whether Foundation reads `bytes` as an object that we refuse only for a key written twice.
+    static func isObjectWithDuplicateKeys(_ bytes: [UInt8]) -> Bool {
+        guard (try? JSONSerialization.jsonObject(with: Data(bytes), options: [])) is [String: Any] else { return false }
+        return hasDuplicateKey(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// Texts we refuse on purpose: duplicate keys, and a NUL byte outside a string (Foundation
+    /// stops reading at it and accepts what came before, `2\0` for example).
     private static func stricterByDesign(_ text: String) -> Bool {
-        hasDuplicateKey(text)
+        hasDuplicateKey(text) || text.utf8.contains(0)
     }
 
     private static func hasDuplicateKey(_ text: String) -> Bool {
