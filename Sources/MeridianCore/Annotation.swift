@@ -47,6 +47,13 @@ public struct Annotation: Hashable, Sendable {
         return nil
     }
 
+    /// Moves a point annotation (nothing for shapes).
+    mutating func movePoint(to coordinate: Coordinate) {
+        guard case .point(var p) = shape else { return }
+        p.coordinate = coordinate
+        shape = .point(p)
+    }
+
     /// True when selecting it shows the selecting participant's callout: the
     /// annotation allows callouts and has a non-empty title.
     public var showsCalloutWhenSelected: Bool {

@@ -39,23 +39,26 @@ public struct JoinRequest: Hashable, Sendable {
 
 /// Everything a participant can ask of a session. Every command is validated
 /// by the session; a refused command changes nothing.
+/// Large payloads are `indirect` (boxed): a command is copied a few times on its way through
+/// decoding and the hub, and the frequent ones (moves, cameras) should not carry the size of an
+/// annotation patch.
 public enum Command: Hashable, Sendable {
     case camera(CameraTarget, CameraPhase, viewport: Viewport?)
     case acquireCameraLease(force: Bool)
     case releaseCameraLease
     case follow(FollowTarget?)
-    case addAnnotation(Annotation)
-    case updateAnnotation(id: String, AnnotationPatch)
+    indirect case addAnnotation(Annotation)
+    indirect case updateAnnotation(id: String, AnnotationPatch)
     case removeAnnotation(id: String)
     case select(annotation: String)
     case deselect
-    case showCallout(Callout)
+    indirect case showCallout(Callout)
     case hideCallout
     case tapCallout(Callout.Part)
     case drag(annotation: String, state: DragState, coordinate: Coordinate?)
     case mapLoad(MapLoad)
     case location(UserLocation?)
-    case configure(SettingsPatch)
+    indirect case configure(SettingsPatch)
 
     /// The command's name on the wire, used in logs and metrics.
     public var name: String {

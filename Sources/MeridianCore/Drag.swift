@@ -47,6 +47,11 @@ public struct DragGroup: Hashable, Sendable {
     public func drag(of participant: ParticipantID) -> ActiveDrag? {
         drags.first { $0.participant == participant }
     }
+
+    mutating func update(_ participant: ParticipantID, _ change: (inout ActiveDrag) -> Void) {
+        guard let i = drags.firstIndex(where: { $0.participant == participant }) else { return }
+        change(&drags[i])
+    }
 }
 
 /// Why the server ended a drag itself.

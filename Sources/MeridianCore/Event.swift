@@ -1,22 +1,23 @@
-/// A change the session broadcasts. Every participant sees events in the same order.
+/// A change the session broadcasts. Every participant sees events in the same order. Large
+/// payloads are `indirect` (boxed), so the frequent events (moves, cameras) stay small to copy.
 public enum Event: Hashable, Sendable {
-    case participantJoined(Participant)
+    indirect case participantJoined(Participant)
     case participantLeft(ParticipantID, reason: String)
     /// Several joins and leaves at once, in a large session: who joined (as they are now),
     /// then who left, each with its reason.
-    case presence(joined: [Participant], left: [PresenceLeave])
+    indirect case presence(joined: [Participant], left: [PresenceLeave])
     /// A camera step. For `.own` targets, `participant` is the mover and
     /// `viewport` its current viewport (also when the step did not change it).
     case camera(CameraTarget, participant: ParticipantID, CameraPhase, viewport: Viewport?)
     /// The shared camera lease changed hands (holder nil: released).
     case cameraLease(holder: ParticipantID?, reason: String)
     case follow(ParticipantID, FollowTarget?)
-    case annotationAdded(Annotation)
-    case annotationUpdated(Annotation)
+    indirect case annotationAdded(Annotation)
+    indirect case annotationUpdated(Annotation)
     case annotationRemoved(String)
     /// A participant's selection. `showsCallout`: the selector's own callout shows.
     case selection(ParticipantID, annotation: String?, showsCallout: Bool)
-    case calloutShown(Callout, by: ParticipantID)
+    indirect case calloutShown(Callout, by: ParticipantID)
     case calloutHidden(reason: String)
     case calloutTapped(Callout.Part, by: ParticipantID, anchor: Callout.Anchor)
     /// A drag step. `coordinate` is the annotation's coordinate after the step.
@@ -24,7 +25,7 @@ public enum Event: Hashable, Sendable {
     case mapLoad(ParticipantID, MapLoad)
     /// The participant's location as others may see it (coarsened when reduced).
     case location(ParticipantID, UserLocation?)
-    case settings(SessionSettings)
+    indirect case settings(SessionSettings)
 }
 
 /// Key under which a newer transient event replaces an older unsent one.

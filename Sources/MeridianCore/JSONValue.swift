@@ -65,6 +65,9 @@ public enum JSONWriter {
         guard n.isFinite else { out.append(contentsOf: "null".utf8); return }
         if n == n.rounded(), abs(n) < 9_007_199_254_740_992 {
             out.append(contentsOf: String(Int64(n)).utf8)
+        } else if abs(n) == 9_007_199_254_740_992 {
+            // Swift writes 2^53 itself as "9007199254740992.0": an integer with a fraction.
+            out.append(contentsOf: (n < 0 ? "-9.007199254740992e+15" : "9.007199254740992e+15").utf8)
         } else {
             out.append(contentsOf: "\(n)".utf8)
         }

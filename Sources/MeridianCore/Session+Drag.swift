@@ -109,9 +109,9 @@ extension Session {
         drags.values.flatMap(\.drags).map { $0.lastActivity + settings.leaseTimeout }.min()
     }
 
+    /// Changes `pid`'s drag of `id` in place (one dictionary access).
     private mutating func updateDrag(_ id: String, _ pid: ParticipantID, _ change: (inout ActiveDrag) -> Void) {
-        guard let i = drags[id]?.drags.firstIndex(where: { $0.participant == pid }) else { return }
-        change(&drags[id]!.drags[i])
+        drags[id]?.update(pid, change)
     }
 
     private mutating func removeDrag(_ id: String, _ pid: ParticipantID) {
@@ -120,8 +120,6 @@ extension Session {
     }
 
     private mutating func setCoordinate(_ id: String, _ c: Coordinate) {
-        guard case .point(var pt) = annotations[id]?.shape else { return }
-        pt.coordinate = c
-        annotations[id]!.shape = .point(pt)
+        annotations[id]?.movePoint(to: c)
     }
 }

@@ -89,8 +89,8 @@ extension ClientRequest {
         } catch {
             var error = error
             // The raw ref, whatever it is, so the client can match the answer.
-            if case .value(let index) = document.member("ref", of: 0) {
-                error.ref = RequestRef(json: Array(document.text(of: index)))
+            if let index = document.member("ref", of: 0) {
+                error.ref = RequestRef(text: document.text(of: index))
             }
             return .failure(error)
         }
@@ -108,12 +108,12 @@ extension ClientRequest {
         case .string:
             let length = document.string(at: index).utf8.count
             guard length >= 1 && length <= 64 else { break }
-            return RequestRef(json: Array(text))
+            return RequestRef(text: text)
         case .number where text.count <= 64:
             let isIntegral = document.nodes[index].flags & JSONDocument.Flag.integerLiteral != 0
                 || document.double(at: index) == document.double(at: index).rounded()
             guard isIntegral else { break }
-            return RequestRef(json: Array(text))
+            return RequestRef(text: text)
         default:
             break
         }
@@ -121,6 +121,8 @@ extension ClientRequest {
     }
 
     private static func decodeBody(_ type: String, _ f: Fields) throws(ProtocolError) -> Body {
+        // A switch over strings compares them one by one: the most frequent request first.
+        if type == "drag" { return .command(try decodeDrag(f)) }
         switch type {
         case "join":
             var resume: ResumePoint?
@@ -172,8 +174,7 @@ extension ClientRequest {
         case "callout.show": return .showCallout(try f.callout("callout"))
         case "callout.hide": return .hideCallout
         case "callout.tap": return .tapCallout(try f.enumeration("part", Callout.Part.self))
-        case "drag":
-            return .drag(annotation: try f.string("id"), state: try f.enumeration("state", DragState.self), coordinate: try f.optionalCoordinate("coordinate"))
+        case "drag": return try decodeDrag(f)
         case "map.load":
             return .mapLoad(MapLoad(state: try f.enumeration("state", MapLoadState.self), message: try f.optionalString("message")))
         case "location":
@@ -183,6 +184,10 @@ extension ClientRequest {
         default:
             throw ProtocolError(.unknownType, "unknown request type \"\(type)\"", field: "type")
         }
+    }
+
+    private static func decodeDrag(_ f: Fields) throws(ProtocolError) -> Command {
+        .drag(annotation: try f.string("id"), state: try f.enumeration("state", DragState.self), coordinate: try f.optionalCoordinate("coordinate"))
     }
 
     private enum TargetName: String, CaseIterable { case own, shared }

@@ -30,13 +30,9 @@ struct Fields {
 
     /// The node of `key`, marked read; nil when absent, or `null` unless `keepNull`.
     func lookup(_ key: String, keepNull: Bool = false) throws(ProtocolError) -> Int? {
-        switch document.member(key, of: node) {
-        case .absent: return nil
-        case .duplicate: throw .invalid(name(key), "appears more than once")
-        case .value(let index):
-            if !keepNull && document.nodes[index].kind == .null { return nil }
-            return index
-        }
+        guard let index = document.member(key, of: node) else { return nil }
+        if !keepNull && document.nodes[index].kind == .null { return nil }
+        return index
     }
 
     /// The raw value as a generic JSON value; nil when absent. `null` counts as absent unless `keepNull`.
@@ -59,13 +55,26 @@ struct Fields {
         return document.nodes[index].kind == .null
     }
 
-    /// Refuses any field that was not read (the first in sorted order is named).
+    /// Refuses any field that was not read: one written again after a field that was read
+    /// ("appears more than once"), else an unknown one (the first in sorted order is named).
     func finish() throws(ProtocolError) {
-        var unread: [String] = []
         var children = document.children(of: node)
+        var allRead = true
         while let keyIndex = children.next(), children.next() != nil {
-            if document.nodes[keyIndex].flags & JSONDocument.Flag.read == 0 { unread.append(document.string(at: keyIndex)) }
+            if document.nodes[keyIndex].flags & JSONDocument.Flag.read == 0 { allRead = false }
         }
+        guard !allRead else { return }
+        var read: Set<String> = []
+        var unread: [String] = []
+        children = document.children(of: node)
+        while let keyIndex = children.next(), children.next() != nil {
+            if document.nodes[keyIndex].flags & JSONDocument.Flag.read != 0 {
+                read.insert(document.string(at: keyIndex))
+            } else {
+                unread.append(document.string(at: keyIndex))
+            }
+        }
+        if let twice = unread.filter(read.contains).min() { throw .invalid(name(twice), "appears more than once") }
         if let extra = unread.min() { throw .invalid(name(extra), "unknown field") }
     }
 

@@ -23,24 +23,17 @@ extension JSONDocument {
         }
     }
 
-    /// The index of the value of `key` in the object at `objectIndex`, marking the key read;
-    /// `.duplicate` when the key appears more than once.
-    func member(_ key: String, of objectIndex: Int) -> Member {
-        var found: Int?
+    /// The index of the value of the first `key` in the object at `objectIndex`, marking that key
+    /// read; nil when absent. (A key written again later is left unread, and ``Fields/finish()``
+    /// refuses it by name.)
+    func member(_ key: String, of objectIndex: Int) -> Int? {
         var children = self.children(of: objectIndex)
         while let keyIndex = children.next(), let valueIndex = children.next() {
             guard keyEquals(keyIndex, key) else { continue }
             nodes[keyIndex].flags |= Flag.read
-            if found != nil { return .duplicate }
-            found = valueIndex
+            return valueIndex
         }
-        return found.map(Member.value) ?? .absent
-    }
-
-    enum Member: Equatable {
-        case absent
-        case value(Int)
-        case duplicate
+        return nil
     }
 
     /// Whether the string node at `index` equals `key`.
@@ -51,8 +44,8 @@ extension JSONDocument {
         var key = key
         return key.withUTF8 { utf8 in
             guard utf8.count == length else { return false }
-            let start = Int(node.start) + 1
-            for i in 0..<length where bytes[start + i] != utf8[i] { return false }
+            let start = base + Int(node.start) + 1
+            for i in 0..<length where start[i] != utf8[i] { return false }
             return true
         }
     }

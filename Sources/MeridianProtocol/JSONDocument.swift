@@ -40,17 +40,25 @@ final class JSONDocument {
     static let maxDepth = 512
 
     let bytes: UnsafeRawBufferPointer
-    var nodes: [Node]
+    /// The same bytes, typed.
+    let base: UnsafePointer<UInt8>
+    /// The nodes, in memory the document owns: a `let` pointer, so reading and marking them
+    /// costs no exclusivity check.
+    let nodes: UnsafeMutableBufferPointer<Node>
     /// Bytes this document allocated and frees (nil: the caller's bytes).
     private let owned: UnsafeMutableRawBufferPointer?
 
-    private init(bytes: UnsafeRawBufferPointer, nodes: [Node], owned: UnsafeMutableRawBufferPointer?) {
+    private init(bytes: UnsafeRawBufferPointer, nodes: UnsafeMutableBufferPointer<Node>, owned: UnsafeMutableRawBufferPointer?) {
         self.bytes = bytes
+        self.base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bitPattern: 1)!
         self.nodes = nodes
         self.owned = owned
     }
 
-    deinit { owned?.deallocate() }
+    deinit {
+        nodes.baseAddress?.deallocate()
+        owned?.deallocate()
+    }
 
     /// Why a text is not JSON, with the byte offset where that became clear.
     struct SyntaxError: Error, Equatable {
@@ -60,9 +68,8 @@ final class JSONDocument {
 
     /// Parses `bytes` without copying them: the document is valid only while they are.
     static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<JSONDocument, SyntaxError> {
-        var parser = Parser(bytes)
-        switch parser.run() {
-        case .success: return .success(JSONDocument(bytes: bytes, nodes: parser.nodes, owned: nil))
+        switch Parser.run(bytes) {
+        case .success(let nodes): return .success(JSONDocument(bytes: bytes, nodes: nodes, owned: nil))
         case .failure(let error): return .failure(error)
         }
     }
@@ -72,9 +79,8 @@ final class JSONDocument {
         let owned = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
         bytes.withUnsafeBytes { if let base = $0.baseAddress { owned.baseAddress!.copyMemory(from: base, byteCount: bytes.count) } }
         let view = UnsafeRawBufferPointer(start: owned.baseAddress, count: bytes.count)
-        var parser = Parser(view)
-        switch parser.run() {
-        case .success: return .success(JSONDocument(bytes: view, nodes: parser.nodes, owned: owned))
+        switch Parser.run(view) {
+        case .success(let nodes): return .success(JSONDocument(bytes: view, nodes: nodes, owned: owned))
         case .failure(let error):
             owned.deallocate()
             return .failure(error)
@@ -88,31 +94,76 @@ final class JSONDocument {
     }
 }
 
-/// The one-pass parser: an explicit stack of open containers instead of recursion.
+/// The one-pass parser: an explicit stack of open containers (on the call stack, at most
+/// ``JSONDocument/maxDepth`` deep) instead of recursion, nodes in a growing buffer handed to
+/// the document.
 private struct Parser {
-    let bytes: UnsafeRawBufferPointer
+    typealias Failure = JSONDocument.SyntaxError
+    typealias Open = (node: Int, expectsKey: Bool)
+
     let base: UnsafePointer<UInt8>
     let count: Int
     var position = 0
-    var nodes: [JSONDocument.Node] = []
-    /// Open containers: node index, and whether the next item of an object is a key.
-    var stack: [(node: Int, expectsKey: Bool)] = []
+    var nodes: UnsafeMutablePointer<JSONDocument.Node>
+    var nodeCount = 0
+    var nodeCapacity = 32
+    /// Open containers: node index, and whether the next item of an object is a key. The first
+    /// levels are on the call stack; deeper documents move them to the heap.
+    var stack: UnsafeMutablePointer<Open>
+    var stackCapacity: Int
+    var stackOnHeap = false
+    var depth = 0
 
-    init(_ bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
+    private init(_ bytes: UnsafeRawBufferPointer, stack: UnsafeMutableBufferPointer<Open>) {
         // An empty buffer may have no base address; any valid pointer serves, nothing is read.
         self.base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bitPattern: 1)!
         self.count = bytes.count
-        nodes.reserveCapacity(16)
+        self.stack = stack.baseAddress!
+        self.stackCapacity = stack.count
+        nodes = .allocate(capacity: nodeCapacity)
     }
 
-    typealias Failure = JSONDocument.SyntaxError
-
-    mutating func run() -> Result<Void, Failure> {
-        guard count < Int(UInt32.max) else { return .failure(Failure(offset: 0, reason: "too long")) }
-        if let error = parseDocument() { return .failure(error) }
-        return .success(())
+    /// The nodes of `bytes`, in a buffer the caller frees; or why it is not JSON.
+    static func run(_ bytes: UnsafeRawBufferPointer) -> Result<UnsafeMutableBufferPointer<JSONDocument.Node>, Failure> {
+        guard bytes.count < Int(UInt32.max) else { return .failure(Failure(offset: 0, reason: "too long")) }
+        return withUnsafeTemporaryAllocation(of: Open.self, capacity: 16) { stack in
+            var parser = Parser(bytes, stack: stack)
+            let error = parser.parseDocument()
+            if parser.stackOnHeap { parser.stack.deallocate() }
+            if let error {
+                parser.nodes.deallocate()
+                return .failure(error)
+            }
+            return .success(UnsafeMutableBufferPointer(start: parser.nodes, count: parser.nodeCount))
+        }
     }
+
+    private mutating func push(_ open: Open) {
+        if depth == stackCapacity {
+            let grown = UnsafeMutablePointer<Open>.allocate(capacity: stackCapacity * 4)
+            grown.initialize(from: stack, count: depth)
+            if stackOnHeap { stack.deallocate() }
+            stack = grown
+            stackCapacity *= 4
+            stackOnHeap = true
+        }
+        stack[depth] = open
+        depth += 1
+    }
+
+    private mutating func append(_ node: JSONDocument.Node) {
+        if nodeCount == nodeCapacity {
+            let grown = UnsafeMutablePointer<JSONDocument.Node>.allocate(capacity: nodeCapacity * 2)
+            grown.moveInitialize(from: nodes, count: nodeCount)
+            nodes.deallocate()
+            nodes = grown
+            nodeCapacity *= 2
+        }
+        (nodes + nodeCount).initialize(to: node)
+        nodeCount += 1
+    }
+
+    private var top: Open? { depth == 0 ? nil : stack[depth - 1] }
 
     private func fail(_ reason: String) -> Failure { Failure(offset: position, reason: reason) }
 
@@ -130,23 +181,23 @@ private struct Parser {
         while true {
             guard position < count else { return fail("unexpected end") }
             // One value, or a key then a value when an object expects a key.
-            if let top = stack.last, top.expectsKey {
+            if let top, top.expectsKey {
                 guard base[position] == 0x22 else { return fail("expected a string key") }
                 if let error = parseString() { return error }
                 skipSpace()
                 guard position < count, base[position] == 0x3A else { return fail("expected ':'") }
                 position += 1
-                stack[stack.count - 1].expectsKey = false
+                stack[depth - 1].expectsKey = false
                 skipSpace()
                 guard position < count else { return fail("unexpected end") }
             }
             let c = base[position]
             switch c {
             case 0x7B, 0x5B:  // { [
-                guard stack.count < JSONDocument.maxDepth else { return fail("nested deeper than \(JSONDocument.maxDepth) levels") }
+                guard depth < JSONDocument.maxDepth else { return fail("nested deeper than \(JSONDocument.maxDepth) levels") }
                 let isObject = c == 0x7B
-                nodes.append(.init(kind: isObject ? .object : .array, flags: 0, start: UInt32(position), end: 0, next: 0, count: 0))
-                stack.append((nodes.count - 1, isObject))
+                append(.init(kind: isObject ? .object : .array, flags: 0, start: UInt32(position), end: 0, next: 0, count: 0))
+                push((nodeCount - 1, isObject))
                 position += 1
                 skipSpace()
                 guard position < count else { return fail("unexpected end") }
@@ -172,7 +223,7 @@ private struct Parser {
             // After a value: a comma, the end of the enclosing containers, or the end of the text.
             while true {
                 skipSpace()
-                guard let top = stack.last else {
+                guard let top else {
                     return position == count ? nil : fail("unexpected text after the value")
                 }
                 guard position < count else { return fail("unexpected end") }
@@ -181,7 +232,7 @@ private struct Parser {
                 if b == 0x2C {
                     position += 1
                     nodes[top.node].count += 1
-                    if isObject { stack[stack.count - 1].expectsKey = true }
+                    if isObject { stack[depth - 1].expectsKey = true }
                     skipSpace()
                     break
                 }
@@ -195,13 +246,14 @@ private struct Parser {
 
     /// Called just past the closing bracket.
     private mutating func closeContainer() {
-        let top = stack.removeLast()
-        nodes[top.node].end = UInt32(position)
-        nodes[top.node].next = UInt32(nodes.count)
+        depth -= 1
+        let node = stack[depth].node
+        nodes[node].end = UInt32(position)
+        nodes[node].next = UInt32(nodeCount)
     }
 
     private mutating func appendScalar(_ kind: JSONDocument.Kind, _ flags: UInt8, from start: Int, to end: Int) {
-        nodes.append(.init(kind: kind, flags: flags, start: UInt32(start), end: UInt32(end), next: UInt32(nodes.count + 1), count: 0))
+        append(.init(kind: kind, flags: flags, start: UInt32(start), end: UInt32(end), next: UInt32(nodeCount + 1), count: 0))
     }
 
     private mutating func parseLiteral(_ word: StaticString, _ kind: JSONDocument.Kind) -> Failure? {

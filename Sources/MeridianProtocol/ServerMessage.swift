@@ -32,7 +32,7 @@ public enum ServerMessage {
 
     public static func ack(ref: RequestRef, seq: UInt64, camera: Camera? = nil, into out: inout JSONOutput) {
         out.raw(#"{"type":"ack","ref":"#)
-        out.raw(ref.json)
+        out.ref(ref)
         out.raw(#","seq":"#)
         out.integer(seq)
         if let camera {
@@ -48,7 +48,7 @@ public enum ServerMessage {
     public static func conflated(ref: RequestRef, seq: UInt64) -> [UInt8] {
         var out = JSONOutput()
         out.raw(#"{"type":"ack","ref":"#)
-        out.raw(ref.json)
+        out.ref(ref)
         out.raw(#","seq":"#)
         out.integer(seq)
         out.raw(#","conflated":true}"#)
@@ -62,7 +62,7 @@ public enum ServerMessage {
     ) -> [UInt8] {
         var out = JSONOutput()
         out.raw(#"{"type":"error","ref":"#)
-        out.raw(ref.json)
+        out.ref(ref)
         out.raw(#","code":"#)
         out.string(code.rawValue)
         out.raw(#","message":"#)
@@ -112,7 +112,7 @@ public enum ServerMessage {
         ref: RequestRef, session: Session, participant: ParticipantID, resumedFrom: UInt64?, into out: inout JSONOutput
     ) {
         out.raw(#"{"type":"welcome","ref":"#)
-        out.raw(ref.json)
+        out.ref(ref)
         out.raw(#","session":"#)
         out.string(session.id)
         out.raw(#","epoch":"#)

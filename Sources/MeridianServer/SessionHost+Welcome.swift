@@ -20,15 +20,15 @@ extension SessionHost {
                 $0.raw(ServerMessage.welcome(ref: ref, session: session, participant: participant, resumedFrom: nil, annotations: annotations))
             }]
         }
-        var head = JSONOutput(reserving: OutboundFrame.headerRoom)
-        ServerMessage.welcomeHead(ref: ref, session: session, participant: participant, resumedFrom: nil, into: &head)
-        head.raw(#","snapshot":{"annotations":"#)
-        var tail = JSONOutput(reserving: OutboundFrame.headerRoom)
-        ServerMessage.snapshotRest(session, into: &tail)
-        tail.raw("}}")
-        return [OutboundFrame(reservedHeader: head.bytes, first: true, last: false)]
-            + annotationFragments(annotations, ledger: ledger)
-            + [OutboundFrame(reservedHeader: tail.bytes, first: false, last: true)]
+        let head = OutboundFrame.fragment(first: true, last: false) { out in
+            ServerMessage.welcomeHead(ref: ref, session: session, participant: participant, resumedFrom: nil, into: &out)
+            out.raw(#","snapshot":{"annotations":"#)
+        }
+        let tail = OutboundFrame.fragment(first: false, last: true) { out in
+            ServerMessage.snapshotRest(session, into: &out)
+            out.raw("}}")
+        }
+        return [head] + annotationFragments(annotations, ledger: ledger) + [tail]
     }
 
     /// The annotation list cut into continuation fragments, each ending on an ASCII byte so
@@ -40,10 +40,8 @@ extension SessionHost {
         while start < annotations.count {
             var end = min(start + Self.fragmentSize, annotations.count)
             while end < annotations.count && end > start + 1 && annotations[end - 1] >= 0x80 { end -= 1 }
-            var storage = [UInt8](repeating: 0, count: OutboundFrame.headerRoom)
-            storage.reserveCapacity(OutboundFrame.headerRoom + end - start)
-            storage.append(contentsOf: annotations[start..<end])
-            fragments.append(OutboundFrame(reservedHeader: storage, first: false, last: false, shared: ledger))
+            let part = Array(annotations[start..<end])
+            fragments.append(OutboundFrame.fragment(first: false, last: false, shared: ledger) { $0.raw(part) })
             start = end
         }
         sharedAnnotationFragments = fragments

@@ -117,6 +117,15 @@ extension OutboundFrame {
     static func encoding(_ write: (inout JSONOutput) -> Void) -> OutboundFrame {
         var out = JSONOutput(reserving: OutboundFrame.headerRoom)
         write(&out)
-        return OutboundFrame(reservedHeader: out.bytes)
+        let (buffer, count) = out.takeBuffer()
+        return OutboundFrame(takingBuffer: buffer, count: count)
+    }
+
+    /// A fragment of a text message whose payload `write` encodes in place.
+    static func fragment(first: Bool, last: Bool, shared ledger: SharedFrameLedger? = nil, _ write: (inout JSONOutput) -> Void) -> OutboundFrame {
+        var out = JSONOutput(reserving: OutboundFrame.headerRoom)
+        write(&out)
+        let (buffer, count) = out.takeBuffer()
+        return OutboundFrame(takingBuffer: buffer, count: count, first: first, last: last, shared: ledger)
     }
 }

@@ -35,7 +35,7 @@ func draggingSession() -> (Session, ParticipantID) {
     return (session, pid)
 }
 
-func decodedMove() -> (JSONValue, Command) {
+func decodedMove() -> (RequestRef, Command) {
     guard case .success(let request) = ClientRequest.decode(moveRequest), case .command(let command) = request.body else {
         fatalError("the move does not decode")
     }
