@@ -44,7 +44,7 @@ enum ReferenceParser {
     private static func hasDuplicateKey(_ text: String) -> Bool {
         // Foundation keeps one of the values; a text with a repeated key string is enough evidence.
         var seen = Set<Substring>()
-        for part in text.split(separator: "\"") where part.count < 64 {
+        for part in text.split(separator: "\"", omittingEmptySubsequences: false) where part.count < 64 {
             if !seen.insert(part).inserted { return true }
         }
         return false
