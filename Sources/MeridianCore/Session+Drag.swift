@@ -109,9 +109,12 @@ extension Session {
         drags.values.flatMap(\.drags).map { $0.lastActivity + settings.leaseTimeout }.min()
     }
 
-    /// Changes `pid`'s drag of `id` in place (one dictionary access).
+    /// Changes `pid`'s drag of `id`. Taken out and put back rather than changed through the
+    /// dictionary's subscript: that path allocates a coroutine frame per access, on every move.
     private mutating func updateDrag(_ id: String, _ pid: ParticipantID, _ change: (inout ActiveDrag) -> Void) {
-        drags[id]?.update(pid, change)
+        guard var group = drags.removeValue(forKey: id) else { return }
+        group.update(pid, change)
+        drags[id] = group
     }
 
     private mutating func removeDrag(_ id: String, _ pid: ParticipantID) {
@@ -120,6 +123,8 @@ extension Session {
     }
 
     private mutating func setCoordinate(_ id: String, _ c: Coordinate) {
-        annotations[id]?.movePoint(to: c)
+        guard var annotation = annotations.removeValue(forKey: id) else { return }
+        annotation.movePoint(to: c)
+        annotations[id] = annotation
     }
 }
