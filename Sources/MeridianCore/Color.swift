@@ -35,13 +35,24 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let hex = Array("0123456789abcdef")
-        var s = "#"
-        for b in alpha == 255 ? [red, green, blue] : [red, green, blue, alpha] {
-            s.append(hex[Int(b >> 4)])
-            s.append(hex[Int(b & 15)])
+        withHex { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with the `#rrggbb` or `#rrggbbaa` text as UTF-8, without allocating.
+    public func withHex<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let digits: StaticString = "0123456789abcdef"
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 9) { text in
+            func put(_ b: UInt8, at i: Int) {
+                text[i] = digits.utf8Start[Int(b >> 4)]
+                text[i + 1] = digits.utf8Start[Int(b & 15)]
+            }
+            text[0] = UInt8(ascii: "#")
+            put(red, at: 1)
+            put(green, at: 3)
+            put(blue, at: 5)
+            if alpha != 255 { put(alpha, at: 7) }
+            return body(UnsafeBufferPointer(rebasing: text[..<(alpha == 255 ? 7 : 9)]))
         }
-        return s
     }
 
     public static let defaultTint = Color(red: 0x00, green: 0x7a, blue: 0xff)

@@ -38,6 +38,8 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
             host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
         group.sourceAddresses = configuration.sourceAddresses
         group.eventLoop = configuration.eventLoop
+        // A client reads the head of a welcome (its seq), never its snapshot.
+        group.keptMessagePrefix = 64 << 10
     }
 
     /// Draggers first, then camera movers, then selectors; the rest listen.

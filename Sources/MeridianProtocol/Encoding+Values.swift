@@ -52,7 +52,13 @@ extension JSONOutput {
         raw("}")
     }
 
-    mutating func color(_ c: Color) { string(c.description) }
+    mutating func color(_ c: Color) {
+        c.withHex { hex in
+            raw("\"")
+            raw(hex)
+            raw("\"")
+        }
+    }
 
     mutating func annotation(_ a: Annotation) {
         switch a.shape {

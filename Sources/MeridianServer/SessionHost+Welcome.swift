@@ -9,8 +9,9 @@ import MeridianTransport
 extension SessionHost {
     /// Annotation lists at least this long go out as shared fragments.
     static let sharedAnnotationsThreshold = 16 * 1024
-    /// The largest shared fragment: about one write.
-    static let fragmentSize = 64 * 1024
+    /// The largest shared fragment: one write, straight from the fragment (the transport writes
+    /// frames of 64 KiB and more alone, without copying them).
+    static let fragmentSize = 256 * 1024
 
     /// The frames of a welcome, in order: one frame, or a message in fragments.
     func welcomeFrames(ref: RequestRef, participant: ParticipantID, ledger: SharedFrameLedger) -> [OutboundFrame] {

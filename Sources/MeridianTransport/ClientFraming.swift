@@ -24,16 +24,27 @@ struct FrameReader {
     private var response: [UInt8]? = []
     /// The start of a frame that continues in a later chunk.
     private var partial: [UInt8] = []
-    /// Text of a fragmented message so far.
+    /// Text of a fragmented message so far (at most `keptPrefix` bytes of it).
     private var message: [UInt8] = []
+    /// Bytes of the fragmented message so far, kept or not.
+    private var messageBytes = 0
     private var inFragmentedMessage = false
     let maxMessageBytes: Int
+    /// A fragmented message is delivered cut to its first this-many bytes.
+    let keptPrefix: Int
 
-    init(maxMessageBytes: Int = 64 << 20) { self.maxMessageBytes = maxMessageBytes }
+    init(maxMessageBytes: Int = 64 << 20, keptPrefix: Int? = nil) {
+        self.maxMessageBytes = maxMessageBytes
+        self.keptPrefix = keptPrefix ?? maxMessageBytes
+    }
+
+    /// A continuation frame past the kept prefix, whose payload is being passed over: the
+    /// bytes still to come, and whether it ends its message.
+    private var skipping: (remaining: Int, fin: Bool)?
 
     var upgraded: Bool { response == nil }
     /// Whether a frame has begun and not yet ended.
-    var midFrame: Bool { !partial.isEmpty }
+    var midFrame: Bool { !partial.isEmpty || skipping != nil }
 
     /// Feeds one chunk; `emit` is called for every complete frame. Returns false after a failure.
     mutating func feed(_ chunk: UnsafeRawBufferPointer, subprotocol: String, _ emit: (ServerFrame) -> Void) -> Bool {
@@ -46,6 +57,13 @@ struct FrameReader {
                 bytes = bytes.dropFirst(consumed)
                 emit(.upgraded)
             }
+        }
+        if let skip = skipping {
+            let take = min(skip.remaining, bytes.count)
+            bytes = bytes.dropFirst(take)
+            guard take == skip.remaining else { skipping = (skip.remaining - take, skip.fin); return true }
+            skipping = nil
+            if skip.fin { endFragmentedMessage(emit) }
         }
         if !partial.isEmpty {
             // Complete the frame begun in an earlier chunk, then go on in this one.
@@ -61,6 +79,11 @@ struct FrameReader {
         }
         while !bytes.isEmpty {
             guard let length = Self.frameLength(bytes), bytes.count >= length else {
+                if let length = Self.frameLength(bytes), let skip = passOver(bytes, length: length) {
+                    // Nothing of this frame is kept: pass over its payload instead of buffering it.
+                    guard skip else { emit(.failure("message too big")); return false }
+                    return true
+                }
                 partial.append(contentsOf: bytes)
                 return true
             }
@@ -104,14 +127,12 @@ struct FrameReader {
         case 0x1 where fin && !inFragmentedMessage:
             emit(.text(payload))
         case 0x1, 0x0:
-            if b0 & 0x0F == 0x1 { message.removeAll(keepingCapacity: true); inFragmentedMessage = true }
+            if b0 & 0x0F == 0x1 { message.removeAll(keepingCapacity: true); messageBytes = 0; inFragmentedMessage = true }
             guard inFragmentedMessage else { emit(.failure("a continuation without a message")); return false }
-            guard message.count + payload.count <= maxMessageBytes else { emit(.failure("message too big")); return false }
-            message.append(contentsOf: payload)
-            if fin {
-                inFragmentedMessage = false
-                message.withUnsafeBytes { emit(.text($0)) }
-            }
+            messageBytes += payload.count
+            guard messageBytes <= maxMessageBytes else { emit(.failure("message too big")); return false }
+            message.append(contentsOf: payload.prefix(max(0, keptPrefix - message.count)))
+            if fin { endFragmentedMessage(emit) }
         case 0x2, 0xA:
             break  // Binary messages are not part of the protocol; pongs need no answer.
         case 0x8:
@@ -122,6 +143,24 @@ struct FrameReader {
             emit(.failure("opcode \(b0 & 0x0F)"))
             return false
         }
+        return true
+    }
+
+    private mutating func endFragmentedMessage(_ emit: (ServerFrame) -> Void) {
+        inFragmentedMessage = false
+        message.withUnsafeBytes { emit(.text($0)) }
+    }
+
+    /// For a frame of `length` bytes whose header (not its whole payload) is in `bytes`: when it is
+    /// a continuation of a message whose kept prefix is full, starts passing over it and returns
+    /// true (false when the message grows past the limit); nil when the frame must be buffered.
+    private mutating func passOver(_ bytes: Slice<UnsafeRawBufferPointer>, length: Int) -> Bool? {
+        let b0 = bytes[bytes.startIndex], b1 = bytes[bytes.startIndex + 1]
+        guard b0 & 0x0F == 0x0, b1 & 0x80 == 0, inFragmentedMessage, message.count >= keptPrefix else { return nil }
+        let header = Self.headerLength(b1)
+        messageBytes += length - header
+        guard messageBytes <= maxMessageBytes else { return false }
+        skipping = (length - bytes.count, b0 & 0x80 != 0)
         return true
     }
 

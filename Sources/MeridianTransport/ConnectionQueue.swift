@@ -6,9 +6,10 @@
 ///
 /// Conflation costs nothing per recipient: a transient frame is marked superseded once,
 /// on the frame, when a newer one of its kind is queued for everyone who holds it
-/// (``OutboundFrame/superseded``). Queues skip such frames when writing, and drop them
-/// all at once when a slow reader's queue grows (``compact()``); until then their bytes
-/// still count in ``bytes``.
+/// (``OutboundFrame/superseded``). A queue that is behind skips such frames when writing
+/// (the writer says so: `conflating`), and drops them all at once when a slow reader's queue
+/// grows (``compact()``); until then their bytes still count in ``bytes``. A queue that keeps
+/// up writes them: a newer frame of the same kind follows, so nothing is lost but latency.
 ///
 /// Entries do not retain their frame one by one: a broadcast queues the same frame for
 /// every member, and an atomic retain and release per recipient cost more than the rest of
@@ -44,11 +45,12 @@ struct ConnectionQueue {
         if exempt { exemptBytes += sign * size } else { bytes += sign * size }
     }
 
-    /// The size of the first frame that will be written, nil when nothing will.
-    mutating func firstSize() -> Int? {
+    /// The size of the first frame that will be written, nil when nothing will. When
+    /// `conflating`, superseded frames at the head are dropped first.
+    mutating func firstSize(conflating: Bool = true) -> Int? {
         while let head = entries.first {
             let (size, superseded) = head.frame._withUnsafeGuaranteedRef { ($0.byteCount, $0.superseded) }
-            guard superseded else { return size }
+            guard superseded, conflating else { return size }
             removeHead()
             account(size, exempt: head.exempt, sign: -1)
             conflatedSinceLastDrain += 1
@@ -60,14 +62,14 @@ struct ConnectionQueue {
     private var conflatedSinceLastDrain = 0
 
     /// Copies whole frames, oldest first, into `buffer` while they fit in `capacity` bytes, and
-    /// removes them. Superseded frames are dropped, not copied.
-    mutating func drain(into buffer: UnsafeMutableRawPointer, capacity: Int) -> (copied: Int, conflated: Int) {
+    /// removes them. When `conflating`, superseded frames are dropped, not copied.
+    mutating func drain(into buffer: UnsafeMutableRawPointer, capacity: Int, conflating: Bool = true) -> (copied: Int, conflated: Int) {
         var used = 0
         var conflated = conflatedSinceLastDrain
         conflatedSinceLastDrain = 0
         while let head = entries.first {
             let (size, superseded) = head.frame._withUnsafeGuaranteedRef { ($0.byteCount, $0.superseded) }
-            if superseded {
+            if superseded, conflating {
                 removeHead()
                 account(size, exempt: head.exempt, sign: -1)
                 conflated += 1
@@ -82,6 +84,19 @@ struct ConnectionQueue {
             removeHead()
         }
         return (used, conflated)
+    }
+
+    /// Removes the first frame (which ``firstSize(conflating:)`` has just sized) and passes its
+    /// bytes, header included, to `write` while the frame is still held: a large frame goes
+    /// out from where it is, shared or not, without a copy.
+    /// Returns what `write` returned and the superseded frames dropped since the last write.
+    mutating func writeFirst<R>(_ write: (UnsafeRawBufferPointer) -> R) -> (R, conflated: Int) {
+        let head = entries.first!
+        let (size, result) = head.frame._withUnsafeGuaranteedRef { ($0.byteCount, $0.withBytes(write)) }
+        account(size, exempt: head.exempt, sign: -1)
+        removeHead()
+        defer { conflatedSinceLastDrain = 0 }
+        return (result, conflatedSinceLastDrain)
     }
 
     /// Drops every superseded frame. Returns how many went.

@@ -23,6 +23,10 @@ public struct TransportConfiguration: Sendable {
     public var maxHTTPBodyBytes: Int = 1 << 20
     /// Above this many queued bytes a connection is "behind".
     public var queueHighWaterBytes: Int = 1 << 20
+    /// Above this many queued bytes, superseded transient frames are dropped rather than written
+    /// (conflation, SPEC §4.3): a receiver that keeps up gets every transient frame, one that
+    /// falls behind gets the newest of each kind. 0 conflates whenever a newer frame waits.
+    public var conflateAboveBytes: Int = 16 << 10
     /// Above this many queued bytes a connection is closed at once with 4008.
     public var queueHardLimitBytes: Int = 8 << 20
     /// Most bytes of shared frames (the shared parts of welcomes into big sessions, each held

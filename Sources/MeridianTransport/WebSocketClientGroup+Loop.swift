@@ -128,7 +128,7 @@ extension WebSocketClientGroup {
         info.local_protocol_name = UnsafePointer(names.protocolName)
         if !sourceCStrings.isEmpty { info.iface = UnsafePointer(sourceCStrings[id % sourceCStrings.count]) }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: id + 1)
-        links[id] = Link()
+        links[id] = Link(reader: FrameReader(keptPrefix: keptMessagePrefix))
         if let wsi = lws_client_connect_via_info(&info) {
             if links[id] != nil { links[id]?.wsi = wsi }
         } else if links.removeValue(forKey: id) != nil {

@@ -55,6 +55,10 @@ public final class WebSocketClientGroup: @unchecked Sendable {
     /// The loop the service thread runs; libev keeps a pass cheap with tens of thousands of
     /// mostly idle connections. Set before ``start()``.
     public var eventLoop: EventLoop = .poll
+    /// When set, a message that arrives in fragments (a welcome with a large snapshot) is
+    /// delivered cut to its first this-many bytes, for a handler that reads only the head of
+    /// such messages: a connection then never holds a whole snapshot. Set before ``start()``.
+    public var keptMessagePrefix: Int?
     /// Not retained (the handler owns the group) and not weak: a weak reference would make every
     /// retain of the handler take the slow path, once per message.
     unowned(unsafe) var handlerStorage: (any ClientGroupHandler)?

@@ -15,8 +15,9 @@ extension WebSocketServer {
     /// Queues the same frame for every connection in `members` but `skip`. Service thread only.
     ///
     /// `previous`, when given, is an earlier transient frame of the same kind (a camera move,
-    /// a drag move of one participant): wherever it still waits unwritten, this frame makes it
-    /// redundant, and it is skipped. The caller guarantees that every connection that was sent
+    /// a drag move of one participant): wherever it still waits unwritten in a queue that is
+    /// behind (``TransportConfiguration/conflateAboveBytes``), this frame makes it redundant,
+    /// and it is skipped. The caller guarantees that every connection that was sent
     /// `previous` is in `members` now, or has left the audience of both.
     public func broadcast(
         _ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID? = nil,
@@ -156,21 +157,35 @@ extension WebSocketServer {
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(closing.code)), &reason, reason.count)
             return -1
         }
-        guard let firstSize = connection.queue.firstSize() else {
+        // Behind (more queued than the conflation threshold): superseded transient frames go.
+        let conflating = connection.queue.bytes > configuration.conflateAboveBytes
+        guard let firstSize = connection.queue.firstSize(conflating: conflating) else {
             if connection.queue.bytes <= configuration.queueHighWaterBytes { markCaughtUp(connection) }
             return 0
         }
 
+        // A large frame (the fragments of a big welcome) goes out alone from its own bytes:
+        // a raw write neither frames nor masks, and lws copies whatever the socket does not
+        // take at once, so the frame may be released as soon as lws_write returns.
+        if firstSize >= Self.directWriteMin {
+            connection.lastWrite = tickNow
+            let (written, conflated) = connection.queue.writeFirst { bytes in
+                lws_write(wsi, UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)), bytes.count, mrd_lws_write_raw())
+            }
+            counters.conflatedFrames += conflated
+            if written < 0 { return -1 }
+            if connection.queue.bytes <= configuration.queueHighWaterBytes { markCaughtUp(connection) }
+            if !connection.queue.isEmpty { requestWritable(connection) }
+            return 0
+        }
         // The buffer of the previous write may be reused now: this is the next WRITEABLE.
-        if firstSize > Self.writeChunk {
-            connection.writeBuffer.reserve(firstSize)
-        } else {
+        do {
             connection.writeBuffer.shrink(ifAbove: Self.writeChunk)
             let queued = connection.queue.bytes + connection.queue.exemptBytes
             connection.writeBuffer.reserve(max(firstSize, min(queued, Self.writeChunk)))
         }
         let payload = connection.writeBuffer.payload
-        let (used, conflated) = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity)
+        let (used, conflated) = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity, conflating: conflating)
         counters.conflatedFrames += conflated
         if used > 0 {
             // Pre-built frames, unmasked: RAW bypasses lws framing (no extensions are offered).

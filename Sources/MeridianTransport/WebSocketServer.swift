@@ -20,6 +20,8 @@ public final class WebSocketServer: @unchecked Sendable {
     static let vhostName = "meridian"
     /// Most bytes copied into one `lws_write`; a single larger frame is written alone.
     static let writeChunk = 256 * 1024
+    /// A frame this large at the head of a queue is written alone, straight from its own bytes.
+    static let directWriteMin = 64 * 1024
 
     /// The configuration the server was created with.
     public let configuration: TransportConfiguration

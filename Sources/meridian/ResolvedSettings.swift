@@ -31,6 +31,8 @@ struct ResolvedSettings {
         guard history >= 1 else { throw ValidationError("historySize must be at least 1") }
         guard maxMessage >= 1_024 else { throw ValidationError("maxMessageBytes must be at least 1024") }
         guard high > 0, hard > high else { throw ValidationError("queueHardLimit must exceed queueHighWater") }
+        let conflateAbove = o.conflateAbove ?? d.conflateAbove!
+        guard (0..<high).contains(conflateAbove) else { throw ValidationError("conflateAbove must be at least 0 and below queueHighWater") }
         guard closeTimeout >= 1 else { throw ValidationError("closeTimeout must be at least 1 s") }
         guard idle > ping, ping > 0 else { throw ValidationError("idleTimeout must exceed pingInterval") }
         guard maxSessions >= 1 else { throw ValidationError("maxSessions must be at least 1") }
@@ -56,6 +58,7 @@ struct ResolvedSettings {
         transport.maxMessageBytes = maxMessage
         transport.queueHighWaterBytes = high
         transport.queueHardLimitBytes = hard
+        transport.conflateAboveBytes = conflateAbove
         transport.slowConsumerGrace = .milliseconds(Int(grace * 1000))
         transport.closeTimeout = .seconds(closeTimeout)
         transport.pingInterval = .seconds(ping)

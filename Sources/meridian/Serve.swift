@@ -28,6 +28,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest accepted message, in bytes (larger closes with 1009; default 65536).") var maxMessageBytes: Int?
     @Option(help: "Outgoing bytes queued for a client before it counts as behind.") var queueHighWater: Int?
     @Option(help: "Outgoing bytes queued for a client before it is closed at once (4008).") var queueHardLimit: Int?
+    @Option(help: "Outgoing bytes queued for a client above which superseded transient events are dropped (conflated; default 16384).")
+    var conflateAbove: Int?
     @Option(help: "Seconds a client may stay behind before it is closed (4008).") var slowConsumerGrace: Double?
     @Option(help: "Seconds a closing client may take to read what is ahead of its close frame.")
     var closeTimeout: Int?
@@ -79,7 +81,7 @@ struct Serve: AsyncParsableCommand {
         ServeOptions(
             host: host, port: port, dataDir: dataDir, idleUnload: idleUnload, maxSessions: maxSessions,
             dragPolicy: dragPolicy, leaseTimeout: leaseTimeout, historySize: historySize, maxMessageBytes: maxMessageBytes,
-            queueHighWater: queueHighWater, queueHardLimit: queueHardLimit, slowConsumerGrace: slowConsumerGrace,
+            queueHighWater: queueHighWater, queueHardLimit: queueHardLimit, conflateAbove: conflateAbove, slowConsumerGrace: slowConsumerGrace,
             closeTimeout: closeTimeout, pingInterval: pingInterval, idleTimeout: idleTimeout, logLevel: logLevel,
             dashboardTiles: dashboardTiles, dashboardDirectory: dashboardDirectory, leafletDirectory: leafletDirectory,
             auth: auth, jwtSecretFile: jwtSecretFile, jwtPublicKeyFile: jwtPublicKeyFile, jwtAudience: jwtAudience, jwtIssuer: jwtIssuer,

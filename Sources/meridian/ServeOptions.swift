@@ -16,6 +16,7 @@ struct ServeOptions: Codable, Equatable, Sendable {
     var maxMessageBytes: Int?
     var queueHighWater: Int?
     var queueHardLimit: Int?
+    var conflateAbove: Int?
     var slowConsumerGrace: Double?
     var closeTimeout: Int?
     var pingInterval: Int?
@@ -51,7 +52,7 @@ struct ServeOptions: Codable, Equatable, Sendable {
     static let defaults = ServeOptions(
         host: "127.0.0.1", port: 8080, dataDir: nil, idleUnload: 300, maxSessions: 10_000,
         dragPolicy: "exclusive", leaseTimeout: 10, historySize: 4_096, maxMessageBytes: 65_536,
-        queueHighWater: 1 << 20, queueHardLimit: 8 << 20, slowConsumerGrace: 2, closeTimeout: 30,
+        queueHighWater: 1 << 20, queueHardLimit: 8 << 20, conflateAbove: 16 << 10, slowConsumerGrace: 2, closeTimeout: 30,
         pingInterval: 30, idleTimeout: 75, logLevel: "info",
         dashboardTiles: nil, dashboardDirectory: nil, leafletDirectory: "/usr/share/javascript/leaflet",
         auth: "jwt", jwtSecretFile: nil, jwtPublicKeyFile: nil, jwtAudience: nil, jwtIssuer: nil,

@@ -22,8 +22,8 @@ enum Seen: Equatable {
 }
 
 /// Feeds `stream` cut into chunks of `size` bytes; returns what was emitted and whether reading went on.
-private func read(_ stream: [UInt8], chunk size: Int) -> (seen: [Seen], ok: Bool) {
-    var reader = FrameReader(maxMessageBytes: 1 << 20)
+private func read(_ stream: [UInt8], chunk size: Int, keptPrefix: Int? = nil) -> (seen: [Seen], ok: Bool) {
+    var reader = FrameReader(maxMessageBytes: 1 << 20, keptPrefix: keptPrefix)
     var seen: [Seen] = []
     var offset = 0
     while offset < stream.count {
@@ -59,6 +59,28 @@ struct ClientFramingTests {
         let (seen, ok) = read(Self.stream, chunk: chunk)
         #expect(ok)
         #expect(seen == Self.expected)
+    }
+
+    /// A fragmented message whose later continuations lie wholly past the kept prefix (they are
+    /// passed over, not buffered), then an ordinary message.
+    static let keptPrefixStream = upgrade + frame(1, Array("head-".utf8), fin: false)
+        + frame(0, Array(String(repeating: "x", count: 5_000).utf8), fin: false)
+        + frame(0, Array(String(repeating: "y", count: 70_000).utf8), fin: false)
+        + frame(0, Array("-end".utf8)) + frame(1, Array(medium.utf8))
+
+    @Test(arguments: [1, 7, 100, 4_096, 65_536, 1 << 20])
+    func aKeptPrefixCutsFragmentedMessagesOnly(chunk: Int) {
+        let (seen, ok) = read(Self.keptPrefixStream, chunk: chunk, keptPrefix: 8)
+        #expect(ok)
+        #expect(seen == [.upgraded, .text("head-xxx"), .text(Self.medium)])
+    }
+
+    @Test(arguments: [7, 4_096])
+    func theLimitCountsWhatAKeptPrefixDrops(chunk: Int) {
+        let kept = upgrade + frame(1, Array("a".utf8), fin: false) + frame(0, [UInt8](repeating: 0x78, count: 1 << 20))
+        #expect(read(kept, chunk: chunk, keptPrefix: 8) == ([.upgraded, .failure], false))
+        let passedOver = upgrade + frame(1, Array("abcdefgh".utf8), fin: false) + frame(0, [UInt8](repeating: 0x78, count: 1 << 20))
+        #expect(read(passedOver, chunk: chunk, keptPrefix: 8) == ([.upgraded, .failure], false))
     }
 
     @Test func aMaskedServerFrameIsAFailure() {

@@ -49,6 +49,20 @@ import Testing
         #expect(queue.bytes == 0)
     }
 
+    @Test func aQueueThatKeepsUpWritesSupersededFrames() {
+        var queue = ConnectionQueue()
+        let older = frame("t1")
+        queue.append(older)
+        queue.append(frame("t2"))
+        older.superseded = true
+        #expect(queue.firstSize(conflating: false) == 4)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 1)
+        defer { buffer.deallocate() }
+        #expect(queue.drain(into: buffer, capacity: 64, conflating: false) == (8, 0))
+        #expect(Array(UnsafeRawBufferPointer(start: buffer, count: 8)) == [0x81, 2] + Array("t1".utf8) + [0x81, 2] + Array("t2".utf8))
+        #expect(queue.isEmpty && queue.bytes == 0)
+    }
+
     @Test func compactionDropsSupersededFramesAndTheirBytes() {
         var queue = ConnectionQueue()
         queue.append(frame("first"))

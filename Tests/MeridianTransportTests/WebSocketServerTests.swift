@@ -159,6 +159,42 @@ import Testing
         #expect(expected == sent)
     }
 
+    /// Ten moves of one kind queued in one pass, each superseding the one before, then a
+    /// discrete frame; what the client receives up to that frame.
+    private func receivedAfterTenSupersedingMoves(conflateAbove: Int) throws -> (texts: [String], conflated: Int) {
+        let (server, handler, port) = try startServer { $0.conflateAboveBytes = conflateAbove }
+        defer { server.stop() }
+        let client = WebSocketClient(port: port)
+        try client.connect()
+        defer { client.close() }
+        #expect(handler.wait { opened, _ in opened.count == 1 })
+        let id = handler.opened[0]
+        server.execute {
+            var previous: OutboundFrame?
+            for index in 0..<10 {
+                let move = OutboundFrame(text: Array("t\(index)".utf8))
+                server.broadcast(move, to: [id], superseding: previous)
+                previous = move
+            }
+            server.send(OutboundFrame(text: Array("end".utf8)), to: id)
+        }
+        var texts: [String] = []
+        while case .text(let text) = try client.receive(), text != "end" { texts.append(text) }
+        return (texts, onServiceThread(server) { server.stats.conflatedFrames })
+    }
+
+    @Test func aReceiverThatKeepsUpGetsEveryTransientFrame() throws {
+        let (texts, conflated) = try receivedAfterTenSupersedingMoves(conflateAbove: 16 * 1024)
+        #expect(texts == (0..<10).map { "t\($0)" })
+        #expect(conflated == 0)
+    }
+
+    @Test func aReceiverBehindTheThresholdGetsTheNewestTransientFrame() throws {
+        let (texts, conflated) = try receivedAfterTenSupersedingMoves(conflateAbove: 0)
+        #expect(texts == ["t9"])
+        #expect(conflated == 9)
+    }
+
     @Test func connectionBehindLongerThanGraceIsClosed() throws {
         let (server, handler, port) = try startServer {
             $0.queueHighWaterBytes = 64 * 1024
