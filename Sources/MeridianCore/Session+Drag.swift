@@ -1,13 +1,17 @@
 extension Session {
     mutating func drag(_ id: String, to next: DragState, coordinate: Coordinate?, by p: Participant, at now: Duration) throws(SessionError) -> [Emitted] {
         try requireEditor(p, "drag annotations")
-        let a = try existingAnnotation(id)
+        // Positions in the two dictionaries, each found once: a move changes both in place
+        // (nothing is inserted or removed before it does, so the positions stay valid).
+        guard let annotationIndex = annotations.index(forKey: id) else { throw SessionError(.notFound, "no annotation \"\(id)\"", field: "id") }
+        let a = annotations.values[annotationIndex]
         guard let point = a.point else { throw SessionError(.notDraggable, "only point annotations can be dragged; \"\(id)\" is a \(a.shape.name)", field: "id") }
         guard point.draggable, a.enabled else {
             throw SessionError(.notDraggable, "annotation \"\(id)\" is \(a.enabled ? "not draggable" : "disabled")", field: "id")
         }
         if let coordinate { try validator.coordinate(coordinate, "coordinate") }
-        let current = dragState(of: id, by: p.id)
+        let groupIndex = drags.index(forKey: id)
+        let current = groupIndex.flatMap { drags.values[$0].drag(of: p.id)?.state } ?? .none
         guard next != .none, current.canMove(to: next) else {
             let hint = next == .none
                 ? "; a drag reaches none through ending or canceling, never from the client"
@@ -17,8 +21,8 @@ extension Session {
         switch next {
         case .starting: return try startDrag(id, at: point.coordinate, by: p, now: now)
         case .dragging:
-            guard let coordinate else { throw .invalid("coordinate", "required for dragging") }
-            return moveDrag(id, to: coordinate, by: p.id, now: now, first: current == .starting)
+            guard let coordinate, let groupIndex else { throw .invalid("coordinate", "required for dragging") }
+            return moveDrag(id, at: (annotationIndex, groupIndex), to: coordinate, by: p.id, now: now, first: current == .starting)
         case .ending: return endDrag(id, at: coordinate, by: p.id)
         case .canceling: return cancelDrag(of: id, by: p.id, reason: nil)
         case .none: return []
@@ -49,13 +53,16 @@ extension Session {
 
     /// A move. The first (`starting → dragging`) is a discrete event; later
     /// moves are transient and may be conflated.
-    private mutating func moveDrag(_ id: String, to coordinate: Coordinate, by pid: ParticipantID, now: Duration, first: Bool) -> [Emitted] {
-        updateDrag(id, pid) {
+    private mutating func moveDrag(
+        _ id: String, at index: (annotation: [String: Annotation].Index, group: [String: DragGroup].Index),
+        to coordinate: Coordinate, by pid: ParticipantID, now: Duration, first: Bool
+    ) -> [Emitted] {
+        drags.values[index.group].update(pid) {
             $0.state = .dragging
             $0.coordinate = coordinate
             $0.lastActivity = now
         }
-        setCoordinate(id, coordinate)
+        annotations.values[index.annotation].movePoint(to: coordinate)
         let key: ConflationKey? = first ? nil : .dragMove(annotation: id, participant: pid)
         return [emit(.drag(annotation: id, participant: pid, state: .dragging, coordinate: coordinate, reason: nil), transient: key)]
     }
@@ -109,22 +116,13 @@ extension Session {
         drags.values.flatMap(\.drags).map { $0.lastActivity + settings.leaseTimeout }.min()
     }
 
-    /// Changes `pid`'s drag of `id`. Taken out and put back rather than changed through the
-    /// dictionary's subscript: that path allocates a coroutine frame per access, on every move.
-    private mutating func updateDrag(_ id: String, _ pid: ParticipantID, _ change: (inout ActiveDrag) -> Void) {
-        guard var group = drags.removeValue(forKey: id) else { return }
-        group.update(pid, change)
-        drags[id] = group
-    }
-
     private mutating func removeDrag(_ id: String, _ pid: ParticipantID) {
         drags[id]?.drags.removeAll { $0.participant == pid }
         if drags[id]?.drags.isEmpty == true { drags[id] = nil }
     }
 
     private mutating func setCoordinate(_ id: String, _ c: Coordinate) {
-        guard var annotation = annotations.removeValue(forKey: id) else { return }
-        annotation.movePoint(to: c)
-        annotations[id] = annotation
+        guard let index = annotations.index(forKey: id) else { return }
+        annotations.values[index].movePoint(to: c)
     }
 }

@@ -167,6 +167,15 @@ struct Fields {
     }
 
     func optionalEnumeration<E: RawRepresentable>(_ key: String, _: E.Type) throws(ProtocolError) -> E? where E.RawValue == String, E: CaseIterable {
+        // A value written without escapes is compared as bytes, without making a String.
+        if let index = try lookup(key), kind(index) == .string, document.nodes[index].flags & JSONDocument.Flag.escaped == 0 {
+            let text = document.text(of: index)
+            let inner = UnsafeRawBufferPointer(rebasing: text[1..<(text.count - 1)])
+            for e in E.allCases {
+                var raw = e.rawValue
+                if raw.withUTF8({ $0.elementsEqual(inner) }) { return e }
+            }
+        }
         guard let s = try optionalString(key) else { return nil }
         guard let e = E(rawValue: s) else {
             throw .invalid(name(key), "must be one of \(E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \"\(s)\"")
