@@ -45,8 +45,13 @@ public enum SessionHarness {
 
         /// Every invariant of the state, and clients that applied `events` agree with it.
         mutating func broadcast(_ events: [Emitted], after what: String) throws(Violation) {
+            // Above the presence batch size, joins and leaves are announced by the hub's next
+            // tick (one `presence` event): here a tick follows every step.
+            let seq = session.seq
+            let announced = session.flushPresence()
+            try SessionInvariants.numbering(announced, from: seq, to: session.seq, "presence after \(what)")
             try SessionInvariants.check(session, now: now)
-            mirror.apply(events)
+            mirror.apply(events + announced)
             try mirror.check(against: session, after: what)
         }
 
