@@ -13,19 +13,7 @@ public final class SQLiteEventLogStore: EventLogStore {
 
     /// Opens (creating if needed) the log beside the sessions in `directory`.
     public init(directory: String) throws(StorageError) {
-        let path = URL(fileURLWithPath: directory).appendingPathComponent(SQLiteSessionStore.fileName).path
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .cannotOpen(directory, "cannot create the data directory (\(error.localizedDescription))")
-        }
-        var config = Configuration()
-        config.busyMode = .timeout(5)
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        }
-        do {
-            pool = try DatabasePool(path: path, configuration: config)
+        pool = try SQLiteFile.open(in: directory, synchronous: "NORMAL") { pool in
             try pool.write { db in
                 try db.execute(sql: """
                     CREATE TABLE IF NOT EXISTS event_log (
@@ -41,9 +29,7 @@ public final class SQLiteEventLogStore: EventLogStore {
                     CREATE INDEX IF NOT EXISTS event_log_by_time ON event_log(time_ms);
                     """)
             }
-        } catch {
-            throw .cannotOpen(path, Self.reason(error))
-        }
+        }.pool
     }
 
     public func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] {
@@ -62,7 +48,7 @@ public final class SQLiteEventLogStore: EventLogStore {
                 }
             }
         } catch {
-            throw .writeFailed(Self.reason(error))
+            throw .writeFailed(SQLiteFile.reason(error))
         }
     }
 
@@ -79,7 +65,7 @@ public final class SQLiteEventLogStore: EventLogStore {
                 }
             }
         } catch {
-            throw .readFailed(Self.reason(error))
+            throw .readFailed(SQLiteFile.reason(error))
         }
     }
 
@@ -99,7 +85,7 @@ public final class SQLiteEventLogStore: EventLogStore {
                 return removed
             }
         } catch {
-            throw .writeFailed(Self.reason(error))
+            throw .writeFailed(SQLiteFile.reason(error))
         }
     }
 
@@ -107,12 +93,7 @@ public final class SQLiteEventLogStore: EventLogStore {
         do {
             try pool.write { db in try db.execute(sql: "DELETE FROM event_log WHERE session_id = ?", arguments: [session]) }
         } catch {
-            throw .writeFailed(Self.reason(error))
+            throw .writeFailed(SQLiteFile.reason(error))
         }
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        if let e = error as? DatabaseError { return e.message ?? "\(e.resultCode)" }
-        return "\(error)"
     }
 }

@@ -16,24 +16,7 @@ public final class SQLiteSessionStore: SessionStore {
 
     /// Opens (creating if needed) the store in `directory`.
     public init(directory: String) throws(StorageError) {
-        let path = URL(fileURLWithPath: directory).appendingPathComponent(Self.fileName).path
-        self.path = path
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .cannotOpen(directory, "cannot create the data directory (\(error.localizedDescription))")
-        }
-        var config = Configuration()
-        config.busyMode = .timeout(5)
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        do {
-            pool = try DatabasePool(path: path, configuration: config)
-            try Self.migrator.migrate(pool)
-        } catch {
-            throw .cannotOpen(path, Self.reason(error))
-        }
+        (pool, path) = try SQLiteFile.open(in: directory, synchronous: "FULL") { try Self.migrator.migrate($0) }
     }
 
     private static var migrator: DatabaseMigrator {
@@ -68,7 +51,7 @@ public final class SQLiteSessionStore: SessionStore {
                 return (header, bodies)
             }
         } catch {
-            throw .readFailed(Self.reason(error))
+            throw .readFailed(SQLiteFile.reason(error))
         }
         guard let (header, bodies) = rows else { return nil }
         do throws(ProtocolError) {
@@ -98,7 +81,7 @@ public final class SQLiteSessionStore: SessionStore {
                 }
             }
         } catch {
-            throw .readFailed(Self.reason(error))
+            throw .readFailed(SQLiteFile.reason(error))
         }
     }
 
@@ -117,7 +100,7 @@ public final class SQLiteSessionStore: SessionStore {
                 }
             }
         } catch {
-            throw .writeFailed(Self.reason(error))
+            throw .writeFailed(SQLiteFile.reason(error))
         }
     }
 
@@ -143,10 +126,5 @@ public final class SQLiteSessionStore: SessionStore {
         for a in u.upserted {
             try upsert.execute(arguments: [u.id, a.id, String(decoding: StoredForm.encode(a), as: UTF8.self)])
         }
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        if let e = error as? DatabaseError { return e.message ?? "\(e.resultCode)" }
-        return "\(error)"
     }
 }

@@ -164,39 +164,37 @@ extension WebSocketServer {
             return 0
         }
 
-        // A large frame (the fragments of a big welcome) goes out alone from its own bytes:
-        // a raw write neither frames nor masks, and lws copies whatever the socket does not
-        // take at once, so the frame may be released as soon as lws_write returns.
-        if firstSize >= Self.directWriteMin {
-            connection.lastWrite = tickNow
-            let (written, conflated) = connection.queue.writeFirst { bytes in
-                lws_write(wsi, UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)), bytes.count, mrd_lws_write_raw())
-            }
-            counters.conflatedFrames += conflated
-            if written < 0 { return -1 }
-            if connection.queue.bytes <= configuration.queueHighWaterBytes { markCaughtUp(connection) }
-            if !connection.queue.isEmpty { requestWritable(connection) }
-            return 0
-        }
-        // The buffer of the previous write may be reused now: this is the next WRITEABLE.
-        do {
-            connection.writeBuffer.shrink(ifAbove: Self.writeChunk)
-            let queued = connection.queue.bytes + connection.queue.exemptBytes
-            connection.writeBuffer.reserve(max(firstSize, min(queued, Self.writeChunk)))
-        }
-        let payload = connection.writeBuffer.payload
-        let (used, conflated) = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity, conflating: conflating)
+        let (written, conflated) = write(connection, wsi: wsi, firstSize: firstSize, conflating: conflating)
         counters.conflatedFrames += conflated
-        if used > 0 {
-            // Pre-built frames, unmasked: RAW bypasses lws framing (no extensions are offered).
-            connection.lastWrite = tickNow
-            let written = lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), used, mrd_lws_write_raw())
-            if written < 0 { return -1 }
-        }
+        if written < 0 { return -1 }
         if connection.queue.bytes <= configuration.queueHighWaterBytes {
             markCaughtUp(connection)
         }
         if !connection.queue.isEmpty { requestWritable(connection) }
         return 0
+    }
+
+    /// The one `lws_write` of a WRITEABLE: its result (0 when nothing was written) and the
+    /// superseded frames dropped. Frames are pre-built and unmasked: RAW bypasses lws framing
+    /// (no extensions are offered).
+    private func write(_ connection: Connection, wsi: OpaquePointer, firstSize: Int, conflating: Bool) -> (Int32, conflated: Int) {
+        connection.lastWrite = tickNow
+        // A large frame (the fragments of a big welcome) goes out alone from its own bytes: lws
+        // copies whatever the socket does not take at once, so the frame may be released as
+        // soon as lws_write returns.
+        if firstSize >= Self.directWriteMin {
+            return connection.queue.writeFirst { bytes in
+                lws_write(wsi, UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)), bytes.count, mrd_lws_write_raw())
+            }
+        }
+        // Smaller frames are copied together into the connection's buffer, which the previous
+        // write may have used until now: this is the next WRITEABLE.
+        connection.writeBuffer.shrink(ifAbove: Self.writeChunk)
+        let queued = connection.queue.bytes + connection.queue.exemptBytes
+        connection.writeBuffer.reserve(max(firstSize, min(queued, Self.writeChunk)))
+        let payload = connection.writeBuffer.payload
+        let (used, conflated) = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity, conflating: conflating)
+        guard used > 0 else { return (0, conflated) }
+        return (lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), used, mrd_lws_write_raw()), conflated)
     }
 }

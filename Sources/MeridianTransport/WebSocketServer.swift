@@ -18,7 +18,7 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// Name of the single vhost, used to read back the bound port.
     static let vhostName = "meridian"
-    /// Most bytes copied into one `lws_write`; a single larger frame is written alone.
+    /// Most bytes of smaller frames copied together into one `lws_write`.
     static let writeChunk = 256 * 1024
     /// A frame this large at the head of a queue is written alone, straight from its own bytes.
     static let directWriteMin = 64 * 1024

@@ -20,6 +20,18 @@ struct OffThreadTests {
         }
     }
 
+    /// Runs `body` with a server on a fresh store whose commits can be held, releasing any held
+    /// commit before the server stops (a held commit would keep it from stopping).
+    func withHeldCommits(_ body: (HeldCommitStore, TestServer) throws -> Void) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try HeldCommitStore(directory: dir)
+        let server = try server(store)
+        defer { server.stop() }
+        defer { store.release() }
+        try body(store, server)
+    }
+
     func join(_ session: String, name: String, ref: Int = 1) -> JSONValue {
         .object(["type": .string("join"), "ref": .number(Double(ref)), "session": .string(session),
                  "name": .string(name), "role": .string("editor")])
@@ -213,102 +225,86 @@ struct OffThreadTests {
     }
 
     @Test func aJoinWhileACreateCommitsGetsTheCreatedSession() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try HeldCommitStore(directory: dir)
-        let server = try server(store)
-        defer { server.stop() }
-        defer { store.release() }  // first: a held commit would keep the server from stopping
-        store.hold()
-        let creating = try HTTPClient(port: server.port)
-        try creating.send("POST", "/api/sessions", .object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])]))
-        #expect(store.waitForHeldCommit())
-        let alice = try server.client()
-        alice.send(join("s", name: "Alice"))
-        // The join waits behind the create: the loop answers others meanwhile.
-        let bob = try server.joined("other", name: "Bob")
-        #expect(try bob.request("ping")["type"]?.string == "ack")
-        #expect(!creating.answered)
-        store.release()
-        #expect(try creating.response().status == 201)
-        #expect(try alice.next("welcome").message["snapshot"]?["settings"]?["dragPolicy"]?.string == "priority")
+        try withHeldCommits { store, server in
+            store.hold()
+            let creating = try HTTPClient(port: server.port)
+            try creating.send("POST", "/api/sessions", .object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])]))
+            #expect(store.waitForHeldCommit())
+            let alice = try server.client()
+            alice.send(join("s", name: "Alice"))
+            // The join waits behind the create: the loop answers others meanwhile.
+            let bob = try server.joined("other", name: "Bob")
+            #expect(try bob.request("ping")["type"]?.string == "ack")
+            #expect(!creating.answered)
+            store.release()
+            #expect(try creating.response().status == 201)
+            #expect(try alice.next("welcome").message["snapshot"]?["settings"]?["dragPolicy"]?.string == "priority")
+        }
     }
 
     @Test func aJoinWhileADeleteCommitsFindsTheSessionGone() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try HeldCommitStore(directory: dir)
-        let server = try server(store)
-        defer { server.stop() }
-        defer { store.release() }  // first: a held commit would keep the server from stopping
-        #expect(try HTTPClient.call(port: server.port, "POST", "/api/sessions",
-                                    .object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])])).status == 201)
-        store.hold()
-        let deleting = try HTTPClient(port: server.port)
-        try deleting.send("DELETE", "/api/sessions/s")
-        #expect(store.waitForHeldCommit())
-        let alice = try server.client()
-        alice.send(join("s", name: "Alice"))
-        store.release()
-        #expect(try deleting.response().status == 204)
-        let welcome = try alice.next("welcome").message
-        #expect(welcome["snapshot"]?["settings"]?["dragPolicy"]?.string == "exclusive", "a new session, not the deleted one")
+        try withHeldCommits { store, server in
+            #expect(try HTTPClient.call(port: server.port, "POST", "/api/sessions",
+                                        .object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])])).status == 201)
+            store.hold()
+            let deleting = try HTTPClient(port: server.port)
+            try deleting.send("DELETE", "/api/sessions/s")
+            #expect(store.waitForHeldCommit())
+            let alice = try server.client()
+            alice.send(join("s", name: "Alice"))
+            store.release()
+            #expect(try deleting.response().status == 204)
+            let welcome = try alice.next("welcome").message
+            #expect(welcome["snapshot"]?["settings"]?["dragPolicy"]?.string == "exclusive", "a new session, not the deleted one")
+        }
     }
 
     @Test func anAPIWriteIsAnsweredOnlyOnceCommittedWhileTheLoopServesPings() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try HeldCommitStore(directory: dir)
-        let server = try server(store)
-        defer { server.stop() }
-        defer { store.release() }  // first: a held commit would keep the server from stopping
-        let alice = try server.joined("s", name: "Alice")
-        store.hold()
-        let creating = try HTTPClient(port: server.port)
-        try creating.send("POST", "/api/sessions", .object(["id": .string("new")]))
-        #expect(store.waitForHeldCommit())
-        // The commit is held; the service thread goes on answering.
-        for _ in 0..<20 { #expect(try alice.request("ping")["type"]?.string == "ack") }
-        #expect(!creating.answered, "answered before the commit")
-        #expect(try store.sqlite.load("new") == nil)
-        store.release()
-        let answer = try creating.response()
-        let answeredAt = ContinuousClock.now
-        #expect(answer.status == 201)
-        #expect(try store.sqlite.load("new") != nil)
-        #expect(try #require(store.committedAt) <= answeredAt)
+        try withHeldCommits { store, server in
+            let alice = try server.joined("s", name: "Alice")
+            store.hold()
+            let creating = try HTTPClient(port: server.port)
+            try creating.send("POST", "/api/sessions", .object(["id": .string("new")]))
+            #expect(store.waitForHeldCommit())
+            // The commit is held; the service thread goes on answering.
+            for _ in 0..<20 { #expect(try alice.request("ping")["type"]?.string == "ack") }
+            #expect(!creating.answered, "answered before the commit")
+            #expect(try store.sqlite.load("new") == nil)
+            store.release()
+            let answer = try creating.response()
+            let answeredAt = ContinuousClock.now
+            #expect(answer.status == 201)
+            #expect(try store.sqlite.load("new") != nil)
+            #expect(try #require(store.committedAt) <= answeredAt)
 
-        // A settings change of a loaded session too: broadcast at once, answered after its commit.
-        store.hold()
-        let patching = try HTTPClient(port: server.port)
-        try patching.send("PATCH", "/api/sessions/s/settings", .object(["dragPolicy": .string("last-writer-wins")]))
-        #expect(store.waitForHeldCommit())
-        #expect(try alice.next("settings").message["settings"]?["dragPolicy"]?.string == "last-writer-wins")
-        #expect(try alice.request("ping")["type"]?.string == "ack")
-        #expect(!patching.answered)
-        store.release()
-        #expect(try patching.response().status == 200)
-        #expect(try store.sqlite.load("s")?.record.settings.dragPolicy == .lastWriterWins)
+            // A settings change of a loaded session too: broadcast at once, answered after its commit.
+            store.hold()
+            let patching = try HTTPClient(port: server.port)
+            try patching.send("PATCH", "/api/sessions/s/settings", .object(["dragPolicy": .string("last-writer-wins")]))
+            #expect(store.waitForHeldCommit())
+            #expect(try alice.next("settings").message["settings"]?["dragPolicy"]?.string == "last-writer-wins")
+            #expect(try alice.request("ping")["type"]?.string == "ack")
+            #expect(!patching.answered)
+            store.release()
+            #expect(try patching.response().status == 200)
+            #expect(try store.sqlite.load("s")?.record.settings.dragPolicy == .lastWriterWins)
+        }
     }
 
     @Test func aClientThatLeavesBeforeItsAnswerChangesNothingElse() throws {
-        let dir = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let store = try HeldCommitStore(directory: dir)
-        let server = try server(store)
-        defer { server.stop() }
-        defer { store.release() }  // first: a held commit would keep the server from stopping
-        store.hold()
-        do {
-            let gone = try HTTPClient(port: server.port)
-            try gone.send("POST", "/api/sessions", .object(["id": .string("s")]))
-            #expect(store.waitForHeldCommit())
+        try withHeldCommits { store, server in
+            store.hold()
+            do {
+                let gone = try HTTPClient(port: server.port)
+                try gone.send("POST", "/api/sessions", .object(["id": .string("s")]))
+                #expect(store.waitForHeldCommit())
+            }
+            store.release()
+            // The change was made all the same; the server goes on.
+            let read = try HTTPClient.call(port: server.port, "GET", "/api/sessions/s")
+            #expect(read.status == 200)
+            #expect(try server.joined("s", name: "Alice").welcome["type"]?.string == "welcome")
         }
-        store.release()
-        // The change was made all the same; the server goes on.
-        let read = try HTTPClient.call(port: server.port, "GET", "/api/sessions/s")
-        #expect(read.status == 200)
-        #expect(try server.joined("s", name: "Alice").welcome["type"]?.string == "welcome")
     }
 
     @Test func theServerDrainsWhileAJoinWaits() throws {

@@ -30,14 +30,15 @@ def binary():
 
 
 class Server:
-    def __init__(self, *args):
+    def __init__(self, *args, env=None, preexec_fn=None):
+        """`env` replaces the environment; `preexec_fn` runs in the child before the binary."""
         path = binary()
         if not path.exists():
             pytest.fail(f"server binary not found at {path}: run `swift build` or set MERIDIAN_BIN")
         self.args = ["serve", "--port", "0", "--auth", "none", *args]
         self.log = tempfile.NamedTemporaryFile(prefix="meridian-", suffix=".log", delete=False)
         self.process = subprocess.Popen([str(path), *self.args], stdout=subprocess.PIPE, stderr=self.log,
-                                        stdin=subprocess.DEVNULL, text=True)
+                                        stdin=subprocess.DEVNULL, text=True, env=env, preexec_fn=preexec_fn)
         line = self._first_line(timeout=20)
         m = LISTENING.match(line or "")
         if not m:

@@ -6,32 +6,14 @@ import asyncio
 import json
 import math
 import shutil
-import socket
 import subprocess
 import time
 
 import pytest
 
-from browser import Page, chromium
 from conftest import Server
+from dashboard_support import flag, free_port, http_url, page  # noqa: F401 (page is a fixture)
 from meridian_client import Client, run
-
-
-@pytest.fixture
-def page(request):
-    driver = chromium()
-    p = Page(driver, request.node.name)
-    yield p
-    driver.quit()
-
-
-def http_url(server, query=""):
-    return f"http://{server.host}:{server.port}/dashboard/{query}"
-
-
-def flag(id="flag", lat=48.8584, lon=2.2945, **extra):
-    return {"type": "point", "id": id, "coordinate": {"latitude": lat, "longitude": lon},
-            "draggable": True, "canShowCallout": True, "title": "Flag", **extra}
 
 
 def test_dashboard_files_have_their_content_types(server):
@@ -211,12 +193,6 @@ def test_session_view_follows_a_live_session(server, session_id, page):
 
     run(scenario())
     assert page.console_errors() == []
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_dashboard_shows_disconnection_and_reconnects(session_id, page):

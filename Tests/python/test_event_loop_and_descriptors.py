@@ -6,14 +6,11 @@ import json
 import os
 import re
 import resource
-import subprocess
-import tempfile
-import threading
 
 import pytest
 import websockets
 
-from conftest import LISTENING, binary
+from conftest import Server
 from test_config import meridian, write_config
 
 
@@ -33,42 +30,13 @@ def test_an_unknown_event_loop_is_refused_by_name():
     assert 'eventLoop "select": use libev or poll' in result.stderr
 
 
-class Serve:
+def Serve(*args, nofile=None):
     """`meridian serve` started with a given soft/hard descriptor limit (set in the child only)."""
-
-    def __init__(self, *args, nofile=None):
-        self.log = tempfile.NamedTemporaryFile(prefix="meridian-nofile-", suffix=".log", delete=False)
-
-        def limit():
-            if nofile:
-                resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MERIDIAN_")}
-        self.process = subprocess.Popen([str(binary()), "serve", "--port", "0", "--auth", "none", *args],
-                                        stdout=subprocess.PIPE, stderr=self.log, stdin=subprocess.DEVNULL,
-                                        text=True, env=env, preexec_fn=limit)
-        lines = []
-        reader = threading.Thread(target=lambda: lines.append(self.process.stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(20)
-        m = LISTENING.match((lines or [""])[0])
-        if not m:
-            self.stop()
-            pytest.fail(f"server did not start: {lines!r}; log: {self.log_text()[-2000:]}")
-        self.port = int(m.group(3))
-
-    def log_text(self):
-        with open(self.log.name, errors="replace") as f:
-            return f.read()
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-        self.process.stdout.close()
+    def limit():
+        if nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MERIDIAN_")}
+    return Server(*args, env=env, preexec_fn=limit)
 
 
 async def join_many(port, count):
