@@ -20,13 +20,16 @@ public struct JoinParameters: Hashable, Sendable {
     public var hidden: Bool?
     public var color: Color?
     public var token: String?
+    /// nil when the request did not say (everything).
+    public var interest: Interest?
 
-    public init(name: String? = nil, role: Role? = nil, hidden: Bool? = nil, color: Color? = nil, token: String? = nil) {
+    public init(name: String? = nil, role: Role? = nil, hidden: Bool? = nil, color: Color? = nil, token: String? = nil, interest: Interest? = nil) {
         self.name = name
         self.role = role
         self.hidden = hidden
         self.color = color
         self.token = token
+        self.interest = interest
     }
 }
 
@@ -45,6 +48,8 @@ public struct ClientRequest: Hashable, Sendable {
         /// Subscribe this connection to the server's `overview` messages.
         /// `token` is needed when the server checks tokens and the handshake carried none.
         case overviewWatch(token: String?)
+        /// Replaces the member's interest (what of the session's annotations it receives).
+        case interest(Interest)
         case command(Command)
     }
 
@@ -56,6 +61,7 @@ public struct ClientRequest: Hashable, Sendable {
         case .leave: "leave"
         case .ping: "ping"
         case .overviewWatch: "overview.watch"
+        case .interest: "interest"
         case .command(let c): c.name
         }
     }
@@ -131,14 +137,21 @@ extension ClientRequest {
                 resume = ResumePoint(epoch: try r.string("epoch"), seq: UInt64(seq))
                 try r.finish()
             }
+            var interest: Interest?
+            if let i = try f.optionalObject("interest") {
+                interest = try decodeInterest(i)
+                try i.finish()
+            }
             let parameters = JoinParameters(
                 name: try f.optionalString("name"), role: try f.optionalEnumeration("role", Role.self),
-                hidden: try f.optionalBool("hidden"), color: try f.optionalColor("color"), token: try f.optionalString("token"))
+                hidden: try f.optionalBool("hidden"), color: try f.optionalColor("color"), token: try f.optionalString("token"),
+                interest: interest)
             return .join(session: try f.string("session"), parameters, resume: resume)
         case "token.refresh": return .refreshToken(try f.string("token"))
         case "leave": return .leave
         case "ping": return .ping
         case "overview.watch": return .overviewWatch(token: try f.optionalString("token"))
+        case "interest": return .interest(try decodeInterest(f))
         default: return .command(try decodeCommand(type, f))
         }
     }
@@ -188,6 +201,16 @@ extension ClientRequest {
 
     private static func decodeDrag(_ f: Fields) throws(ProtocolError) -> Command {
         .drag(annotation: try f.string("id"), state: try f.enumeration("state", DragState.self), coordinate: try f.optionalCoordinate("coordinate"))
+    }
+
+    /// An interest's fields (in a join's `interest` object, or the `interest` request itself).
+    private static func decodeInterest(_ f: Fields) throws(ProtocolError) -> Interest {
+        Interest(
+            mode: try f.enumeration("mode", Interest.Mode.self),
+            margin: try f.optionalDouble("margin") ?? Interest.defaultMargin,
+            clusterBelow: try f.optionalInt("clusterBelow"),
+            camera: f.has("camera") ? try f.camera("camera") : nil,
+            viewport: try f.optionalViewport("viewport"))
     }
 
     private enum TargetName: String, CaseIterable { case own, shared }

@@ -92,16 +92,22 @@ public enum ServerMessage {
     /// `annotations` is the session's annotation list as ``annotationsJSON(_:)``
     /// encodes it: the bulk of a snapshot, which a host encodes once for every
     /// joiner until an annotation changes.
-    public static func welcome(ref: RequestRef, session: Session, participant: ParticipantID, resumedFrom: UInt64?, annotations: [UInt8]) -> [UInt8] {
+    ///
+    /// With viewport interest, `view` is the joiner's view (written as `interest`), `annotations`
+    /// lists the annotations in its area and `dragsOf` keeps the snapshot's drags to them.
+    public static func welcome(
+        ref: RequestRef, session: Session, participant: ParticipantID, resumedFrom: UInt64?, annotations: [UInt8],
+        view: InterestView? = nil, dragsOf: ((String) -> Bool)? = nil
+    ) -> [UInt8] {
         var out = JSONOutput()
-        welcomeHead(ref: ref, session: session, participant: participant, resumedFrom: resumedFrom, into: &out)
+        welcomeHead(ref: ref, session: session, participant: participant, resumedFrom: resumedFrom, view: view, into: &out)
         guard resumedFrom == nil else {
             out.raw("}")
             return out.bytes
         }
         out.raw(#","snapshot":{"annotations":"#)
         out.raw(annotations)
-        snapshotRest(session, into: &out)
+        snapshotRest(session, dragsOf: dragsOf, into: &out)
         out.raw("}}")
         return out.bytes
     }
@@ -109,7 +115,8 @@ public enum ServerMessage {
     /// A welcome up to where its snapshot would follow: `{"type":"welcome",…,"resumed":…`,
     /// with `resumedFrom` when resumed. Not closed.
     public static func welcomeHead(
-        ref: RequestRef, session: Session, participant: ParticipantID, resumedFrom: UInt64?, into out: inout JSONOutput
+        ref: RequestRef, session: Session, participant: ParticipantID, resumedFrom: UInt64?, view: InterestView? = nil,
+        into out: inout JSONOutput
     ) {
         out.raw(#"{"type":"welcome","ref":"#)
         out.ref(ref)
@@ -126,6 +133,10 @@ public enum ServerMessage {
         if let resumedFrom {
             out.raw(#","resumedFrom":"#)
             out.integer(resumedFrom)
+        }
+        if let view {
+            out.raw(#","interest":"#)
+            out.interestView(view)
         }
     }
 
@@ -146,42 +157,21 @@ public enum ServerMessage {
 
     /// The session's annotations in stacking order, encoded as in a snapshot.
     public static func annotationsJSON(_ s: Session) -> [UInt8] {
-        var out = JSONOutput(capacity: 256 * s.annotations.count + 2)
-        out.raw("[")
-        for (i, a) in s.orderedAnnotations.enumerated() {
-            if i > 0 { out.raw(",") }
-            out.annotation(a)
-        }
-        out.raw("]")
-        return out.bytes
+        annotationsJSON(s.orderedAnnotations)
     }
 
     /// The snapshot's fields after `annotations`, in alphabetical order, each preceded by a comma.
-    public static func snapshotRest(_ s: Session, into out: inout JSONOutput) {
+    /// `dragsOf`, when given, keeps only the drags of the annotations it accepts.
+    public static func snapshotRest(_ s: Session, dragsOf: ((String) -> Bool)? = nil, into out: inout JSONOutput) {
         out.raw(#","callout":"#)
         if let c = s.callout { out.callout(c) } else { out.raw("null") }
         out.raw(#","calloutBy":"#)
         out.string(orNull: s.calloutShownBy)
         out.raw(#","cameraLease":"#)
         out.string(orNull: s.cameraLeaseHolder)
-        out.raw(#","drags":["#)
-        var first = true
-        for id in s.drags.keys.sorted() {
-            for d in s.drags[id]!.drags {
-                if !first { out.raw(",") }
-                first = false
-                out.raw(#"{"coordinate":"#)
-                out.coordinate(d.coordinate)
-                out.raw(#","id":"#)
-                out.string(id)
-                out.raw(#","participant":"#)
-                out.string(d.participant)
-                out.raw(#","state":"#)
-                out.string(d.state.rawValue)
-                out.raw("}")
-            }
-        }
-        out.raw(#"],"participants":["#)
+        out.raw(#","drags":"#)
+        out.drags(of: s, where: dragsOf)
+        out.raw(#","participants":["#)
         for (i, p) in s.visibleParticipants.enumerated() {
             if i > 0 { out.raw(",") }
             out.participant(p)

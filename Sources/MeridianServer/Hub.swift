@@ -96,6 +96,7 @@ final class Hub: TransportHandler {
         let now = server.now
         for host in sessions.values {
             announcePresence(host, on: server)
+            host.tickClusters(on: server)
             guard let due = host.session.nextDragExpiry, due <= now else { continue }
             let events = host.session.expireDrags(at: now)
             host.broadcast(events, on: server)
@@ -127,7 +128,7 @@ final class Hub: TransportHandler {
                 refuse(connection, ref: request.ref, request: "join", code: refusal.code, message: refusal.message, field: refusal.field, on: server)
                 countProtocolError(connection, on: server)
             case .success(let (joinRequest, grant)):
-                self.join(sessionID, joinRequest, grant: grant, resume: resume, ref: request.ref, connection: connection, on: server)
+                self.join(sessionID, joinRequest, interest: join.interest, grant: grant, resume: resume, ref: request.ref, connection: connection, on: server)
             }
         case .refreshToken(let token):
             if let refusal = refreshToken(token, connection: connection) {
@@ -148,6 +149,19 @@ final class Hub: TransportHandler {
                 return countProtocolError(connection, on: server)
             }
             watchOverview(connection, ref: request.ref, on: server)
+        case .interest(let interest):
+            guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
+                return refuse(connection, ref: request.ref, request: "interest", code: .notJoined, message: "interest needs a joined session; send join first", on: server)
+            }
+            do throws(SessionError) {
+                let checked = try host.session.validated(interest)
+                host.changeInterest(checked, of: connection, on: server)
+            } catch {
+                return refuse(connection, ref: request.ref, request: "interest", code: error.code, message: error.message, field: error.field, on: server)
+            }
+            let seq = host.session.seq
+            acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
+                                   ref: request.ref, request: "interest"), on: server)
         case .leave:
             guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
                 return refuse(connection, ref: request.ref, request: "leave", code: .notJoined, message: "not in a session", on: server)
@@ -183,7 +197,7 @@ final class Hub: TransportHandler {
     /// Joins `sessionID`; one that is not loaded is loaded off the service thread and the join
     /// answered then (`outcome`: how the wait ended).
     private func join(
-        _ sessionID: String, _ request: JoinRequest, grant: AccessGrant?, resume: ResumePoint?, ref: RequestRef,
+        _ sessionID: String, _ request: JoinRequest, interest asked: Interest?, grant: AccessGrant?, resume: ResumePoint?, ref: RequestRef,
         connection: ConnectionID, after outcome: GateOutcome? = nil, on server: WebSocketServer
     ) {
         guard Self.isValidSessionID(sessionID) else {
@@ -192,7 +206,7 @@ final class Hub: TransportHandler {
         }
         let host: SessionHost
         switch joinTarget(sessionID, create: !request.hidden, connection: connection, after: outcome, on: server, retry: { [unowned self] outcome in
-            self.join(sessionID, request, grant: grant, resume: resume, ref: ref, connection: connection, after: outcome, on: server)
+            self.join(sessionID, request, interest: asked, grant: grant, resume: resume, ref: ref, connection: connection, after: outcome, on: server)
         }) {
         case .ready(let h): host = h
         case .waiting: return
@@ -207,6 +221,15 @@ final class Hub: TransportHandler {
             connections[old]?.participant = nil
             connections[old]?.grant = nil
             server.close(old, code: CloseCode.replaced, reason: "replaced by a newer connection of \(pid)")
+        }
+        var interest: Interest?
+        if let asked {
+            do throws(SessionError) {
+                interest = try host.session.validated(asked, prefix: "interest.")
+            } catch {
+                if host.isEmpty && host.session.participants.isEmpty && host.session.seq == 0 { sessions[sessionID] = nil }
+                return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, field: error.field, on: server)
+            }
         }
         let before = host.session.seq
         switch host.session.join(request, at: server.now) {
@@ -223,6 +246,9 @@ final class Hub: TransportHandler {
                 "role": "\(request.role.rawValue)", "hidden": "\(request.hidden)",
             ])
             let missed = resume.flatMap { r in r.epoch == host.session.epoch ? host.frames(after: r.seq, upTo: before) : nil }
+            if let interest, interest.mode == .viewport {
+                return welcomeWithInterest(interest, to: connection, as: pid, in: host, ref: ref, resume: resume, missed: missed, events: events, on: server)
+            }
             if missed == nil {
                 for frame in host.welcomeFrames(ref: ref, participant: pid, ledger: server.sharedFrames) { server.send(frame, to: connection) }
             } else {
@@ -230,7 +256,7 @@ final class Hub: TransportHandler {
                     ref: ref, session: host.session, participant: pid, resumedFrom: resume!.seq, annotations: [])), to: connection)
             }
             if let missed {
-                for frame in missed { server.send(frame, to: connection) }
+                for (_, frame, _) in missed { server.send(frame, to: connection) }
                 host.broadcast(events, on: server)
                 server.send(OutboundFrame(text: ServerMessage.live(host.session)), to: connection)
             } else {

@@ -12,8 +12,9 @@ final class SessionHost {
     /// Each member's participant and place in `memberIDs`.
     private var memberships: [ConnectionID: (pid: ParticipantID, index: Int)] = [:]
     private var connectionOf: [ParticipantID: ConnectionID] = [:]
-    /// Encoded discrete events, oldest first, contiguous in seq.
-    private(set) var history: Deque<(seq: UInt64, frame: OutboundFrame)> = []
+    /// Encoded discrete events, oldest first, contiguous in seq; `scoped` when the event is
+    /// about one annotation (viewport interest filters those).
+    private(set) var history: Deque<(seq: UInt64, frame: OutboundFrame, scoped: Bool)> = []
     private let historySize: Int
     /// The newest frame of each transient kind: the next one of that kind supersedes it
     /// wherever it still waits (see ``WebSocketServer/broadcast(_:to:except:superseding:)``).
@@ -22,13 +23,27 @@ final class SessionHost {
     var eventLog: SessionLog?
     /// Requests from members and frames queued for them, for the overview's rates.
     var requestsIn = 0
-    private(set) var deliveriesOut = 0
+    var deliveriesOut = 0
 
     /// The annotation list of a snapshot, encoded once for every joiner until
     /// an annotation changes (every change is broadcast, which drops it), and
     /// the same cut into shared welcome fragments.
     private var encodedAnnotations: [UInt8]?
     var sharedAnnotationFragments: [OutboundFrame]?
+
+    /// Members with viewport interest and what they see; nil until the first one joins.
+    var router: InterestRouter<ConnectionID>?
+    var interests: [ConnectionID: Interest] = [:]
+    /// Members without viewport interest: every event goes to all of them.
+    var everythingIDs: [ConnectionID] {
+        if let cached = everythingCache { return cached }
+        let ids = interests.isEmpty ? memberIDs : memberIDs.filter { interests[$0] == nil }
+        everythingCache = ids
+        return ids
+    }
+    var everythingCache: [ConnectionID]?
+    /// The clusters each clustering member was last sent.
+    var sentClusters: [ConnectionID: [Cluster]] = [:]
 
     func annotationsJSON() -> [UInt8] {
         if let encodedAnnotations { return encodedAnnotations }
@@ -45,12 +60,16 @@ final class SessionHost {
     var isEmpty: Bool { memberIDs.isEmpty }
     var memberCount: Int { memberIDs.count }
 
+    /// The participant joined on `connection`, if any.
+    func participant(of connection: ConnectionID) -> ParticipantID? { memberships[connection]?.pid }
+
     /// The connection `pid` is joined on, if any.
     func connection(of pid: ParticipantID) -> ConnectionID? { connectionOf[pid] }
 
     func add(_ connection: ConnectionID, as pid: ParticipantID) {
         memberships[connection] = (pid, memberIDs.count)
         memberIDs.append(connection)
+        everythingCache = nil
         connectionOf[pid] = connection
     }
 
@@ -63,6 +82,11 @@ final class SessionHost {
             memberships[last]?.index = index
         }
         connectionOf[pid] = nil
+        everythingCache = nil
+        if interests.removeValue(forKey: connection) != nil {
+            router?.remove(connection)
+            sentClusters[connection] = nil
+        }
         latestTransient = latestTransient.filter { key, _ in
             switch key {
             case .ownCamera(let p), .location(let p), .dragMove(_, let p): p != pid
@@ -86,10 +110,22 @@ final class SessionHost {
             if let key = e.conflation {
                 previous = latestTransient.updateValue(frame, forKey: key)
             } else {
-                remember(seq: e.seq, frame)
+                remember(seq: e.seq, frame, scoped: Self.isScoped(e.event))
             }
-            server.broadcast(frame, to: memberIDs, except: skip, superseding: previous)
-            deliveriesOut += memberIDs.count
+            if router == nil {
+                server.broadcast(frame, to: memberIDs, except: skip, superseding: previous)
+                deliveriesOut += memberIDs.count
+            } else {
+                routeThroughInterest(e, frame, superseding: previous, except: skip, on: server)
+            }
+        }
+    }
+
+    /// Events about one annotation, which viewport interest filters.
+    static func isScoped(_ event: Event) -> Bool {
+        switch event {
+        case .annotationAdded, .annotationUpdated, .annotationRemoved, .drag: true
+        default: false
         }
     }
 
@@ -98,17 +134,17 @@ final class SessionHost {
         memberIDs.filter { connection in memberships[connection].flatMap { session.participants[$0.pid]?.hidden } == true }
     }
 
-    private func remember(seq: UInt64, _ frame: OutboundFrame) {
-        history.append((seq, frame))
+    private func remember(seq: UInt64, _ frame: OutboundFrame, scoped: Bool) {
+        history.append((seq, frame, scoped))
         if history.count > historySize { history.removeFirst() }
     }
 
-    /// The frames after `seq`, if history still holds all of them.
-    func frames(after seq: UInt64, upTo last: UInt64) -> [OutboundFrame]? {
+    /// The events after `seq`, if history still holds all of them.
+    func frames(after seq: UInt64, upTo last: UInt64) -> [(seq: UInt64, frame: OutboundFrame, scoped: Bool)]? {
         guard seq <= last else { return nil }
         if seq == last { return [] }
         guard let first = history.first?.seq, seq + 1 >= first else { return nil }
-        return history.filter { $0.seq > seq && $0.seq <= last }.map(\.frame)
+        return history.filter { $0.seq > seq && $0.seq <= last }
     }
 }
 

@@ -1,0 +1,92 @@
+/// What a member wants to receive of its session's annotations.
+///
+/// `everything` (the default) gets every change. `viewport` gets annotation changes and drag
+/// moves only for annotations inside its view, widened by `margin`; presence, cameras,
+/// selection and the callout are not filtered. The view is the participant's own camera and
+/// viewport; until it has them (and always for a hidden member, which has no camera of its
+/// own) it is the interest's `camera` and `viewport`. While the view's zoom is below
+/// `clusterBelow`, the member receives clusters of the area instead of its annotations.
+public struct Interest: Hashable, Sendable {
+    public enum Mode: String, Hashable, Sendable, CaseIterable {
+        case everything, viewport
+    }
+
+    public var mode: Mode
+    /// The fraction of the view's width and height added on each side.
+    public var margin: Double
+    public var clusterBelow: Int?
+    public var camera: Camera?
+    public var viewport: Viewport?
+
+    public static let defaultMargin = 0.5
+    public static let maxMargin = 4.0
+    public static let everything = Interest(mode: .everything)
+
+    public init(mode: Mode, margin: Double = Interest.defaultMargin, clusterBelow: Int? = nil, camera: Camera? = nil, viewport: Viewport? = nil) {
+        self.mode = mode
+        self.margin = margin
+        self.clusterBelow = clusterBelow
+        self.camera = camera
+        self.viewport = viewport
+    }
+}
+
+/// Where a member's interest looks now: the area whose annotations it receives (nil: none),
+/// the zoom, and whether it receives clusters instead.
+public struct InterestView: Hashable, Sendable {
+    public var area: Bounds?
+    public var zoom: Int
+    public var clusters: Bool
+
+    public static let nothing = InterestView(area: nil, zoom: 0, clusters: false)
+
+    public init(area: Bounds?, zoom: Int, clusters: Bool) {
+        self.area = area
+        self.zoom = zoom
+        self.clusters = clusters
+    }
+
+    /// The view of `interest` for `participant` (its own camera and viewport win over the
+    /// interest's). Everything-interest looks at the whole world.
+    public init(_ interest: Interest, participant: Participant?) {
+        guard interest.mode == .viewport else {
+            self.init(area: .world, zoom: 0, clusters: false)
+            return
+        }
+        guard let camera = participant?.camera ?? interest.camera, let viewport = participant?.viewport ?? interest.viewport else {
+            self = .nothing
+            return
+        }
+        let zoom = Int(camera.zoom.rounded(.down))
+        if let below = interest.clusterBelow, camera.zoom < Double(below) {
+            // Clusters cover the view itself plus the margin, like the annotations would.
+            self.init(area: ViewArea.bounds(camera: camera, viewport: viewport, margin: interest.margin), zoom: zoom, clusters: true)
+        } else {
+            self.init(area: ViewArea.bounds(camera: camera, viewport: viewport, margin: interest.margin), zoom: zoom, clusters: false)
+        }
+    }
+
+    /// The area whose annotations are sent one by one (none while clustering).
+    public var annotationArea: Bounds? { clusters ? nil : area }
+}
+
+extension Session {
+    /// `interest` checked field by field (`margin` 0–4, `clusterBelow` 1–24, `camera` and
+    /// `viewport` as for camera requests) with its camera in normal form. `prefix` names the
+    /// object in errors (`interest.` in a join).
+    public func validated(_ interest: Interest, prefix: String = "") throws(SessionError) -> Interest {
+        var checked = interest
+        try validator.number(interest.margin, in: 0...Interest.maxMargin, prefix + "margin")
+        if let below = interest.clusterBelow {
+            guard below >= 1 && below <= Int(Geo.maxZoom) else {
+                throw .invalid(prefix + "clusterBelow", "must be an integer zoom within 1...24, got \(below)")
+            }
+        }
+        if let camera = interest.camera { checked.camera = try validator.camera(camera, prefix + "camera") }
+        if let viewport = interest.viewport { try validator.viewport(viewport, prefix + "viewport") }
+        if interest.mode == .everything && (interest.camera != nil || interest.viewport != nil || interest.clusterBelow != nil) {
+            throw .invalid(prefix + "mode", "camera, viewport and clusterBelow need mode \"viewport\"")
+        }
+        return checked
+    }
+}

@@ -1,0 +1,156 @@
+/// Routes a session's events to the members with viewport interest: which annotation changes
+/// each receives, what enters and leaves a member's area when its view moves, and where a
+/// member's stream skips events outside its area. Members with everything-interest are not
+/// in the router: they receive every event.
+///
+/// A pure value fed the session's events in order, after the session applied them.
+public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
+    struct State: Sendable {
+        var view: InterestView
+        /// The last discrete seq the member's stream accounts for.
+        var lastSeq: UInt64
+    }
+
+    private var members: [Member: State] = [:]
+    /// Members' annotation areas (not those clustering or without a view).
+    private var areas = SpatialIndex<Member>(cellDegrees: 2)
+    /// Every annotation's extent, at its live coordinate.
+    public private(set) var annotations = SpatialIndex<String>()
+    /// Clusters of every annotation, while some member receives clusters.
+    public private(set) var clusters: ClusterIndex?
+    /// Whether an annotation changed since ``takeClusterChange()`` was last called.
+    private var clustersChanged = false
+
+    public init(session: Session) {
+        for a in session.annotations.values { annotations.insert(a.id, bounds: a.bounds) }
+    }
+
+    public var isEmpty: Bool { members.isEmpty }
+    public func contains(_ member: Member) -> Bool { members[member] != nil }
+    public func view(of member: Member) -> InterestView? { members[member]?.view }
+    public var clusterMembers: [Member] { members.compactMap { $0.value.view.clusters ? $0.key : nil } }
+
+    /// What a member's area gained and lost.
+    public struct AreaChange: Hashable, Sendable {
+        /// Annotations now in the area that were not, in stacking order, at their live coordinates.
+        public var entered: [Annotation]
+        /// Ids of annotations no longer in the area, sorted.
+        public var left: [String]
+    }
+
+    /// Sets the view of `member` (adding it) as of `seq`. With `complete`, `entered` lists every
+    /// annotation in the new area (the member holds none it can trust), and `left` is empty.
+    public mutating func setView(_ view: InterestView, of member: Member, seq: UInt64, complete: Bool = false, in session: Session) -> AreaChange {
+        let old = members[member]
+        let before = complete ? nil : old?.view.annotationArea
+        members[member] = State(view: view, lastSeq: max(seq, old?.lastSeq ?? 0))
+        if let area = view.annotationArea { areas.insert(member, bounds: area) } else { areas.remove(member) }
+        if view.clusters && clusters == nil { clusters = Self.clusterIndex(of: session) }
+        let inNew = view.annotationArea.map { Set(annotations.keys(intersecting: $0)) } ?? []
+        let inOld = before.map { Set(annotations.keys(intersecting: $0)) } ?? []
+        let entered = inNew.subtracting(inOld).compactMap { session.annotations[$0] }
+            .sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
+        return AreaChange(entered: entered, left: inOld.subtracting(inNew).sorted())
+    }
+
+    public mutating func remove(_ member: Member) {
+        members[member] = nil
+        areas.remove(member)
+        if clusters != nil && !members.values.contains(where: { $0.view.clusters }) { clusters = nil }
+    }
+
+    /// Whether clusters may have changed since the last call.
+    public mutating func takeClusterChange() -> Bool {
+        defer { clustersChanged = false }
+        return clustersChanged
+    }
+
+    /// Who of the router's members receives an event, and what they need first.
+    public struct Route: Sendable {
+        /// Not about one annotation: every member receives it.
+        public var everyone: Bool
+        /// About one annotation: the members whose area holds it before or after the event.
+        public var recipients: [Member] = []
+        /// Members to tell, before the event, that their stream skipped every discrete event up
+        /// to this seq that it did not carry (they were outside the member's area).
+        public var skipped: [(member: Member, seq: UInt64)] = []
+        /// Members the event brings an annotation to (a drag into the area): they need the
+        /// whole annotation before the event.
+        public var entering: [(member: Member, annotation: Annotation)] = []
+    }
+
+    /// Routes `e`, which `session` has applied, and keeps the indexes current.
+    public mutating func route(_ e: Emitted, in session: Session) -> Route {
+        let id: String
+        let before: Bounds?
+        let after: Bounds?
+        switch e.event {
+        case .annotationAdded(let a), .annotationUpdated(let a):
+            (id, before, after) = (a.id, annotations.bounds(of: a.id), a.bounds)
+        case .annotationRemoved(let removed):
+            (id, before, after) = (removed, annotations.bounds(of: removed), nil)
+        case .drag(let annotation, _, _, let coordinate, _):
+            (id, before, after) = (annotation, annotations.bounds(of: annotation), Bounds(point: coordinate))
+        default:
+            var route = Route(everyone: true)
+            if !e.isTransient {
+                // Every member receives it: walk the values in place.
+                var i = members.values.startIndex
+                while i != members.values.endIndex {
+                    let last = members.values[i].lastSeq
+                    if last + 1 < e.seq { route.skipped.append((members.keys[i], e.seq - 1)) }
+                    members.values[i].lastSeq = max(last, e.seq)
+                    members.values.formIndex(after: &i)
+                }
+            }
+            return route
+        }
+        if let after { annotations.insert(id, bounds: after) } else { annotations.remove(id) }
+        if clusters != nil {
+            if let after { clusters!.insert(id, at: Self.anchor(after)) } else { clusters!.remove(id) }
+            clustersChanged = true
+        }
+        var route = Route(everyone: false)
+        var seen = Set<Member>()
+        for box in [before, after].compactMap({ $0 }) {
+            areas.forEach(intersecting: box) { member in
+                if seen.insert(member).inserted { route.recipients.append(member) }
+            }
+        }
+        if case .drag = e.event, let after, let annotation = session.annotations[id] {
+            for member in route.recipients {
+                let area = members[member]!.view.annotationArea!
+                if area.intersects(after) && !(before.map(area.intersects) ?? false) {
+                    route.entering.append((member, annotation))
+                }
+            }
+        }
+        if !e.isTransient { account(e.seq, for: route.recipients, into: &route) }
+        return route
+    }
+
+    /// Notes that `members` receive discrete event `seq`, and which of them skipped events before it.
+    private mutating func account(_ seq: UInt64, for receivers: [Member], into route: inout Route) {
+        for member in receivers {
+            guard let last = members[member]?.lastSeq else { continue }
+            if last + 1 < seq { route.skipped.append((member, seq - 1)) }
+            members[member]!.lastSeq = max(last, seq)
+        }
+    }
+
+    /// Notes that `member`'s stream accounts for every event up to `seq` (a message told it so).
+    public mutating func accountThrough(_ seq: UInt64, for member: Member) {
+        guard let last = members[member]?.lastSeq else { return }
+        members[member]!.lastSeq = max(last, seq)
+    }
+
+    private static func clusterIndex(of session: Session) -> ClusterIndex {
+        var index = ClusterIndex()
+        for a in session.annotations.values { index.insert(a.id, at: a.anchor) }
+        return index
+    }
+
+    private static func anchor(_ b: Bounds) -> Coordinate {
+        Coordinate(latitude: (b.southWest.latitude + b.northEast.latitude) / 2, longitude: (b.southWest.longitude + b.northEast.longitude) / 2)
+    }
+}

@@ -1,0 +1,118 @@
+import MeridianCore
+import MeridianProtocol
+import MeridianTransport
+
+/// Viewport interest (SPEC §4.7): members that receive only the annotations in their view.
+/// Everything here runs only once a member asked for it; other sessions broadcast as before.
+extension SessionHost {
+    /// Queues `e`'s frame for the members that receive it: every member for an event not about
+    /// one annotation, else the everything-members and the viewport members whose area holds
+    /// the annotation before or after it. Then a member whose own camera moved gets its area's
+    /// change.
+    func routeThroughInterest(_ e: Emitted, _ frame: OutboundFrame, superseding previous: OutboundFrame?, except skip: ConnectionID?, on server: WebSocketServer) {
+        let route = router!.route(e, in: session)
+        for (member, seq) in route.skipped where member != skip {
+            server.send(OutboundFrame(text: ServerMessage.skipped(seq: seq)), to: member)
+        }
+        if route.everyone {
+            server.broadcast(frame, to: memberIDs, except: skip, superseding: previous)
+            deliveriesOut += memberIDs.count
+        } else {
+            for (member, annotation) in route.entering where member != skip {
+                guard let view = router!.view(of: member) else { continue }
+                server.send(OutboundFrame(text: ServerMessage.interest(
+                    seq: session.seq, view: view, entered: [annotation], left: [], complete: false, session: session)), to: member)
+                router!.accountThrough(session.seq, for: member)
+            }
+            let everyone = everythingIDs
+            server.broadcast(frame, to: everyone, except: skip, superseding: previous)
+            server.broadcast(frame, to: route.recipients, except: skip, superseding: previous)
+            deliveriesOut += everyone.count + route.recipients.count
+        }
+        if case .camera(.own, let pid, _, _) = e.event, let member = connection(of: pid), interests[member] != nil {
+            refreshView(of: member, on: server)
+        }
+    }
+
+    /// Sets `member`'s interest. Returns its view and what its area holds (everything for a
+    /// member that had no viewport interest before, or when `complete`); nil for everything-interest.
+    @discardableResult
+    func setInterest(_ interest: Interest, of member: ConnectionID, complete: Bool) -> (view: InterestView, change: InterestRouter<ConnectionID>.AreaChange)? {
+        everythingCache = nil
+        guard interest.mode == .viewport else {
+            interests[member] = nil
+            router?.remove(member)
+            sentClusters[member] = nil
+            return nil
+        }
+        if router == nil { router = InterestRouter(session: session) }
+        let wasFiltered = interests.updateValue(interest, forKey: member) != nil
+        let view = InterestView(interest, participant: participant(of: member).flatMap { session.participants[$0] })
+        let change = router!.setView(view, of: member, seq: session.seq, complete: complete || !wasFiltered, in: session)
+        return (view, change)
+    }
+
+    /// Answers an `interest` request: the member's new view and area (an `interest` message,
+    /// complete when it had no viewport interest before), then clusters when it clusters.
+    func changeInterest(_ interest: Interest, of member: ConnectionID, on server: WebSocketServer) {
+        let wasFiltered = interests[member] != nil
+        guard let (view, change) = setInterest(interest, of: member, complete: false) else {
+            // Back to everything: the whole session, as a complete area.
+            server.send(OutboundFrame(text: ServerMessage.interest(
+                seq: session.seq, view: InterestView(Interest.everything, participant: nil), entered: session.orderedAnnotations,
+                left: [], complete: true, session: session)), to: member)
+            return
+        }
+        sentClusters[member] = nil
+        send(change, view: view, announce: true, complete: !wasFiltered, to: member, on: server)
+    }
+
+    /// After the member's own camera moved: what entered and left its area, and its clusters.
+    func refreshView(of member: ConnectionID, on server: WebSocketServer) {
+        guard let interest = interests[member], let old = router?.view(of: member) else { return }
+        let view = InterestView(interest, participant: participant(of: member).flatMap { session.participants[$0] })
+        guard view != old else { return }
+        let change = router!.setView(view, of: member, seq: session.seq, in: session)
+        send(change, view: view, announce: view.clusters != old.clusters, complete: false, to: member, on: server)
+    }
+
+    /// An `interest` message when the area gained or lost annotations (or `announce`), then
+    /// the clusters of a clustering member when they differ from those it has.
+    private func send(
+        _ change: InterestRouter<ConnectionID>.AreaChange, view: InterestView, announce: Bool, complete: Bool,
+        to member: ConnectionID, on server: WebSocketServer
+    ) {
+        if announce || complete || !change.entered.isEmpty || !change.left.isEmpty {
+            server.send(OutboundFrame(text: ServerMessage.interest(
+                seq: session.seq, view: view, entered: change.entered, left: change.left, complete: complete, session: session)), to: member)
+            router!.accountThrough(session.seq, for: member)
+        }
+        if view.clusters { sendClusters(to: member, view: view, on: server) }
+    }
+
+    /// On every tick: clustering members whose clusters changed get the new ones.
+    func tickClusters(on server: WebSocketServer) {
+        guard router?.takeClusterChange() == true else { return }
+        for member in router!.clusterMembers {
+            guard let view = router!.view(of: member) else { continue }
+            sendClusters(to: member, view: view, on: server)
+        }
+    }
+
+    /// The member's clusters, unless they are the ones it was last sent.
+    func sendClusters(to member: ConnectionID, view: InterestView, on server: WebSocketServer) {
+        guard let area = view.area, let index = router?.clusters else { return }
+        let clusters = index.clusters(zoom: view.zoom, in: area)
+        guard sentClusters[member] != clusters else { return }
+        sentClusters[member] = clusters
+        server.send(OutboundFrame(text: ServerMessage.clusters(seq: session.seq, view: view, clusters)), to: member)
+    }
+
+    /// A viewport joiner's welcome: its view, and a snapshot of what its area holds.
+    func filteredWelcome(ref: RequestRef, participant pid: ParticipantID, view: InterestView, entered: [Annotation]) -> OutboundFrame {
+        let ids = Set(entered.lazy.map(\.id))
+        return OutboundFrame(text: ServerMessage.welcome(
+            ref: ref, session: session, participant: pid, resumedFrom: nil, annotations: ServerMessage.annotationsJSON(entered),
+            view: view, dragsOf: ids.contains))
+    }
+}
