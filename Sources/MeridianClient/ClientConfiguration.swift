@@ -16,11 +16,13 @@ public struct ClientConfiguration: Sendable {
     /// How long a request waits for its `ack` or `error`.
     public var requestTimeout: Duration
     public var reconnect: ReconnectPolicy
+    /// What of the session's annotations the client receives (SPEC §4.7); nil: everything.
+    public var interest: Interest?
 
     public init(
         session: String, name: String, role: Role? = .editor, hidden: Bool = false, color: String? = nil, token: String? = nil,
         connectTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(5),
-        reconnect: ReconnectPolicy = ReconnectPolicy()
+        reconnect: ReconnectPolicy = ReconnectPolicy(), interest: Interest? = nil
     ) {
         self.session = session
         self.name = name
@@ -31,6 +33,7 @@ public struct ClientConfiguration: Sendable {
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
         self.reconnect = reconnect
+        self.interest = interest
     }
 }
 

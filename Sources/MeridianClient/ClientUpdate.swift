@@ -20,6 +20,11 @@ public enum ClientUpdate: Hashable, Sendable {
     case sessionEvent(SequencedEvent)
     /// The transient state was replaced by a `live` message after a resume.
     case liveStateRestored
+    /// With viewport interest: annotations entered or left the client's area (the `interest`
+    /// message, already applied to the mirror).
+    case areaDidChange(JSONValue)
+    /// With viewport interest while clustering: the clusters of the client's area (`clusters` message).
+    case clustersDidChange(JSONValue)
     /// The client gave up reconnecting or was closed.
     case didClose
 }

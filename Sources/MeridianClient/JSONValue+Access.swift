@@ -31,4 +31,15 @@ extension JSONValue {
     static func camera(_ c: Camera) -> JSONValue {
         .object(["center": .coordinate(c.center), "zoom": .number(c.zoom), "pitch": .number(c.pitch), "bearing": .number(c.bearing)])
     }
+
+    /// An interest object as a join or `interest` request carries it (SPEC §4.7).
+    static func interest(_ i: Interest) -> JSONValue {
+        var o: [String: JSONValue] = ["mode": .string(i.mode.rawValue)]
+        guard i.mode == .viewport else { return .object(o) }
+        o["margin"] = .number(i.margin)
+        if let below = i.clusterBelow { o["clusterBelow"] = .number(Double(below)) }
+        if let c = i.camera { o["camera"] = .camera(c) }
+        if let v = i.viewport { o["viewport"] = .object(["width": .number(v.width), "height": .number(v.height)]) }
+        return .object(o)
+    }
 }

@@ -14,6 +14,7 @@ extension MeridianClient {
         if let role = configuration.role { join["role"] = .string(role.rawValue) }
         if let token = lock.withLock({ currentToken }) { join["token"] = .string(token) }
         if let color = configuration.color { join["color"] = .string(color) }
+        if let interest = configuration.interest { join["interest"] = .interest(interest) }
         if let resume {
             join["resume"] = .object(["epoch": .string(resume.epoch), "seq": .number(Double(resume.seq))])
         }
@@ -92,6 +93,17 @@ extension MeridianClient {
             mirror?.applyLive(live)
             lock.unlock()
             emit(.liveStateRestored)
+        case .area(let message):
+            lock.lock()
+            mirror?.applyArea(message)
+            lock.unlock()
+            emit(.areaDidChange(message))
+        case .skipped(let seq):
+            lock.lock()
+            mirror?.skip(through: seq)
+            lock.unlock()
+        case .clusters(let message):
+            emit(.clustersDidChange(message))
         case .welcome:
             break
         }

@@ -20,6 +20,11 @@ enum IncomingMessage: Hashable, Sendable {
     case event(SequencedEvent)
     /// The transient state after a resume (§7.3), kept as JSON.
     case live(JSONValue)
+    /// Viewport interest (§7.6): what entered and left the client's area, a stretch of seqs
+    /// outside it, and clusters.
+    case area(JSONValue)
+    case skipped(UInt64)
+    case clusters(JSONValue)
 
     static func decode(_ text: String) throws(ClientError) -> IncomingMessage {
         guard let m = JSONValue.parse(Array(text.utf8)), let type = m["type"]?.stringValue else {
@@ -42,6 +47,13 @@ enum IncomingMessage: Hashable, Sendable {
                           field: m["field"]?.stringValue)
         case "live":
             return .live(m)
+        case "interest":
+            return .area(m)
+        case "skipped":
+            guard let seq = m["seq"]?.uint64Value else { throw .protocolViolation("skipped without seq") }
+            return .skipped(seq)
+        case "clusters":
+            return .clusters(m)
         default:
             guard let seq = m["seq"]?.uint64Value, let event = SessionEvent.decode(type, m) else {
                 throw .protocolViolation("unknown or incomplete event \(type)")

@@ -38,12 +38,15 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         public var left: [String]
     }
 
-    /// Sets the view of `member` (adding it) as of `seq`. With `complete`, `entered` lists every
-    /// annotation in the new area (the member holds none it can trust), and `left` is empty.
+    /// Sets the view of `member` (adding it, its stream starting at `seq`). With `complete`,
+    /// `entered` lists every annotation in the new area (the member holds none it can trust),
+    /// `left` is empty, and the stream accounts for `seq`.
     public mutating func setView(_ view: InterestView, of member: Member, seq: UInt64, complete: Bool = false, in session: Session) -> AreaChange {
         let old = members[member]
         let before = complete ? nil : old?.view.annotationArea
-        members[member] = State(view: view, lastSeq: max(seq, old?.lastSeq ?? 0))
+        // A new member's stream starts at `seq` (its welcome, or a complete `interest` message);
+        // a member's own moves account for nothing until a message says so (accountThrough).
+        members[member] = State(view: view, lastSeq: old.map { complete ? max(seq, $0.lastSeq) : $0.lastSeq } ?? seq)
         if let area = view.annotationArea { areas.insert(member, bounds: area) } else { areas.remove(member) }
         if view.clusters && clusters == nil { clusters = Self.clusterIndex(of: session) }
         let inNew = view.annotationArea.map { Set(annotations.keys(intersecting: $0)) } ?? []
@@ -77,6 +80,11 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         /// Members the event brings an annotation to (a drag into the area): they need the
         /// whole annotation before the event.
         public var entering: [(member: Member, annotation: Annotation)] = []
+        /// Members the event takes the annotation away from (it moved out of their area): after
+        /// the event they are told it left.
+        public var leaving: [Member] = []
+        /// The annotation the event is about.
+        public var annotation: String?
     }
 
     /// Routes `e`, which `session` has applied, and keeps the indexes current.
@@ -110,18 +118,23 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
             if let after { clusters!.insert(id, at: Self.anchor(after)) } else { clusters!.remove(id) }
             clustersChanged = true
         }
-        var route = Route(everyone: false)
+        var route = Route(everyone: false, annotation: id)
         var seen = Set<Member>()
         for box in [before, after].compactMap({ $0 }) {
             areas.forEach(intersecting: box) { member in
                 if seen.insert(member).inserted { route.recipients.append(member) }
             }
         }
-        if case .drag = e.event, let after, let annotation = session.annotations[id] {
+        if let after, before != after {
+            let isDrag = if case .drag = e.event { true } else { false }
             for member in route.recipients {
                 let area = members[member]!.view.annotationArea!
-                if area.intersects(after) && !(before.map(area.intersects) ?? false) {
+                let wasIn = before.map(area.intersects) ?? false
+                let isIn = area.intersects(after)
+                if isDrag && isIn && !wasIn, let annotation = session.annotations[id] {
                     route.entering.append((member, annotation))
+                } else if wasIn && !isIn {
+                    route.leaving.append(member)
                 }
             }
         }

@@ -7,8 +7,9 @@ import MeridianTransport
 extension SessionHost {
     /// Queues `e`'s frame for the members that receive it: every member for an event not about
     /// one annotation, else the everything-members and the viewport members whose area holds
-    /// the annotation before or after it. Then a member whose own camera moved gets its area's
-    /// change.
+    /// the annotation before or after it (an `interest` message first when a drag brings it
+    /// into the member's area, after when the event takes it out). Then a member whose own
+    /// camera moved gets its area's change.
     func routeThroughInterest(_ e: Emitted, _ frame: OutboundFrame, superseding previous: OutboundFrame?, except skip: ConnectionID?, on server: WebSocketServer) {
         let route = router!.route(e, in: session)
         for (member, seq) in route.skipped where member != skip {
@@ -18,16 +19,22 @@ extension SessionHost {
             server.broadcast(frame, to: memberIDs, except: skip, superseding: previous)
             deliveriesOut += memberIDs.count
         } else {
+            // The entering message shows the area as of just before the event; the leaving one as of the event.
+            let before = e.isTransient ? e.seq : e.seq - 1
             for (member, annotation) in route.entering where member != skip {
                 guard let view = router!.view(of: member) else { continue }
                 server.send(OutboundFrame(text: ServerMessage.interest(
-                    seq: session.seq, view: view, entered: [annotation], left: [], complete: false, session: session)), to: member)
-                router!.accountThrough(session.seq, for: member)
+                    seq: before, view: view, entered: [annotation], left: [], complete: false, session: session)), to: member)
             }
             let everyone = everythingIDs
             server.broadcast(frame, to: everyone, except: skip, superseding: previous)
             server.broadcast(frame, to: route.recipients, except: skip, superseding: previous)
             deliveriesOut += everyone.count + route.recipients.count
+            for member in route.leaving where member != skip {
+                guard let view = router!.view(of: member) else { continue }
+                server.send(OutboundFrame(text: ServerMessage.interest(
+                    seq: e.seq, view: view, entered: [], left: [route.annotation!], complete: false, session: session)), to: member)
+            }
         }
         if case .camera(.own, let pid, _, _) = e.event, let member = connection(of: pid), interests[member] != nil {
             refreshView(of: member, on: server)
