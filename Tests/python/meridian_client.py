@@ -234,10 +234,16 @@ async def snapshot(url, session):
 
 
 def check_seq_order(messages, start_seq, who="client"):
-    """Discrete events have contiguous seq after `start_seq`; transient ones carry the last seq."""
+    """Discrete events have contiguous seq after `start_seq` (with viewport interest, `skipped`
+    markers and `interest` messages account for the seqs between); transient ones carry the last seq."""
     last = start_seq
     for m in messages:
-        if m["type"] in ("ack", "error", "welcome", "live"):
+        if m["type"] in ("ack", "error", "welcome", "live", "clusters"):
+            continue
+        if m["type"] in ("skipped", "interest"):
+            # Viewport interest (SPEC §4.7): the stream accounts for every seq up to this one.
+            assert m["seq"] >= last, f"{who}: {m['type']} at seq {m['seq']} behind {last}: {m}"
+            last = m["seq"]
             continue
         if m.get("transient"):
             assert m["seq"] == last, f"{who}: transient {m['type']} has seq {m['seq']}, expected {last}: {m}"
