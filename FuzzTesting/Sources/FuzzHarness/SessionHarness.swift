@@ -37,10 +37,13 @@ public enum SessionHarness {
         var now: Duration = .zero
         /// The participant id each slot joined as last (kept after it leaves, so its commands go on, and are refused).
         var pids: [ParticipantID] = Array(repeating: "p0", count: SessionHarness.slots.count)
+        /// A viewport-interest member whose view follows the viewer's own camera.
+        var watch: ViewportWatch
 
         init(session: Session) {
             self.session = session
             mirror = SessionMirror(session)
+            watch = ViewportWatch(session, following: nil)
         }
 
         /// Every invariant of the state, and clients that applied `events` agree with it.
@@ -53,6 +56,8 @@ public enum SessionHarness {
             try SessionInvariants.check(session, now: now)
             mirror.apply(events + announced)
             try mirror.check(against: session, after: what)
+            try watch.apply(events + announced, session, following: session.participants[pids[3]], after: what)
+            try watch.check(against: session, after: what)
         }
 
         mutating func join(_ slot: Int) throws(Violation) {
