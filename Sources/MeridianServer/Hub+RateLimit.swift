@@ -68,6 +68,8 @@ extension Hub {
 
     /// What a transient request replaces when conflated; nil for requests that are never conflated.
     static func conflationKey(_ request: ClientRequest) -> String? {
+        // A view that pans: the newest interest wins.
+        if case .interest = request.body { return "interest" }
         guard case .command(let command) = request.body else { return nil }
         switch command {
         case .camera(.shared, .changing, _): return "camera.shared"
