@@ -53,7 +53,8 @@ public struct ClusterIndex: Sendable {
     /// The ids in each non-empty cell at `maxZoom`.
     var members: [Int: Set<String>] = [:]
 
-    /// `maxZoom` must be in 0...24 and `cellPoints` a power of two from 1 to 256.
+    /// `maxZoom` must be in 0...24, `cellPoints` a power of two from 1 to 256,
+    /// and there may be at most 2^30 cells across at `maxZoom`.
     public init(maxZoom: Int = 16, cellPoints: Int = 64) {
         precondition((0...24).contains(maxZoom), "maxZoom must be in 0...24")
         precondition(cellPoints >= 1 && cellPoints <= 256 && cellPoints & (cellPoints - 1) == 0,
@@ -61,6 +62,7 @@ public struct ClusterIndex: Sendable {
         self.maxZoom = maxZoom
         self.cellPoints = cellPoints
         shift = (256 / cellPoints).trailingZeroBitCount
+        precondition(maxZoom + shift <= 30, "at most 2^30 cells across at maxZoom")
         levels = Array(repeating: [:], count: maxZoom + 1)
     }
 
@@ -97,9 +99,9 @@ public struct ClusterIndex: Sendable {
         guard old.coordinate != coordinate else { return }
         for zoom in 0...maxZoom {
             let from = key(old, zoom: zoom), to = key(new, zoom: zoom)
-            if from == to {
-                levels[zoom][from]!.latitude += coordinate.latitude - old.coordinate.latitude
-                levels[zoom][from]!.longitude += coordinate.longitude - old.coordinate.longitude
+            if from == to, let i = levels[zoom].index(forKey: from) {
+                levels[zoom].values[i].latitude += coordinate.latitude - old.coordinate.latitude
+                levels[zoom].values[i].longitude += coordinate.longitude - old.coordinate.longitude
             } else {
                 subtract(old, at: from, zoom: zoom)
                 add(new, at: to, zoom: zoom)
@@ -120,9 +122,13 @@ public struct ClusterIndex: Sendable {
     }
 
     mutating func add(_ p: Point, at key: Int, zoom: Int) {
-        levels[zoom][key, default: Sum(count: 0, latitude: 0, longitude: 0)].count += 1
-        levels[zoom][key]!.latitude += p.coordinate.latitude
-        levels[zoom][key]!.longitude += p.coordinate.longitude
+        if let i = levels[zoom].index(forKey: key) {
+            levels[zoom].values[i].count += 1
+            levels[zoom].values[i].latitude += p.coordinate.latitude
+            levels[zoom].values[i].longitude += p.coordinate.longitude
+        } else {
+            levels[zoom][key] = Sum(count: 1, latitude: p.coordinate.latitude, longitude: p.coordinate.longitude)
+        }
     }
 
     mutating func subtract(_ p: Point, at key: Int, zoom: Int) {
@@ -209,15 +215,17 @@ public struct ClusterIndex: Sendable {
         var splitZoom: Int?
         descent: while zoom < maxZoom {
             let child = zoom + 1
-            for (dr, dc) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
-                let k = self.key(row: row * 2 + dr, column: column * 2 + dc, zoom: child)
-                guard let c = levels[child][k] else { continue }
-                if c.count == sum.count {
-                    (zoom, key, row, column) = (child, k, row * 2 + dr, column * 2 + dc)
-                    continue descent
+            for childRow in (row * 2)...(row * 2 + 1) {
+                for childColumn in (column * 2)...(column * 2 + 1) {
+                    let k = self.key(row: childRow, column: childColumn, zoom: child)
+                    guard let c = levels[child][k] else { continue }
+                    if c.count == sum.count {
+                        (zoom, key, row, column) = (child, k, childRow, childColumn)
+                        continue descent
+                    }
+                    splitZoom = child
+                    break descent
                 }
-                splitZoom = child
-                break descent
             }
             preconditionFailure("ClusterIndex: a cell's members are missing from its children")
         }

@@ -230,8 +230,10 @@ extension SpatialIndex {
 
     @inlinable func isLarge(_ r: GridRange) -> Bool { r.cellCount(columns: columns) > maxCellsPerEntry }
 
-    /// Calls `body` with the key of each cell in the range.
-    @inlinable func forEachCell(_ r: GridRange, _ body: (Int) -> Void) {
+    /// Calls `body` with the key of each cell in the range. Static, so that a `body` that
+    /// changes the index does not find its storage shared with a copy held by the call (which
+    /// would copy the whole cell table on every change).
+    @inlinable static func forEachCell(_ r: GridRange, columns: Int, _ body: (Int) -> Void) {
         for row in Int(r.row0)...Int(r.row1) {
             let base = row &* columns
             if r.col0 <= r.col1 {
@@ -253,7 +255,7 @@ extension SpatialIndex {
             return
         }
         var position: Int32 = -1
-        forEachCell(range) { key in
+        Self.forEachCell(range, columns: columns) { key in
             position = Int32(cells[key, default: []].count)
             cells[key, default: []].append(s)
         }
@@ -274,7 +276,7 @@ extension SpatialIndex {
             return
         }
         let known = range.isOneCell ? Int(slots[i].position) : -1
-        forEachCell(range) { key in
+        Self.forEachCell(range, columns: columns) { key in
             guard let d = cells.index(forKey: key) else { preconditionFailure("SpatialIndex: slot missing from its cell") }
             let position = known >= 0 ? known : cells.values[d].firstIndex(of: s)!
             let last = cells.values[d].removeLast()
