@@ -41,7 +41,23 @@ struct FrameScanner {
 
     /// A non-negative integer after `key` (e.g. `"seq":`).
     func integer(after key: Needle) -> UInt64? {
-        guard var i = offset(after: key) else { return nil }
+        offset(after: key).flatMap(integer(at:))
+    }
+
+    /// The non-negative integer after every occurrence of `key`, in order.
+    func forEachInteger(after key: Needle, _ body: (UInt64) -> Void) {
+        var start = 0
+        while start < bytes.count {
+            let rest = FrameScanner(bytes: UnsafeRawBufferPointer(rebasing: bytes[start...]))
+            guard let i = rest.offset(after: key) else { return }
+            if let value = rest.integer(at: i) { body(value) }
+            start += i
+        }
+    }
+
+    /// The non-negative integer whose digits begin at byte `start`.
+    private func integer(at start: Int) -> UInt64? {
+        var i = start
         var value: UInt64 = 0
         var digits = 0
         while i < bytes.count, bytes[i] >= 48, bytes[i] <= 57 {
@@ -94,6 +110,8 @@ struct Needle {
     static let ending = Needle(#""state":"ending""#)
     /// The number N of a dragged annotation `dN` (the load tool's drag targets).
     static let draggedID = Needle(#""id":"d"#)
+    /// The number n of a seeded annotation (titled `seed n`).
+    static let seedTitle = Needle(#""title":"seed "#)
 
     /// The index of the byte of `needle` least likely in a server message.
     private static func rarest(_ needle: StaticString) -> Int {

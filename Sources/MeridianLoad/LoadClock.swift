@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Monotonic microseconds, shared by every thread of the process, and the encoding of a
-/// send time into a drag coordinate so a receiver can measure latency without a lookup.
+/// Monotonic microseconds, shared by every thread of the process (drag moves carry their send
+/// time in them: ``MoveCoding``), and the process's CPU time.
 enum LoadClock {
     static func nowMicros() -> UInt64 {
         var ts = timespec()
@@ -15,16 +15,6 @@ enum LoadClock {
 
     /// Send times wrap every 100 s; latencies are far shorter.
     static let wrap: UInt64 = 100_000_000
-
-    /// A longitude in [0, 100) carrying `micros` exactly (microsecond resolution).
-    static func longitude(encoding micros: UInt64) -> Double { Double(micros % wrap) / 1_000_000 }
-
-    /// Microseconds between the send time carried by `longitude` and `now`.
-    static func latency(longitude: Double, now: UInt64) -> UInt64? {
-        guard longitude >= 0, longitude < 100 else { return nil }
-        let sent = UInt64((longitude * 1_000_000).rounded())
-        return (now % wrap + wrap - sent) % wrap
-    }
 
     /// CPU seconds (user + system) used by this process so far.
     static func cpuSeconds() -> Double {
@@ -39,13 +29,12 @@ enum LoadClock {
     }
 }
 
-/// A drag move's number within its drag, carried in the move's latitude (thousandths of a degree)
-/// so every receiver can tell which moves of a drag it did not get.
+/// A drag move's number within its drag, carried in the move's latitude (thousandths of a degree
+/// when every client sees everything; ``MoveCoding``) so every receiver can tell which moves of a
+/// drag it did not get.
 public enum MoveCounter {
-    /// Latitude stays within 90 degrees.
+    /// Latitude stays within 90 degrees (around a city: ``MoveCoding/maxCityMoves``).
     public static let maxMoves = 90_000
 
-    static func latitude(move: Int) -> Double { Double(move) / 1000 }
-
-    static func move(latitude: Double) -> Int32 { Int32((latitude * 1000).rounded()) }
+    static func latitude(move: Int) -> Double { MoveCoding.world.latitude(move: move) }
 }

@@ -17,7 +17,8 @@ public struct LoadConfiguration: Sendable {
     public var dragRate = 60.0
     /// Moves per drag before `ending` (then a new `starting`).
     public var movesPerDrag = 60
-    /// Fraction of draggers that share an annotation with another dragger (drag conflicts).
+    /// Fraction of draggers that share an annotation with another dragger (drag conflicts). With
+    /// viewport interest none do: each dragger drags its own annotation, in its own city.
     public var contention = 0.2
     /// Camera movers per session (own camera begin/changing/end at `cameraRate`).
     public var cameraMovers = 0
@@ -27,8 +28,12 @@ public struct LoadConfiguration: Sendable {
     public var selectInterval = 2.0
     /// Clients per second (over the whole run) that leave and join again.
     public var churnRate = 0.0
-    /// Annotations a seeding client adds to each session before the others join.
+    /// Annotations a seeding client adds to each session before the others join (with viewport
+    /// interest: around the cities, the same number in each).
     public var annotations = 0
+    /// What the clients ask to receive: everything, or (a big map) the changes in their own city's
+    /// view (``LoadInterest``). Viewport interest allows at most ``MoveCoding/maxCityMoves`` moves per drag.
+    public var interest = LoadInterest.everything
     /// Seconds over which clients connect (0: all at once).
     public var rampUp = 1.0
     /// Seconds after the ramp-up before measuring, for the last joins to settle.

@@ -25,6 +25,8 @@ public struct LoadReport: Codable, Sendable {
     public var clients: Int
     public var sessions: Int
     public var threads: Int
+    /// `everything`, or `viewport`: a big map, each client watching its own city (``LoadInterest``).
+    public var interest: String
     /// Length of the measurement window, seconds.
     public var durationSeconds: Double
     /// Connections open at the end of the window.
@@ -39,12 +41,25 @@ public struct LoadReport: Codable, Sendable {
     public var latencyMs: Percentiles
     /// Connect start to welcome (with its snapshot), milliseconds.
     public var joinMs: Percentiles
+    /// Join request sent to welcome received (the server's part of a join), milliseconds.
+    public var joinRequestMs: Percentiles
     public var lost: UInt64
     /// Drag moves received in the window, and moves of watched drags never received (the server
     /// conflated them); `conflatedPercent` = conflated / (received + conflated).
     public var movesReceived: UInt64
     public var movesConflated: UInt64
     public var conflatedPercent: Double
+    /// Drag moves sent in the window; receipts of those moves by all clients (in the window or the
+    /// drain after it); and `movesDelivered / movesSent`: how many clients each move reached
+    /// (every client with everything-interest, less what was conflated; its city's on a big map).
+    public var movesSent: UInt64
+    public var movesDelivered: UInt64
+    public var deliveriesPerMove: Double
+    /// Big map: moves received of an annotation outside the receiver's city; seeded annotations in
+    /// the welcomes' snapshots, and those of them outside the joiner's city. Zero otherwise.
+    public var movesOutsideCity: UInt64
+    public var welcomeAnnotations: UInt64
+    public var welcomeAnnotationsOutsideCity: UInt64
     public var outOfOrder: UInt64
     public var duplicates: UInt64
     public var dragsGranted: UInt64
@@ -64,15 +79,18 @@ public struct LoadReport: Codable, Sendable {
 
     public var text: String {
         func f(_ x: Double) -> String { String(format: "%.3f", x) }
-        let l = latencyMs, j = joinMs
+        let l = latencyMs, j = joinMs, r = joinRequestMs
         return """
-        clients \(clients) in \(sessions) session(s), \(threads) thread(s), window \(f(durationSeconds)) s
+        clients \(clients) in \(sessions) session(s), \(threads) thread(s), \(interest) interest, window \(f(durationSeconds)) s
         connected \(connected), connect failures \(connectFailures), churned \(churned)
         deliveries \(deliveries) (\(Int(deliveriesPerSecond))/s), messages in \(messagesIn), out \(messagesOut)
         latency ms (\(l.count) samples): p50 \(f(l.p50)) p90 \(f(l.p90)) p99 \(f(l.p99)) p99.9 \(f(l.p999)) max \(f(l.max))
         join→snapshot ms (\(j.count)): p50 \(f(j.p50)) p90 \(f(j.p90)) p99 \(f(j.p99)) max \(f(j.max))
+        join request→welcome ms (\(r.count)): p50 \(f(r.p50)) p90 \(f(r.p90)) p99 \(f(r.p99)) max \(f(r.max))
         lost \(lost), out of order \(outOfOrder), duplicates \(duplicates)
         drag moves received \(movesReceived), conflated \(movesConflated) (\(f(conflatedPercent))%)
+        drag moves sent \(movesSent), delivered \(movesDelivered) (\(f(deliveriesPerMove)) per move)
+        outside the receiver's city: moves \(movesOutsideCity); welcome annotations \(welcomeAnnotationsOutsideCity) of \(welcomeAnnotations)
         drags granted \(dragsGranted), refused \(dragsRefused)
         errors \(errors.isEmpty ? "none" : errors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))
         close codes \(closeCodes.isEmpty ? "none" : closeCodes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))

@@ -7,6 +7,9 @@ public enum LoadRunner {
     static let drainSeconds = 1.0
 
     public static func run(_ c: LoadConfiguration, progress: @escaping (String) -> Void = { _ in }) throws -> LoadReport {
+        if c.interest == .viewport, c.movesPerDrag > MoveCoding.maxCityMoves {
+            throw LoadError(description: "viewport interest allows at most \(MoveCoding.maxCityMoves) moves per drag")
+        }
         if c.annotations > 0 {
             progress("seeding \(c.sessions) session(s) with \(c.annotations) annotations each")
             try Seeder(configuration: c).run()
@@ -58,15 +61,19 @@ public enum LoadRunner {
         let cpu = LoadClock.cpuSeconds() - cpuStart
         let wall = Double(LoadClock.nowMicros() - timeline.start) / 1e6
         return LoadReport(
-            clients: c.clients, sessions: c.sessions, threads: threads, durationSeconds: c.duration,
+            clients: c.clients, sessions: c.sessions, threads: threads, interest: c.interest.rawValue, durationSeconds: c.duration,
             connected: total.connected, connectFailures: total.connectFailures,
             deliveries: total.deliveries, deliveriesPerSecond: Double(total.deliveries) / max(c.duration, 0.001),
             messagesIn: total.messagesIn, messagesOut: total.messagesOut,
-            latencyMs: .init(total.latency), joinMs: .init(total.joinLatency),
+            latencyMs: .init(total.latency), joinMs: .init(total.joinLatency), joinRequestMs: .init(total.joinRequestLatency),
             lost: total.lost,
             movesReceived: total.movesReceived, movesConflated: total.movesConflated,
             conflatedPercent: total.movesConflated == 0 ? 0
                 : Double(total.movesConflated) * 100 / Double(total.movesReceived + total.movesConflated),
+            movesSent: total.movesSent, movesDelivered: total.movesDelivered,
+            deliveriesPerMove: total.movesSent == 0 ? 0 : Double(total.movesDelivered) / Double(total.movesSent),
+            movesOutsideCity: total.movesOutsideCity,
+            welcomeAnnotations: total.welcomeAnnotations, welcomeAnnotationsOutsideCity: total.welcomeAnnotationsOutsideCity,
             outOfOrder: total.outOfOrder, duplicates: total.duplicates,
             dragsGranted: total.dragsGranted, dragsRefused: total.dragsRefused, churned: total.churned,
             errors: total.errors, closeCodes: total.closeCodes,

@@ -31,8 +31,7 @@ extension LoadWorker {
             drag(index, annotation, c, now)
         case .cameraMover:
             let step = c.cameraStep % 12
-            let lon = Double(c.index % 100) + Double(step) * 0.01
-            let camera = #"{"center":{"latitude":10,"longitude":\#(lon)},"zoom":12}"#
+            let camera = cameraJSON(c, step: step)
             if step == 0 {
                 send(#"{"type":"camera.begin","ref":\#(ref(index, .camera))}"#, to: index)
             } else if step == 11 {
@@ -56,7 +55,19 @@ extension LoadWorker {
         }
     }
 
-    private func drag(_ index: Int, _ annotation: String, _ c: SimulatedClient, _ now: UInt64) {
+    /// A camera mover's camera at `step`: panning east in small steps, around its city on a big map.
+    private func cameraJSON(_ c: SimulatedClient, step: Int) -> String {
+        if configuration.interest == .viewport {
+            let centre = cities.centre(c.city)
+            let lon = centre.longitude + Double(step) * 0.001
+            return #"{"center":{"latitude":\#(centre.latitude),"longitude":\#(lon)},"zoom":\#(LoadInterest.zoom)}"#
+        }
+        let lon = Double(c.index % 100) + Double(step) * 0.01
+        return #"{"center":{"latitude":10,"longitude":\#(lon)},"zoom":12}"#
+    }
+
+    private func drag(_ index: Int, _ n: Int, _ c: SimulatedClient, _ now: UInt64) {
+        let annotation = "d\(n)"
         switch c.drag {
         case .idle:
             send(#"{"type":"drag","ref":\#(ref(index, .dragStart)),"id":"\#(annotation)","state":"starting"}"#, to: index)
@@ -68,15 +79,17 @@ extension LoadWorker {
         case .moving(let left):
             // The longitude carries the send time: receivers measure latency from it. The latitude
             // carries the move's number in its drag (1, 2, …): receivers count the moves they missed.
-            let lat = MoveCounter.latitude(move: configuration.movesPerDrag - left + 1)
-            let lon = LoadClock.longitude(encoding: now)
+            let lat = moveCodings[n].latitude(move: configuration.movesPerDrag - left + 1)
+            let lon = moveCodings[n].longitude(sentAt: now)
+            if timeline.inWindow(now) { stats.movesSent += 1 }
             send(#"{"type":"drag","ref":\#(ref(index, .dragMove)),"id":"\#(annotation)","state":"dragging","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}"#, to: index)
             clients[index]!.drag = left > 1 ? .moving(left: left - 1) : .ending
             clients[index]!.nextActionAt = max(c.nextActionAt + moveInterval, now - moveInterval)
         case .ending:
             // Committed at the last move's number, so receivers can tell the moves they missed at the end.
-            let lat = MoveCounter.latitude(move: configuration.movesPerDrag)
-            send(#"{"type":"drag","ref":\#(ref(index, .dragEnd)),"id":"\#(annotation)","state":"ending","coordinate":{"latitude":\#(lat),"longitude":0}}"#, to: index)
+            let lat = moveCodings[n].latitude(move: configuration.movesPerDrag)
+            let lon = moveCodings[n].origin.longitude
+            send(#"{"type":"drag","ref":\#(ref(index, .dragEnd)),"id":"\#(annotation)","state":"ending","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}"#, to: index)
             clients[index]!.drag = .idle
             clients[index]!.nextActionAt = c.nextActionAt + moveInterval
         }

@@ -6,6 +6,9 @@ import MeridianTransport
 final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
     let configuration: LoadConfiguration
     let timeline: LoadTimeline
+    let cities: Cities
+    /// How the moves of each dragged annotation (`d<N>` at index N) carry their number and send time.
+    let moveCodings: [MoveCoding]
     var group: WebSocketClientGroup!
     var clients: ClientTable
     /// Client indices in connect order, and how many have been started.
@@ -25,12 +28,18 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
     init(configuration: LoadConfiguration, timeline: LoadTimeline, clientIndices: [Int]) {
         self.configuration = configuration
         self.timeline = timeline
+        let cities = Cities(configuration)
+        self.cities = cities
+        moveCodings = (0..<configuration.draggers).map { n in
+            configuration.interest == .viewport ? MoveCoding(city: cities.centre(n)) : .world
+        }
         clients = ClientTable(stride: max(1, min(configuration.threads, configuration.clients)))
         for index in clientIndices {
             let session = index % configuration.sessions
             let rank = index / configuration.sessions
             let role = session < (configuration.dragSessions ?? configuration.sessions) ? Self.role(rank: rank, configuration) : .listener
             clients[index] = SimulatedClient(index: index, session: session, role: role)
+            clients[index]!.city = rank
             connectOrder.append(index)
             if clients[index]!.isActor { actors.append(index) } else { listeners.append(index) }
         }
@@ -42,11 +51,13 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         group.keptMessagePrefix = 64 << 10
     }
 
-    /// Draggers first, then camera movers, then selectors; the rest listen.
+    /// Draggers first, then camera movers, then selectors; the rest listen. A dragger drags
+    /// annotation `d<rank>`, which lies in its city on a big map; with contention (not on a big
+    /// map) pairs of draggers share `d<rank / 2>`.
     static func role(rank: Int, _ c: LoadConfiguration) -> ClientRole {
         if rank < c.draggers {
-            let shared = Int(Double(c.draggers) * c.contention) & ~1
-            return .dragger(annotation: rank < shared ? "d\(rank / 2)" : "d\(rank)")
+            let shared = c.interest == .viewport ? 0 : Int(Double(c.draggers) * c.contention) & ~1
+            return .dragger(annotation: rank < shared ? rank / 2 : rank)
         }
         if rank < c.draggers + c.cameraMovers { return .cameraMover }
         if rank < c.draggers + c.cameraMovers + c.selectors { return .selector }
@@ -63,9 +74,12 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         publishLock.withLock { published = copy }
     }
 
-    /// The last seq of every client that is in a session (read after the thread ended).
+    /// The last seq of every client that is in a session (read after the thread ended). None on a
+    /// big map: a filtered stream marks the events it left out only before the next one it carries,
+    /// so a client's last seq tells nothing about what it missed at the end.
     func clientSeqs() -> [(session: Int, seq: UInt64)] {
-        clients.all.filter { $0.phase == .joined && $0.hasSeq }.map { ($0.session, $0.seq) }
+        guard configuration.interest == .everything else { return [] }
+        return clients.all.filter { $0.phase == .joined && $0.hasSeq }.map { ($0.session, $0.seq) }
     }
 
     // MARK: Sending
@@ -87,7 +101,8 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         case .dragger: role = "editor"
         default: role = "viewer"
         }
-        return #"{"type":"join","ref":\#(ref(c.index, .join)),"session":"load-\#(c.session)","name":"c\#(c.index)","role":"\#(role)"\#(configuration.tokenField(c.index))}"#
+        let interest = configuration.interest.joinField(centre: cities.centre(c.city))
+        return #"{"type":"join","ref":\#(ref(c.index, .join)),"session":"load-\#(c.session)","name":"c\#(c.index)","role":"\#(role)"\#(interest)\#(configuration.tokenField(c.index))}"#
     }
 
     // MARK: ClientGroupHandler
@@ -96,6 +111,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         guard let c = clients[id] else { return }
         stats.connected += 1
         clients[id]!.phase = .joining
+        clients[id]!.joinSentAt = LoadClock.nowMicros()
         send(joinRequest(c), to: id)
     }
 
@@ -123,11 +139,15 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
     func group(_ group: WebSocketClientGroup, didReceive message: UnsafeRawBufferPointer, from id: Int) {
         stats.messagesIn += 1
         let m = FrameScanner(bytes: message)
-        if m.typeIs("ack") || m.typeIs("error") {
+        if m.typeIs("drag") {
+            event(m, id)
+        } else if m.typeIs("ack") || m.typeIs("error") {
             answer(m, from: id)
         } else if m.typeIs("welcome") {
             welcomed(m, id)
-        } else if !m.typeIs("live") {
+        } else if m.typeIs("skipped") || m.typeIs("interest") {
+            accountFor(m, id)
+        } else if !m.typeIs("live") && !m.typeIs("clusters") {
             event(m, id)
         }
     }

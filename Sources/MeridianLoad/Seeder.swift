@@ -2,9 +2,11 @@ import Foundation
 import MeridianTransport
 
 /// Fills each session with `count` annotations before the simulated clients join
-/// (for the join storm: a large snapshot). One editor connection per session, pipelined adds.
+/// (for the join storm: a large snapshot; for a big map: annotations around every city). One
+/// editor connection per session, adds pipelined up to ``window`` unanswered.
 final class Seeder: ClientGroupHandler, @unchecked Sendable {
     let configuration: LoadConfiguration
+    let cities: Cities
     var group: WebSocketClientGroup!
     var sent: [Int: Int] = [:]
     var answered: [Int: Int] = [:]
@@ -15,6 +17,7 @@ final class Seeder: ClientGroupHandler, @unchecked Sendable {
 
     init(configuration: LoadConfiguration) {
         self.configuration = configuration
+        cities = Cities(configuration)
         group = WebSocketClientGroup(
             host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
     }
@@ -41,9 +44,24 @@ final class Seeder: ClientGroupHandler, @unchecked Sendable {
         while sent[s, default: 0] < configuration.annotations, sent[s, default: 0] - answered[s, default: 0] < Self.window {
             let n = sent[s, default: 0]
             sent[s] = n + 1
-            let lat = Double(n % 170) - 85, lon = Double(n / 170 % 360) - 180
-            group.send(Array(#"{"type":"annotation.add","ref":\#(n),"annotation":{"id":"s\#(n)","type":"point","title":"seed \#(n)","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}}"#.utf8), to: s)
+            let (lat, lon) = location(n)
+            let id = isDragged(n) ? #""id":"d\#(n)","draggable":true"# : #""id":"s\#(n)""#
+            group.send(Array(#"{"type":"annotation.add","ref":\#(n),"annotation":{\#(id),"type":"point","title":"seed \#(n)","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}}"#.utf8), to: s)
         }
+    }
+
+    /// On a big map the first seed of each dragger's city (seed `n` lies in city `n` for `n` below
+    /// the number of cities) is that dragger's annotation `d<n>`: the seeds can fill a session to
+    /// its annotation limit and still leave the draggers theirs.
+    private func isDragged(_ n: Int) -> Bool {
+        configuration.interest == .viewport && n < min(configuration.draggers, cities.count)
+    }
+
+    /// Where annotation `n` goes: on a grid over the world, or around city `n % count` (``Cities``).
+    private func location(_ n: Int) -> (Double, Double) {
+        guard configuration.interest == .viewport else { return (Double(n % 170) - 85, Double(n / 170 % 360) - 180) }
+        let p = cities.seedLocation(n, of: configuration.annotations)
+        return (p.latitude, p.longitude)
     }
 
     func group(_ group: WebSocketClientGroup, didOpen id: Int) {

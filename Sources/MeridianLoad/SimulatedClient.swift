@@ -1,7 +1,7 @@
 /// What a simulated client does besides listening.
 enum ClientRole {
-    /// Runs starting / dragging… / ending cycles on `annotation`.
-    case dragger(annotation: String)
+    /// Runs starting / dragging… / ending cycles on annotation `d<annotation>`.
+    case dragger(annotation: Int)
     /// Moves its own camera: begin, changing…, end.
     case cameraMover
     /// Selects and deselects annotations.
@@ -17,11 +17,18 @@ struct SimulatedClient {
     let index: Int
     let session: Int
     let role: ClientRole
+    /// Its city on a big map (``Cities``): its rank in its session.
+    var city = 0
     var phase = Phase.waiting
     var connectStartedAt: UInt64 = 0
-    /// Last discrete seq seen (from the welcome, then events).
+    var joinSentAt: UInt64 = 0
+    /// Last discrete seq seen (from the welcome, then events; on a big map also `skipped` markers
+    /// and `interest` messages).
     var seq: UInt64 = 0
     var hasSeq = false
+    /// `seq` came from an `interest` message, which a discrete event of that same seq may follow
+    /// (the drag that brought an annotation into the area).
+    var seqMayRepeat = false
     var drag = DragPhase.idle
     var nextActionAt: UInt64 = 0
     var cameraStep = 0

@@ -15,6 +15,15 @@ struct WorkerStats: Sendable {
     /// got (skipped numbers in the move counter each move carries: conflated by the server).
     var movesReceived: UInt64 = 0
     var movesConflated: UInt64 = 0
+    /// Drag moves sent inside the window, and the receipts of those moves by every client (by the
+    /// send time each move carries, so moves in flight at either end of the window count right).
+    var movesSent: UInt64 = 0
+    var movesDelivered: UInt64 = 0
+    /// Big map: drag moves received inside the window of an annotation outside the receiver's city.
+    var movesOutsideCity: UInt64 = 0
+    /// Big map: seeded annotations in the welcomes' snapshots, and those of them outside the joiner's city.
+    var welcomeAnnotations: UInt64 = 0
+    var welcomeAnnotationsOutsideCity: UInt64 = 0
     var dragsGranted: UInt64 = 0
     var dragsRefused: UInt64 = 0
     var churned: UInt64 = 0
@@ -25,6 +34,8 @@ struct WorkerStats: Sendable {
     var latency = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
     /// Connect start to welcome received, microseconds.
     var joinLatency = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+    /// Join request sent to welcome received, microseconds.
+    var joinRequestLatency = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
     /// Highest discrete seq each session reached, as seen by this worker's clients.
     var sessionSeq: [Int: UInt64] = [:]
 
@@ -38,6 +49,11 @@ struct WorkerStats: Sendable {
         duplicates += o.duplicates
         movesReceived += o.movesReceived
         movesConflated += o.movesConflated
+        movesSent += o.movesSent
+        movesDelivered += o.movesDelivered
+        movesOutsideCity += o.movesOutsideCity
+        welcomeAnnotations += o.welcomeAnnotations
+        welcomeAnnotationsOutsideCity += o.welcomeAnnotationsOutsideCity
         dragsGranted += o.dragsGranted
         dragsRefused += o.dragsRefused
         churned += o.churned
@@ -46,6 +62,7 @@ struct WorkerStats: Sendable {
         closeCodes.merge(o.closeCodes, uniquingKeysWith: +)
         latency.add(o.latency)
         joinLatency.add(o.joinLatency)
+        joinRequestLatency.add(o.joinRequestLatency)
         sessionSeq.merge(o.sessionSeq, uniquingKeysWith: max)
     }
 }

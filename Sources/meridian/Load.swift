@@ -24,6 +24,8 @@ struct Load: AsyncParsableCommand {
     @Option(help: "Seconds between selection changes.") var selectInterval = 2.0
     @Option(help: "Listeners per second (in all) that leave and join again.") var churn = 0.0
     @Option(help: "Annotations added to each session before the clients join.") var annotations = 0
+    @Option(help: "What the clients receive: everything, or viewport (a big map: each client watches its own city at zoom 12, where the annotations and its drags lie; at most 1000 moves per drag, no contention).")
+    var interest = "everything"
     @Option(help: "Seconds over which the clients connect.") var rampUp = 1.0
     @Option(help: "Seconds after the ramp-up before measuring.") var settle = 1.0
     @Option(help: "Seconds measured after the ramp-up and settling.") var duration = 10.0
@@ -69,6 +71,8 @@ struct Load: AsyncParsableCommand {
         c.selectInterval = selectInterval
         c.churnRate = churn
         c.annotations = annotations
+        guard let interest = LoadInterest(rawValue: interest) else { throw ValidationError("--interest: use everything or viewport") }
+        c.interest = interest
         c.rampUp = rampUp
         c.settle = settle
         c.duration = duration

@@ -7,8 +7,11 @@ faster of the two (fewer moves conflated, then lower p99, then more deliveries) 
 ratios use. Results go to Tests/Benchmarks/results.json and into BENCHMARKS.md between the bench
 markers.
 
-Usage: bench.py [--quick | --render]
+Usage: bench.py [--quick] [--only NAME[,NAME…]] | --render
   --quick   every scenario with short windows and a coarse knee ladder: a smoke run of a few minutes
+  --only    only these scenarios (dragStorm, knee, manySessions, idleCpu, joinStorm, bigMap; or by
+            function name: big_map …): prints their results, target rows and commands, and writes
+            neither results.json nor BENCHMARKS.md, which hold full runs
   --render  rewrite BENCHMARKS.md from the last results.json
 """
 import json
@@ -44,6 +47,8 @@ TARGETS = {
     "idleCpu": 2.0,             # 10k idle + 1k/s: server CPU <= 2x
     "joinP99Ms": 1000,          # join storm p99 <= 1 s
     "joinRssKiB": 1 << 20,      # join storm peak RSS <= 1 GiB
+    "bigMapCut": 10,            # big map: viewport interest cuts deliveries per drag move >= 10x
+    "bigMapJoinP99Ms": 50,      # big map: viewport join (join sent -> welcome) p99 <= 50 ms
 }
 
 
@@ -168,12 +173,16 @@ def load(server, **options):
 def summary(r):
     if "failed" in r:
         return {"failed": r["failed"]}
-    keys = ("connected", "connectFailures", "deliveriesPerSecond", "lost", "movesReceived", "movesConflated",
-            "conflatedPercent", "outOfOrder", "duplicates", "dragsGranted", "dragsRefused", "errors", "closeCodes",
-            "cpuPercent", "serverCpuPercent", "serverWindowCpuPercent", "serverPeakRssKiB", "serverConflatedFrames")
+    keys = ("interest", "connected", "connectFailures", "deliveriesPerSecond", "lost", "movesSent", "movesDelivered",
+            "movesReceived", "deliveriesPerMove", "movesConflated", "conflatedPercent", "outOfOrder", "duplicates", "dragsGranted",
+            "dragsRefused", "movesOutsideCity", "welcomeAnnotations", "welcomeAnnotationsOutsideCity", "errors",
+            "closeCodes", "cpuPercent", "serverCpuPercent", "serverWindowCpuPercent", "serverPeakRssKiB",
+            "serverConflatedFrames")
     out = {k: r.get(k) for k in keys if k in r}
     out["latencyMs"] = r["latencyMs"]
     out["joinMs"] = r["joinMs"]
+    if "joinRequestMs" in r:
+        out["joinRequestMs"] = r["joinRequestMs"]
     return out
 
 
@@ -270,6 +279,19 @@ def join_storm():
     return {**r, "singleJoinMs": single.get("joinMs")}
 
 
+def big_map():
+    """A big map (Meridian only: the baseline has no interest filtering): 1 session, 1,000 clients
+    each watching its own city at zoom 12, 10 draggers x 60 Hz each dragging in its own city. With
+    viewport interest and 100,000 annotations around the cities, then with everything-interest and
+    a few annotations: there every member receives every move whatever the snapshot holds (and 1,000
+    joins of a 100,000-annotation snapshot would be some 20 GB over loopback)."""
+    common = dict(clients=1000, draggers=10, rate=60, contention=0, ramp_up=3,
+                  settle=2 if QUICK else 3, duration=3 if QUICK else 8)
+    viewport = run_one("meridian", interest="viewport", annotations=100_000, **common)
+    everything = run_one("meridian", interest="everything", annotations=100, **common)
+    return {"viewport": {**viewport, "annotations": 100_000}, "everything": {**everything, "annotations": 100}}
+
+
 def machine():
     model = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
                   if l.startswith("model name")), platform.processor())
@@ -327,7 +349,50 @@ def ratios(results):
             "-", None, f"<= {TARGETS['joinP99Ms']} ms", complete and j["joinMs"]["p99"] <= TARGETS["joinP99Ms"])
         row("join storm: server peak RSS", f"{j['serverPeakRssKiB'] / 1024:.0f} MiB", "-", None, "<= 1024 MiB",
             j["serverPeakRssKiB"] <= TARGETS["joinRssKiB"])
+    bm = results.get("bigMap", {})
+    v, e = bm.get("viewport", {}), bm.get("everything", {})
+    if "deliveriesPerMove" in v and "deliveriesPerMove" in e:
+        cut = e["deliveriesPerMove"] / max(v["deliveriesPerMove"], 0.001)
+        faults = [f"{k} {v[k]}" for k in ("lost", "movesOutsideCity", "welcomeAnnotationsOutsideCity") if v.get(k)]
+        if not v.get("movesSent") or not e.get("movesSent"):
+            faults.append("no moves sent")
+        row("big map, 1000 clients in their own cities, 10 draggers x 60 Hz: deliveries per drag move, viewport vs everything interest",
+            f"viewport {v['deliveriesPerMove']:.2f}, everything {e['deliveriesPerMove']:.1f}", "-", round(cut, 1),
+            f">= {TARGETS['bigMapCut']}x cut", cut >= TARGETS["bigMapCut"] and not faults, ", ".join(faults))
+    if "joinRequestMs" in v:
+        jr = v["joinRequestMs"]
+        complete = jr["count"] == 1000
+        row("big map, 100,000 annotations: viewport join p99 (join sent → welcome)", f"{jr['p99']:.1f} ms ({jr['count']} of 1000 joined)",
+            "-", None, f"<= {TARGETS['bigMapJoinP99Ms']} ms", complete and jr["p99"] <= TARGETS["bigMapJoinP99Ms"])
     return rows
+
+
+def big_map_markdown(results):
+    """The big map's section of BENCHMARKS.md."""
+    bm = results.get("bigMap") or {}
+    lines = ["### Big map: 1 session, 1000 clients each watching its own city (zoom 12, 1024x768, margin 0.5), "
+             "10 draggers x 60 Hz in their cities (Meridian)", ""]
+    if not bm:
+        return lines + ["not run"]
+    lines += ["| interest | annotations | moves sent | move deliveries | per move | latency ms p50 / p99 | "
+              "join sent → welcome ms p50 / p99 / max | connect → welcome p99 ms | lost | outside own city: moves, welcome annotations "
+              "| server CPU | server peak RSS | errors, close codes |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for kind in ("viewport", "everything"):
+        r = bm.get(kind) or {}
+        if "failed" in r or "latencyMs" not in r:
+            lines.append(f"| {kind} | failed: {r.get('failed', 'no run')!s:.80} | | | | | | | | | | | |")
+            continue
+        l, jr = r["latencyMs"], r.get("joinRequestMs") or {}
+        outside = (f"{r.get('movesOutsideCity', 0)}, {r.get('welcomeAnnotationsOutsideCity', 0)} of {r.get('welcomeAnnotations', 0):,}"
+                   if kind == "viewport" else "-")
+        lines.append(
+            f"| {kind} | {r.get('annotations', 0):,} | {r.get('movesSent', 0):,} | {r.get('movesDelivered', 0):,} | "
+            f"{r.get('deliveriesPerMove', 0):.2f} | {l['p50']:.2f} / {l['p99']:.2f} | "
+            f"{jr.get('p50', 0):.1f} / {jr.get('p99', 0):.1f} / {jr.get('max', 0):.1f} | {r['joinMs']['p99']:.1f} | {r['lost']} | {outside} "
+            f"| {r['serverCpuPercent']}% | {r['serverPeakRssKiB'] / 1024:.0f} MiB "
+            f"| {' '.join(f'{k}={v}' for k, v in {**(r['errors'] or {}), **(r['closeCodes'] or {})}.items())} |")
+    return lines
 
 
 def markdown(results):
@@ -385,6 +450,7 @@ def markdown(results):
                      f"p90 {j['joinMs']['p90']:.1f} ms, p99 {j['joinMs']['p99']:.1f} ms, max {j['joinMs']['max']:.1f} ms; close codes "
                      f"{j['closeCodes'] or 'none'}; server CPU {j['serverCpuPercent']}%, peak RSS {j['serverPeakRssKiB']:,} KiB. "
                      f"One join at a time (5 clients): p50 {s.get('p50', 0):.1f} ms, max {s.get('max', 0):.1f} ms.")
+    lines += [""] + big_map_markdown(results)
     lines += ["", "### Ratios to the baseline (targets of issue 10)", "",
               "| target | Meridian | baseline | ratio | wanted | met |", "|---|---|---|---|---|---|"]
     for r in results["ratios"]:
@@ -426,23 +492,48 @@ def main():
         results["ratios"] = ratios(results)
         write(results)
         return
-    build_baseline()
+    only = only_scenarios()
+    if not only or only - {"bigMap", "big_map", "joinStorm", "join_storm"}:
+        build_baseline()
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": QUICK, "machine": machine()}
     steps = [("dragStorm", drag_storm), ("knee", knee), ("manySessions", many_sessions), ("idleCpu", idle_cpu),
-             ("joinStorm", join_storm)]
-    only = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--only=")]
+             ("joinStorm", join_storm), ("bigMap", big_map)]
+    unknown = only - {name for name, _ in steps} - {step.__name__ for _, step in steps}
+    if unknown:
+        sys.exit(f"bench: no scenario {', '.join(sorted(unknown))}")
     for name, step in steps:
-        if only and name not in only[0].split(","):
+        if only and name not in only and step.__name__ not in only:
             continue
         print(f"bench: {name} …", flush=True)
         t0 = time.monotonic()
         results[name] = step()
         print(f"bench: {name} done in {time.monotonic() - t0:.0f} s", flush=True)
-    for name, _ in steps:
-        results.setdefault(name, {})
     results["ratios"] = ratios(results)
     results["commands"] = COMMANDS
+    if only:
+        # A partial run: shown, never written over the last full run's files.
+        print(json.dumps({k: v for k, v in results.items() if k != "ratios"}, indent=2))
+        if "bigMap" in results:
+            print("\n".join(big_map_markdown(results)))
+        for r in results["ratios"]:
+            ratio = "" if r["ratio"] is None else f" = {r['ratio']}x"
+            note = f" ({r['note']})" if r["note"] else ""
+            print(f"{'met' if r['met'] else 'MISSED'}: {r['target']}: meridian {r['meridian']} vs {r['baseline']}{ratio} (wanted {r['wanted']}){note}")
+        return
+    for name, _ in steps:
+        results.setdefault(name, {})
     write(results)
+
+
+def only_scenarios():
+    """The scenario names given with --only NAME[,NAME…] or --only=NAME[,NAME…]; empty: all."""
+    names = []
+    for i, a in enumerate(sys.argv):
+        if a.startswith("--only="):
+            names += a.split("=", 1)[1].split(",")
+        elif a == "--only" and i + 1 < len(sys.argv):
+            names += sys.argv[i + 1].split(",")
+    return {n.strip() for n in names if n.strip()}
 
 
 if __name__ == "__main__":
