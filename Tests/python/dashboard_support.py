@@ -1,13 +1,17 @@
 """Shared pieces of the dashboard's browser tests: a Chromium page per test, URLs,
-a free port for servers that are restarted on the same address, and geometry."""
+a free port for servers that are restarted on the same address, geometry, and a
+session filled with many points."""
 
+import asyncio
 import math
+import random
 import socket
 import urllib.request
 
 import pytest
 
 from browser import Page, chromium
+from meridian_client import Client
 
 
 @pytest.fixture
@@ -74,3 +78,44 @@ def contrast(a, b):
 
 def overlaps(a, b):
     return a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"] and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]
+
+
+def world_points(count, seed=20261123):
+    """`count` points `(id, latitude, longitude)` spread evenly at random over the world between
+    60° south and 60° north (all of it in view of a map at zoom 2), the same for the same seed."""
+    rnd = random.Random(seed)
+    return [(f"p{i}", rnd.uniform(-60, 60), rnd.uniform(-180, 180)) for i in range(count)]
+
+
+async def add_points(url, session, points, window=400):
+    """Adds point annotations, `(id, latitude, longitude)` each, to `session` over one owner
+    connection with `window` requests in flight. The owner's viewport interest has no view,
+    so the server does not send the adds back to it. The server's rate limit must allow
+    the burst (`--rate-limit`, `--rate-burst`)."""
+    owner = await Client.open(url, "builder", validate=False)
+    try:
+        await owner.join(session, "Builder", "owner", interest={"mode": "viewport"})
+        slots = asyncio.Semaphore(window)
+        unanswered = len(points)
+
+        async def send():
+            for ident, lat, lon in points:
+                await slots.acquire()
+                await owner.send({"type": "annotation.add", "ref": f"add-{ident}", "annotation": {
+                    "type": "point", "id": ident, "coordinate": {"latitude": lat, "longitude": lon}}}, check=False)
+
+        async def answers():
+            nonlocal unanswered
+            while unanswered:
+                m = await owner.recv(timeout=60)
+                if m["type"] == "error":
+                    raise AssertionError(f"annotation.add refused: {m}")
+                if m["type"] == "ack":
+                    unanswered -= 1
+                    slots.release()
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(send())
+            group.create_task(answers())
+    finally:
+        await owner.close()

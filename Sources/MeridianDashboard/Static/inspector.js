@@ -70,9 +70,10 @@ export function annotationHistory(history, id, name) {
   return out;
 }
 
-/// Fills `body` with what is known of annotation `id` (`a`: its current value,
-/// or null once removed); returns the same facts for the page's test view.
-export function renderInspector(body, id, a, { state, history, name, colorOf }) {
+/// Fills `body` with what is known of annotation `id` (`a`: its current value, or
+/// null once removed, or while it is outside what the map holds: `missing` says
+/// which); returns the same facts for the page's test view.
+export function renderInspector(body, id, a, { state, history, name, colorOf, missing = "removed" }) {
   const facts = [];
   if (a) {
     facts.push(["Id", a.id], ["Type", a.type]);
@@ -91,7 +92,7 @@ export function renderInspector(body, id, a, { state, history, name, colorOf }) 
       else facts.push(["Fill", a.fillColor ?? `tint (${state.settings?.tint ?? "?"})`], ["Holes", String((a.holes ?? []).length)]);
     }
   } else {
-    facts.push(["Id", id], ["Status", "removed"]);
+    facts.push(["Id", id], ["Status", missing]);
   }
   const selectedBy = [...state.participants.values()].filter((p) => p.selection === id);
   const draggedBy = [...(state.drags.get(id) ?? new Map())];
@@ -108,5 +109,5 @@ export function renderInspector(body, id, a, { state, history, name, colorOf }) 
       : el("p", { className: "muted" }, history.loaded ? "Nothing logged." : "Loading the event log…"),
   );
   for (const p of selectedBy) colorOf(p.id);
-  return { id, facts: Object.fromEntries(facts), metadata: a?.metadata ?? null, history: past.map((h) => h.text), removed: !a };
+  return { id, facts: Object.fromEntries(facts), metadata: a?.metadata ?? null, history: past.map((h) => h.text), removed: !a && missing === "removed" };
 }

@@ -1,17 +1,21 @@
 // What the session view draws on the map, layer by layer, from a session state
-// (live, or replayed from the event log). Labels are requested from every layer
-// and placed at the end without overlaps (labels.js).
+// (live, or replayed from the event log), and a large session's clusters. Labels
+// are requested from every layer and placed at the end without overlaps (labels.js).
 
 import { viewportCorners } from "/dashboard/map.js";
+import { drawClusters } from "/dashboard/clusters.js";
+import { contrast } from "/dashboard/colors.js";
 
-/// `view` gives: state() (live or replayed), name(id), colorOf(id), refused(id),
-/// matches(participant) (the participant filter), inspected(), labels, px(size),
-/// markerScale(), theme() ({labelBg, labelText, tint}).
+/// `view` gives: state() (live or replayed), clusters() (the clusters to draw, or null),
+/// name(id), colorOf(id), refused(id), matches(participant) (the participant filter),
+/// inspected(), labels, px(size), markerScale(), theme() ({labelBg, labelText, tint}).
+/// `output` holds what the last frame drew: labels, clusters (with their places), and the
+/// ids of the annotations drawn one by one.
 export function createLayers(view) {
   let sorted = null;
   let sortedFor = null;
   let calloutBox = null;
-  const output = { labels: [] };
+  const output = { labels: [], clusters: [], drawn: [] };
 
   function stacking(state) {
     if (sortedFor !== state || !sorted) {
@@ -56,14 +60,15 @@ export function createLayers(view) {
   /// Many points: a small square each, so a crowded session stays readable and fast.
   function drawDot(m, ctx, a, state) {
     const p = m.toScreen(a.coordinate.latitude, a.coordinate.longitude);
-    if (p.x < -4 || p.y < -4 || p.x > m.width + 4 || p.y > m.height + 4) return;
+    if (p.x < -4 || p.y < -4 || p.x > m.width + 4 || p.y > m.height + 4) return false;
     ctx.fillStyle = a.enabled === false ? "#7b8794" : tint(state);
     ctx.fillRect(p.x - 2.5, p.y - 2.5, 5, 5);
+    return true;
   }
 
   function drawPoint(m, ctx, a, state, refused, titled) {
     const p = m.toScreen(a.coordinate.latitude, a.coordinate.longitude);
-    if (p.x < -40 || p.y < -40 || p.x > m.width + 40 || p.y > m.height + 40) return;
+    if (p.x < -40 || p.y < -40 || p.x > m.width + 40 || p.y > m.height + 40) return false;
     const k = view.markerScale();
     const x = p.x + (a.centerOffset?.dx ?? 0), y = p.y + (a.centerOffset?.dy ?? 0);
     const drags = state.drags.get(a.id);
@@ -125,23 +130,37 @@ export function createLayers(view) {
     }
     ctx.restore();
     if (a.title && titled) view.labels.request(a.title, x, y - 12 * k, { priority: view.inspected() === a.id ? 4 : 1, gap: 14 * k });
+    return true;
   }
 
   function annotations(m, ctx) {
     const state = view.state();
     const dense = state.annotations.size > 1500;
     const titled = state.annotations.size <= 300;
+    const drawn = [];
     for (const a of stacking(state)) {
       if (a.type !== "point") {
         drawShape(m, ctx, a, state);
+        drawn.push(a.id);
         if (a.title && titled) {
           const c = a.coordinates[0];
           const p = m.toScreen(c.latitude, c.longitude);
           view.labels.request(a.title, p.x, p.y, { priority: 1 });
         }
-      } else if (dense && !state.drags.has(a.id) && !view.refused(a.id) && view.inspected() !== a.id) drawDot(m, ctx, a, state);
-      else drawPoint(m, ctx, a, state, view.refused(a.id), titled || view.inspected() === a.id);
+      } else if (dense && !state.drags.has(a.id) && !view.refused(a.id) && view.inspected() !== a.id) {
+        if (drawDot(m, ctx, a, state)) drawn.push(a.id);
+      } else if (drawPoint(m, ctx, a, state, view.refused(a.id), titled || view.inspected() === a.id)) drawn.push(a.id);
     }
+    output.drawn = drawn;
+  }
+
+  /// A large session's clusters, in the tint, their counts in whichever of white and ink reads better on it.
+  function clusters(m, ctx) {
+    const list = view.clusters();
+    if (!list) { output.clusters = []; return; }
+    const fill = tint(view.state());
+    const text = contrast(fill, "#ffffff") >= contrast(fill, "#0b1320") ? "#ffffff" : "#0b1320";
+    output.clusters = drawClusters(m, ctx, list, { fill, ring: "#ffffff", text });
   }
 
   /// Each participant's selection in their colour: a ring around a point, the
@@ -322,7 +341,7 @@ export function createLayers(view) {
   }
 
   return {
-    layers: [annotations, selections, presence, sharedCamera, callout, labels],
+    layers: [annotations, clusters, selections, presence, sharedCamera, callout, labels],
     output,
     invalidateStacking() { sorted = null; },
     stacking,

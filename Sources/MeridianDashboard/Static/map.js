@@ -60,11 +60,12 @@ export async function loadBasemap(url = "/dashboard/basemap.json") {
 
 export class CanvasMap {
   constructor(canvas, { tileURL = null, basemap = null, onUserMove = () => {}, onResize = () => {},
-    onCursor = () => {}, onTap = () => {} } = {}) {
+    onCursor = () => {}, onTap = () => {}, onView = () => {} } = {}) {
     this.canvas = canvas;
     this.basemap = basemap;
     this.onCursor = onCursor;
     this.onTap = onTap;
+    this.onView = onView;
     this.ctx = canvas.getContext("2d");
     this.tileURL = tileURL;
     this.tiles = new Map();
@@ -124,6 +125,7 @@ export class CanvasMap {
   setView(x, y, zoom) {
     this.view = { x: ((x % 1) + 1) % 1, y: Math.max(0, Math.min(1, y)), zoom: Math.max(0, Math.min(22, zoom)) };
     this.invalidate();
+    this.onView(this.view);
   }
 
   pan(dxPixels, dyPixels) {

@@ -1,6 +1,7 @@
 // Meridian Protocol v1 for browsers: join, snapshot, a state mirror that applies
-// events in seq order, transient events, `live` after resume, and automatic
-// reconnection with resume. No dependencies, no build step:
+// events in seq order, transient events, `live` after resume, viewport interest
+// (areas, skipped events and clusters), and automatic reconnection with resume.
+// No dependencies, no build step:
 //
 //   import { MeridianClient } from "/dashboard/meridian.js";
 //   const client = new MeridianClient("ws://127.0.0.1:8080/", { session: "demo", name: "Web", role: "editor" });
@@ -47,6 +48,11 @@ export function emptyState() {
     cameraLease: null, callout: null, calloutBy: null,
     /// annotation id -> Map(participant id -> {state, coordinate})
     drags: new Map(),
+    /// With viewport interest (SPEC §4.7): the member's view as the server last wrote it,
+    /// `{area, clusters, zoom}`; `annotations` and `drags` then hold only what its area holds.
+    view: null,
+    /// While the view clusters: the latest `clusters` message (`{seq, view, clusters}`).
+    clusters: null,
   };
 }
 
@@ -73,6 +79,17 @@ function setDrag(s, id, participant, state, coordinate) {
   }
   if (!group) { group = new Map(); s.drags.set(id, group); }
   group.set(participant, { state, coordinate });
+}
+
+/// Applies an `interest` message (SPEC §7.6): the annotations that entered the member's
+/// area (all of them when `complete`), those that left it, and the entered ones' drags.
+export function applyInterest(s, m) {
+  if (m.complete) { s.annotations.clear(); s.drags.clear(); }
+  for (const id of m.left) { s.annotations.delete(id); s.drags.delete(id); }
+  for (const a of m.entered) { s.annotations.set(a.id, a); s.drags.delete(a.id); }
+  for (const d of m.drags) setDrag(s, d.id, d.participant, d.state, d.coordinate);
+  s.view = m.view;
+  if (!m.view.clusters) s.clusters = null;
 }
 
 /// Applies one server event (discrete or transient) to a session state.
@@ -222,22 +239,31 @@ class Connection extends EventTarget {
 /// Events: `status` (connecting, live, disconnected, reconnecting, closed),
 /// `welcome`, `event` (every server event, discrete and transient, after it is
 /// applied), `state` (after anything changed), `refused` (drag.refused, for
-/// hidden members), `error` (an error not answering a pending request).
+/// hidden members), `error` (an error not answering a pending request), and with
+/// viewport interest `interest` and `clusters` (after they are applied).
+/// `interest` (SPEC §4.7) is carried by every join, a resume's included; change it
+/// with the `interest` request, and set `join.interest` so that later joins ask for it too.
 /// A hidden join of a session that does not exist is refused
 /// (`session_not_found`): the status becomes `no-session` and the join is
 /// retried now and then, so the page goes live once someone starts the session.
 export class MeridianClient extends Connection {
-  constructor(url, { session, name, role = "viewer", hidden = false, color } = {}) {
+  constructor(url, { session, name, role = "viewer", hidden = false, color, interest } = {}) {
     super(url);
-    this.join = { session, name, role, hidden, ...(color ? { color } : {}) };
+    this.join = { session, name, role, hidden, ...(color ? { color } : {}), ...(interest ? { interest } : {}) };
     this.state = emptyState();
     this.missingRetry = 1000;
+    /// The interest the last join asked for.
+    this.joinedInterest = null;
+    /// The seq of an `interest` message that raised `state.seq`: the event that brought an
+    /// annotation into the area (a drag) follows it with that same seq.
+    this.announcedSeq = null;
   }
 
   _opened() {
     clearTimeout(this.timer);
     const resume = this.state.epoch ? { resume: { epoch: this.state.epoch, seq: this.state.seq } } : {};
     const ref = this.nextRef++;
+    this.joinedInterest = this.join.interest ?? null;
     this.socket.send(JSON.stringify({ type: "join", ref, ...this.join, ...resume }));
   }
 
@@ -260,6 +286,9 @@ export class MeridianClient extends Connection {
         }
         return;
       case "live": return this._live(m);
+      case "interest": return this._interest(m);
+      case "clusters": return this._clusters(m);
+      case "skipped": return this._skipped(m);
       default: return this._event(m);
     }
   }
@@ -273,6 +302,8 @@ export class MeridianClient extends Connection {
     if (!m.resumed) {
       Object.assign(s, stateFromSnapshot(m.snapshot, { session: m.session, epoch: m.epoch, participant: m.participant }));
     }
+    s.view = m.interest ?? null;
+    this.announcedSeq = null;
     this._setStatus(m.resumed ? "resuming" : "live");
     this.dispatchEvent(new CustomEvent("welcome", { detail: m }));
     this.dispatchEvent(new CustomEvent("state", { detail: { reset: !m.resumed } }));
@@ -296,6 +327,29 @@ export class MeridianClient extends Connection {
     this.dispatchEvent(new CustomEvent("state", { detail: { live: true } }));
   }
 
+  /// What entered and left the area; the message accounts for every seq up to its own.
+  _interest(m) {
+    const s = this.state;
+    applyInterest(s, m);
+    if (m.seq > s.seq) { s.seq = m.seq; this.announcedSeq = m.seq; }
+    this.dispatchEvent(new CustomEvent("interest", { detail: m }));
+    this.dispatchEvent(new CustomEvent("state", { detail: { interest: m } }));
+  }
+
+  /// The clusters of the area. Not a stream position: their seq accounts for nothing.
+  _clusters(m) {
+    this.state.clusters = { seq: m.seq, view: m.view, clusters: m.clusters };
+    this.state.view = m.view;
+    this.dispatchEvent(new CustomEvent("clusters", { detail: m }));
+    this.dispatchEvent(new CustomEvent("state", { detail: { clusters: m } }));
+  }
+
+  /// Every discrete event up to `m.seq` not received was outside the area (SPEC §4.7).
+  _skipped(m) {
+    if (m.seq > this.state.seq) this.state.seq = m.seq;
+    this.announcedSeq = null;
+  }
+
   _event(m) {
     const s = this.state;
     if (m.type === "drag.refused") {
@@ -308,8 +362,10 @@ export class MeridianClient extends Connection {
       return;
     }
     if (!m.transient) {
-      if (m.seq <= s.seq) return; // already applied (replayed after a resume)
-      if (m.seq !== s.seq + 1) { this._restart(); return; } // a gap: resume
+      const announced = m.seq === this.announcedSeq; // the event an interest message came ahead of
+      this.announcedSeq = null;
+      if (m.seq <= s.seq && !announced) return; // already applied (replayed after a resume)
+      if (m.seq > s.seq + 1) { this._restart(); return; } // a gap: resume
       s.seq = m.seq;
     }
     this._apply(m);

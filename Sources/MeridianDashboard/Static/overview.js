@@ -114,7 +114,10 @@ export function showOverview(url) {
           s.lastActivity ? ago(s.lastActivity) : "—"),
         el("td", {}, String(s.seq)));
     });
+    // Keyboard focus on a session's link stays on it when the rows are drawn anew.
+    const focused = document.activeElement?.closest("#sessions tr")?.dataset.session;
     $("sessions").replaceChildren(...rows);
+    if (focused) $("sessions").querySelector(`tr[data-session="${CSS.escape(focused)}"] a`)?.focus();
     if (shown.length > MAX_ROWS) {
       $("sessions").append(el("tr", {}, el("td", { colSpan: 10 }, `${shown.length - MAX_ROWS} more: search to narrow the list`)));
     }

@@ -1,7 +1,9 @@
 // One session watched live as a hidden viewer (it never changes shared state):
 // the map with its basemap and legend, participants, drags, the shared camera,
 // an inspector for annotations, the event feed with wall-clock times and
-// filters, and replay of the session's history from its event log.
+// filters, and replay of the session's history from its event log. A large
+// session is watched by viewport: clusters at low zooms, the annotations in
+// view at high zooms (interest.js).
 
 import { MeridianClient } from "/dashboard/meridian.js";
 import { CanvasMap, project, unproject, viewportBounds, viewportCorners } from "/dashboard/map.js";
@@ -11,6 +13,8 @@ import { Labels } from "/dashboard/labels.js";
 import { createLayers } from "/dashboard/layers.js";
 import { SessionHistory, describeEvent, eventGroup, eventParticipants } from "/dashboard/history.js";
 import { hitTest, renderInspector } from "/dashboard/inspector.js";
+import { CLUSTER_BELOW, MapInterest } from "/dashboard/interest.js";
+import { clusterAt, clusterCell, worldTotal } from "/dashboard/clusters.js";
 import { $, el, setStatus, clock, reducedMotion } from "/dashboard/ui.js";
 
 const FEED_LIMIT = 200;
@@ -31,7 +35,11 @@ export function showSession(url, sessionID, config, basemap) {
   const latency = new Sparkline($("latency-chart"), { color: "#e8930c", unit: " ms" });
   const deliveries = new Sparkline($("server-chart"), { color: "#2f9e6e", unit: "/s" });
   const serverRates = { messagesPerSecond: null, deliveriesPerSecond: null, peakDeliveriesPerSecond: 0 };
-  const timing = { snapshotAt: 0, renderMs: null, welcomes: 0, resumes: 0 };
+  // renderMs: from what first shows the session (its snapshot, its first clusters, or the whole
+  // session once asked for) arriving to drawn; clustersDrawMs: from a `clusters` message arriving
+  // to the end of the map frame that drew it.
+  const timing = { snapshotAt: 0, renderMs: null, awaitClusters: false, welcomes: 0, resumes: 0,
+    clustersAt: null, clustersDrawMs: null, clusterDraws: 0 };
   const replay = { active: false, playing: false, speed: 1, result: null, timer: null, refetch: null };
   let eventsThisSecond = 0;
   let followShared = false;
@@ -43,6 +51,11 @@ export function showSession(url, sessionID, config, basemap) {
   let colors = new Map();
   let colorsFor = null;
   let peopleFilter = "";
+  let sessionAnnotations = null; // the session's annotation count, from the server overview
+  let inspectOnArrival = null; // a one-annotation cluster's id, inspected once it comes one by one
+  let lastClusterZoom = null; // {at, time}: the second click of a double click zooms no further
+  const removed = new Set(); // ids of annotations seen removed, for the inspector
+  const shapeExtents = new Map(); // id -> [southWest, northEast] of shapes seen, for fitting while clustered
 
   const shown = () => (replay.active && replay.result ? replay.result.state : live);
   const name = (pid) => shown().participants.get(pid)?.name ?? live.participants.get(pid)?.name ?? history.names.get(pid) ?? pid;
@@ -77,27 +90,36 @@ export function showSession(url, sessionID, config, basemap) {
   const matchesFilter = (p) => !peopleFilter || `${p.name} ${p.role}`.toLowerCase().includes(peopleFilter);
 
   const labels = new Labels();
+  const clustersShown = () => (replay.active ? null : live.clusters?.clusters ?? null);
   const layers = createLayers({
-    state: shown, name, colorOf, refused: isRefused, matches: matchesFilter, inspected: () => inspected, labels, px,
-    markerScale: () => parseFloat(px(16)) / 16, theme, reducedMotion,
+    state: shown, clusters: clustersShown, name, colorOf, refused: isRefused, matches: matchesFilter, inspected: () => inspected,
+    labels, px, markerScale: () => parseFloat(px(16)) / 16, theme, reducedMotion,
   });
 
+  let mapInterest = null; // what the map asks the server for, once the map exists
   const map = new CanvasMap($("map"), {
     tileURL: config.tileURL,
     basemap,
     onUserMove: () => { autoFit = false; },
-    onResize: () => { if (autoFit && !followShared && live.settings) fitView(); },
+    onResize: () => { if (autoFit && !followShared && live.settings) fitView(); mapInterest?.update(); },
+    onView: () => mapInterest?.update(),
     onCursor: (c, at) => {
       $("cursor").textContent = c ? formatCoordinate(c) : "—";
       hoverAt(at);
     },
     onTap: (at) => {
+      const second = lastClusterZoom && performance.now() - lastClusterZoom.time < 500 && Math.hypot(at.x - lastClusterZoom.at.x, at.y - lastClusterZoom.at.y) < 10;
+      if (second) return; // a double click on a cluster zooms in once
+      const cluster = clusterAt(layers.output.clusters, at);
+      if (cluster) { zoomIntoCluster(cluster, at); return; }
       const hit = hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16);
       inspect(hit);
     },
   });
-  // The scale bar follows every frame (the view changes without the panels).
-  map.setLayers([...layers.layers, () => renderScale()]);
+  // The scale bar follows every frame (the view changes without the panels); the last layer notes when clusters were drawn.
+  map.setLayers([...layers.layers, () => renderScale(), () => clustersDrawn()]);
+  // A request answered may end the map's settling: then it is fitted.
+  mapInterest = new MapInterest(client, map, { onChange: () => { refresh(); if (live.settings) queueFit(); } });
   window.matchMedia("(prefers-color-scheme: light)").addEventListener("change", () => { colorsFor = null; themeCache = null; refresh(); });
 
   function formatCoordinate(c) {
@@ -108,15 +130,42 @@ export function showSession(url, sessionID, config, basemap) {
 
   function hoverAt(at) {
     const box = $("hover");
-    const hit = at ? hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16) : null;
+    const cluster = clusterAt(layers.output.clusters, at);
+    const hit = at && !cluster ? hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16) : null;
     hovered = hit;
-    $("map").style.cursor = hit ? "pointer" : "grab";
-    if (!hit) { box.hidden = true; return; }
-    const a = shown().annotations.get(hit);
-    box.textContent = `${a.title ? `${a.title} · ` : ""}${a.id} (${a.type}) — click to inspect`;
+    $("map").style.cursor = hit || cluster ? "pointer" : "grab";
+    if (!hit && !cluster) { box.hidden = true; return; }
+    if (cluster) {
+      box.textContent = cluster.count > 1 ? `${cluster.count.toLocaleString("en")} annotations — click to zoom in` : `${cluster.annotation} — click to zoom in`;
+    } else {
+      const a = shown().annotations.get(hit);
+      box.textContent = `${a.title ? `${a.title} · ` : ""}${a.id} (${a.type}) — click to inspect`;
+    }
     box.style.left = `${at.x + 14}px`;
     box.style.top = `${at.y + 14}px`;
     box.hidden = false;
+  }
+
+  // MARK: clusters
+
+  /// Zooms to where the cluster splits, centred on it; one annotation (or several at one
+  /// place) to where annotations come one by one, inspecting a single one once it is there.
+  function zoomIntoCluster(cluster, at = null) {
+    autoFit = false;
+    followShared = false;
+    $("follow-shared").setAttribute("aria-pressed", "false");
+    const p = project(cluster.coordinate.latitude, cluster.coordinate.longitude);
+    map.setView(p.x, p.y, Math.max(map.view.zoom, cluster.splitZoom ?? CLUSTER_BELOW));
+    inspectOnArrival = cluster.count === 1 ? cluster.annotation : null;
+    if (at) lastClusterZoom = { at, time: performance.now() };
+  }
+
+  /// After each frame: the time from the newest clusters' arrival to their first drawing.
+  function clustersDrawn() {
+    if (timing.clustersAt === null || !clustersShown()) return;
+    timing.clustersDrawMs = performance.now() - timing.clustersAt;
+    timing.clustersAt = null;
+    timing.clusterDraws += 1;
   }
 
   // MARK: scale bar
@@ -219,12 +268,15 @@ export function showSession(url, sessionID, config, basemap) {
   function renderAnnotationList() {
     const state = shown();
     const query = $("annotation-filter").value.trim().toLowerCase();
-    const key = `${state === live ? "live" : "replay"}|${query}|${layers.stacking(state).length}|${state.seq}`;
+    const key = `${state === live ? "live" : "replay"}|${query}|${layers.stacking(state).length}|${state.seq}|${clustersShown()?.length}|${mapInterest.mode}`;
     if (key === listKey) return;
     listKey = key;
     const all = layers.stacking(state);
     const matching = query ? all.filter((a) => `${a.id} ${a.title ?? ""} ${a.kind ?? ""}`.toLowerCase().includes(query)) : all;
-    $("annotation-count").textContent = `(${all.length})`;
+    const clusters = clustersShown();
+    const inClusters = clusters ? clusters.reduce((n, c) => n + c.count, 0) : 0;
+    $("annotation-count").textContent = clusters ? `(${inClusters.toLocaleString("en")} here, in clusters)`
+      : state === live && mapInterest.mode === "viewport" ? `(${all.length} around the view)` : `(${all.length})`;
     $("annotation-list").replaceChildren(...matching.slice(0, LIST_LIMIT).map((a) => {
       const where = a.type === "point" ? `${a.coordinate.latitude.toFixed(5)}, ${a.coordinate.longitude.toFixed(5)}` : `${a.coordinates.length} vertices`;
       const button = el("button", { type: "button" },
@@ -234,8 +286,9 @@ export function showSession(url, sessionID, config, basemap) {
       return el("li", { dataset: { annotation: a.id } }, button);
     }));
     const more = $("annotation-more");
-    more.hidden = matching.length <= LIST_LIMIT;
-    more.textContent = `Showing ${LIST_LIMIT} of ${matching.length}: type to filter.`;
+    more.hidden = matching.length <= LIST_LIMIT && !clusters;
+    more.textContent = clusters ? `Zoom in to zoom ${CLUSTER_BELOW} or closer to list the annotations one by one.`
+      : `Showing ${LIST_LIMIT} of ${matching.length}: type to filter.`;
   }
 
   function inspect(id, { center = false } = {}) {
@@ -256,7 +309,8 @@ export function showSession(url, sessionID, config, basemap) {
     const a = inspected ? state.annotations.get(inspected) : null;
     panel.hidden = !inspected;
     if (!inspected) { published.inspector = null; return; }
-    published.inspector = renderInspector($("inspector-body"), inspected, a, { state, history, name, colorOf });
+    const missing = state === live && mapInterest.mode === "viewport" && !removed.has(inspected) ? "not in the map's area" : "removed";
+    published.inspector = renderInspector($("inspector-body"), inspected, a, { state, history, name, colorOf, missing });
   }
 
   // MARK: feed
@@ -427,6 +481,7 @@ export function showSession(url, sessionID, config, basemap) {
       refusals: refusals.map((r) => ({ id: r.id, participant: r.participant, holder: r.holder })),
       callout: state.callout, calloutBy: state.calloutBy, sharedCamera: state.sharedCamera, cameraLease: state.cameraLease,
       serverRates: { ...serverRates }, renderMs: timing.renderMs, drawMs: map.lastDrawMs, welcomes: timing.welcomes, resumes: timing.resumes,
+      sessionAnnotations,
       labels: layers.output.labels, mapSize: { width: map.width ?? 0, height: map.height ?? 0 },
       mapBackground: map.lastColors?.water ?? map.colors.water, basemapLoaded: Boolean(map.basemap),
       scale: $("scale-text").textContent, cursor: $("cursor").textContent, zoomedTo, hovered, theme: theme().dark ? "dark" : "light",
@@ -446,11 +501,18 @@ export function showSession(url, sessionID, config, basemap) {
       return structuredClone({
         ...published, view: { ...map.view }, tilesLoaded: map.tilesLoaded, labels: layers.output.labels,
         mapSize: { width: map.width ?? 0, height: map.height ?? 0 }, scale: $("scale-text").textContent,
-        // Nothing drawn or fitted is pending: the map shows `view` (for tests that look at pixels).
-        settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width),
+        // What the map asks of the server, and the server's view of it ({area, clusters, zoom}; null for the whole session).
+        interest: { mode: mapInterest.mode, clusterBelow: CLUSTER_BELOW, pending: mapInterest.pending, view: live.view },
+        // The clusters the last frame drew (x, y, r: where, in CSS pixels), and how many annotations it drew one by one.
+        clusters: layers.output.clusters, drawnAnnotations: layers.output.drawn.length,
+        clustersDrawMs: timing.clustersDrawMs, clusterDraws: timing.clusterDraws,
+        // Nothing drawn, fitted or asked of the server is pending: the map shows `view` (for tests that look at pixels).
+        settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width) && !mapInterest.pending,
       });
     },
     annotation(id) { const a = live.annotations.get(id); return a ? structuredClone(a) : null; },
+    /// The ids of the annotations the last frame drew one by one.
+    drawn() { return [...layers.output.drawn]; },
   };
 
   // MARK: wiring
@@ -477,6 +539,7 @@ export function showSession(url, sessionID, config, basemap) {
     if (!e.detail.resumed) {
       timing.snapshotAt = client.receivedAt; // from the frame's arrival, parsing included
       timing.renderMs = null;
+      timing.awaitClusters = Boolean(e.detail.interest?.clusters); // then the clusters that follow show the session
       for (const p of live.participants.values()) history.names.set(p.id, p.name);
     }
     // The log (possibly megabytes of checkpoints) is read once the snapshot is drawn.
@@ -484,10 +547,27 @@ export function showSession(url, sessionID, config, basemap) {
   });
   let historyAfterRender = false;
   const fetchHistory = () => history.fetchNew().then(() => refresh());
+  client.addEventListener("clusters", (e) => {
+    timing.clustersAt = client.receivedAt;
+    if (timing.awaitClusters) { timing.awaitClusters = false; timing.snapshotAt = client.receivedAt; }
+    // Clusters of the whole world tell the session's size before the overview does (or without
+    // it, for a token that allows this session only).
+    const total = worldTotal(e.detail);
+    if (total !== null && sessionAnnotations === null) mapInterest.sessionSize(total);
+  });
+  client.addEventListener("interest", (e) => {
+    layers.invalidateStacking();
+    // The whole session, or a resumed member's area: shown anew.
+    if (e.detail.complete && e.detail.entered.length) { timing.snapshotAt = client.receivedAt; timing.renderMs = null; }
+    for (const a of e.detail.entered) rememberShape(a);
+    if (inspectOnArrival && live.annotations.has(inspectOnArrival)) { inspect(inspectOnArrival); inspectOnArrival = null; }
+  });
   client.addEventListener("event", (e) => {
     const m = e.detail;
     eventsThisSecond += 1;
     if (m.type.startsWith("annotation.")) layers.invalidateStacking();
+    if (m.type === "annotation.removed") { removed.add(m.id); shapeExtents.delete(m.id); }
+    if (m.type === "annotation.added" || m.type === "annotation.updated") { removed.delete(m.annotation.id); rememberShape(m.annotation); }
     if (m.type === "drag" && (m.state === "ending" || m.state === "canceling")) {
       outcomes.push({ id: m.id, participant: m.participant, state: m.state, reason: m.reason, coordinate: m.coordinate, at: performance.now() });
     }
@@ -500,18 +580,10 @@ export function showSession(url, sessionID, config, basemap) {
     // Cameras in motion (changing, before any end) count too: a crowd moving keeps the view fitted.
     const moved = !m || ["annotation.added", "annotation.removed", "annotation.updated", "camera.begin", "camera.changing",
       "camera.end", "participant.joined", "participant.left", "presence", "location"].includes(m.type);
-    if (autoFit && !followShared && live.settings && moved && !fitQueued && !replay.active) {
-      fitQueued = true;
-      const wait = Math.max(0, 400 - (performance.now() - lastFit));
-      setTimeout(() => requestAnimationFrame(() => {
-        fitQueued = false;
-        lastFit = performance.now();
-        if (autoFit && !followShared && !replay.active) fitView();
-      }), wait);
-    }
+    if (live.settings && moved) queueFit();
     if (followShared && live.sharedCamera) followCamera();
     refresh();
-    if (timing.snapshotAt && timing.renderMs === null) {
+    if (timing.snapshotAt && timing.renderMs === null && !timing.awaitClusters) {
       // Rendered once the map and panels have drawn the snapshot.
       requestAnimationFrame(() => requestAnimationFrame(() => {
         if (timing.renderMs === null) { timing.renderMs = performance.now() - timing.snapshotAt; publish(); }
@@ -520,12 +592,38 @@ export function showSession(url, sessionID, config, basemap) {
     }
   });
 
+  /// Keeps everything in view (at most every 400 ms) until someone pans or zooms; not while the
+  /// map's interest is settling (its first clusters, or the switch to the whole session).
+  function queueFit() {
+    if (!autoFit || followShared || fitQueued || replay.active || mapInterest.settling) return;
+    fitQueued = true;
+    const wait = Math.max(0, 400 - (performance.now() - lastFit));
+    setTimeout(() => requestAnimationFrame(() => {
+      fitQueued = false;
+      lastFit = performance.now();
+      if (autoFit && !followShared && !replay.active) fitView();
+    }), wait);
+  }
+
+  /// Shapes reach beyond where clusters count them (the centre of their box): their boxes are
+  /// kept once seen, so a fit to clusters still shows them whole.
+  function rememberShape(a) {
+    if (a.type === "point" || mapInterest.mode !== "viewport") return;
+    const lats = a.coordinates.map((c) => c.latitude), lons = a.coordinates.map((c) => c.longitude);
+    shapeExtents.set(a.id, [{ latitude: Math.min(...lats), longitude: Math.min(...lons) }, { latitude: Math.max(...lats), longitude: Math.max(...lons) }]);
+  }
+
   function fitView() {
     const state = shown();
     const coords = [];
     for (const a of state.annotations.values()) {
       if (a.coordinate) coords.push(a.coordinate); else coords.push(...a.coordinates);
     }
+    // A large session: what lies outside the area is not held, but every annotation lies in the
+    // cell of its cluster, and the last fit showed the whole area, so the fits close in on it.
+    const clusters = clustersShown();
+    if (clusters) for (const c of clusters) coords.push(...clusterCell(c, live.clusters.view.zoom));
+    if (state === live && mapInterest.mode === "viewport") for (const box of shapeExtents.values()) coords.push(...box);
     for (const p of state.participants.values()) {
       if (p.camera && p.viewport) {
         for (const c of viewportCorners(p.camera, p.viewport)) coords.push(unproject(c.x, c.y));
@@ -559,8 +657,10 @@ export function showSession(url, sessionID, config, basemap) {
   });
   $("map").addEventListener("keydown", (e) => {
     if (e.key !== "Enter") return;
-    // The annotation nearest the middle of the map, if one is close.
+    // The cluster or annotation nearest the middle of the map, if one is close.
     const at = { x: map.width / 2, y: map.height / 2 };
+    const cluster = clusterAt(layers.output.clusters, at, 40);
+    if (cluster) { zoomIntoCluster(cluster); return; }
     inspect(hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16, 40));
   });
 
@@ -587,6 +687,8 @@ export function showSession(url, sessionID, config, basemap) {
   client.addEventListener("overview", (e) => {
     const mine = e.detail.sessions.find((x) => x.session === sessionID);
     if (!mine) return;
+    sessionAnnotations = mine.annotations;
+    mapInterest.sessionSize(mine.annotations);
     serverRates.messagesPerSecond = mine.messagesPerSecond;
     serverRates.deliveriesPerSecond = mine.deliveriesPerSecond;
     serverRates.peakDeliveriesPerSecond = Math.max(serverRates.peakDeliveriesPerSecond, mine.deliveriesPerSecond);
@@ -597,5 +699,13 @@ export function showSession(url, sessionID, config, basemap) {
   });
   client.addEventListener("refused", () => { map.animating = !reducedMotion(); refresh(); });
 
+  // `?map=ZOOM/LATITUDE/LONGITUDE` (as on openstreetmap.org) opens the map there instead of fitting it.
+  const start = (new URLSearchParams(location.search).get("map") ?? "").split("/").map(Number);
+  if (start.length === 3 && start.every(Number.isFinite)) {
+    autoFit = false;
+    const p = project(start[1], start[2]);
+    map.setView(p.x, p.y, start[0]);
+  }
+  mapInterest.update(); // the join asks for the map's view
   client.connect();
 }
