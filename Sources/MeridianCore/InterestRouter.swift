@@ -21,8 +21,34 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
     /// Whether an annotation changed since ``takeClusterChange()`` was last called.
     private var clustersChanged = false
 
-    public init(session: Session) {
-        for a in session.annotations.values { annotations.insert(a.id, bounds: a.bounds) }
+    /// A router for `session`; `index`, when given, is ``annotationIndex(of:)`` kept current
+    /// with ``track(_:in:)`` since (a large session's index is built before anyone needs it).
+    public init(session: Session, index: SpatialIndex<String>? = nil) {
+        annotations = index ?? Self.annotationIndex(of: session)
+    }
+
+    /// Every annotation's extent, at its live coordinate.
+    public static func annotationIndex(of session: Session) -> SpatialIndex<String> {
+        var index = SpatialIndex<String>()
+        for a in session.annotations.values { index.insert(a.id, bounds: a.bounds) }
+        return index
+    }
+
+    /// Keeps `index` current with `e`: the annotation `e` is about, with its extent before and
+    /// after (nil when it did not exist, or no longer does); nil for an event about no annotation.
+    @discardableResult
+    public static func track(_ e: Emitted, in index: inout SpatialIndex<String>) -> (id: String, before: Bounds?, after: Bounds?)? {
+        let id: String
+        let after: Bounds?
+        switch e.event {
+        case .annotationAdded(let a), .annotationUpdated(let a): (id, after) = (a.id, a.bounds)
+        case .annotationRemoved(let removed): (id, after) = (removed, nil)
+        case .drag(let annotation, _, _, let coordinate, _): (id, after) = (annotation, Bounds(point: coordinate))
+        default: return nil
+        }
+        let before = index.bounds(of: id)
+        if let after { index.insert(id, bounds: after) } else { index.remove(id) }
+        return (id, before, after)
     }
 
     public var isEmpty: Bool { members.isEmpty }
@@ -89,17 +115,7 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
 
     /// Routes `e`, which `session` has applied, and keeps the indexes current.
     public mutating func route(_ e: Emitted, in session: Session) -> Route {
-        let id: String
-        let before: Bounds?
-        let after: Bounds?
-        switch e.event {
-        case .annotationAdded(let a), .annotationUpdated(let a):
-            (id, before, after) = (a.id, annotations.bounds(of: a.id), a.bounds)
-        case .annotationRemoved(let removed):
-            (id, before, after) = (removed, annotations.bounds(of: removed), nil)
-        case .drag(let annotation, _, _, let coordinate, _):
-            (id, before, after) = (annotation, annotations.bounds(of: annotation), Bounds(point: coordinate))
-        default:
+        guard let (id, before, after) = Self.track(e, in: &annotations) else {
             var route = Route(everyone: true)
             if !e.isTransient {
                 // Every member receives it: walk the values in place.
@@ -113,7 +129,6 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
             }
             return route
         }
-        if let after { annotations.insert(id, bounds: after) } else { annotations.remove(id) }
         if clusters != nil {
             if let after { clusters!.insert(id, at: Self.anchor(after)) } else { clusters!.remove(id) }
             clustersChanged = true

@@ -87,8 +87,14 @@ extension Hub {
         let limits = configuration.limits
         let hub = LoopBound(value: self)
         reader.read({ store throws(StorageError) in
-            // The session is built here too: restoring a large one is work the loop need not do.
-            try store.load(id).map { Session(restoring: $0.record, epoch: epoch, limits: limits) }
+            // The session is built here too, and a large one's annotation index: restoring a large
+            // session is work the loop need not do.
+            try store.load(id).map { stored in
+                let session = Session(restoring: stored.record, epoch: epoch, limits: limits)
+                let index = session.annotations.count >= SessionHost.indexAbove
+                    ? InterestRouter<ConnectionID>.annotationIndex(of: session) : nil
+                return LoadedSession(session: session, index: index)
+            }
         }, completion: { result in
             server.execute { hub.value.finishLoad(id, result, on: server) }
         })
@@ -96,13 +102,13 @@ extension Hub {
     }
 
     /// On the service thread: installs what was loaded, then lets the waiters go on in order.
-    private func finishLoad(_ id: String, _ result: Result<Session?, StorageError>, on server: WebSocketServer) {
+    private func finishLoad(_ id: String, _ result: Result<LoadedSession?, StorageError>, on server: WebSocketServer) {
         guard let gate = durability.gates.removeValue(forKey: id) else { return }
         durability.loads -= 1
         let outcome: GateOutcome
         switch result {
-        case .success(let session?):
-            install(session, restored: true)
+        case .success(let loaded?):
+            install(loaded.session, index: loaded.index, restored: true)
             outcome = .loaded
         case .success(nil):
             outcome = .absent
@@ -114,8 +120,8 @@ extension Hub {
     }
 
     @discardableResult
-    private func install(_ session: Session, restored: Bool) -> SessionHost {
-        let host = SessionHost(session: session, historySize: configuration.historySize)
+    private func install(_ session: Session, index: SpatialIndex<String>? = nil, restored: Bool) -> SessionHost {
+        let host = SessionHost(session: session, historySize: configuration.historySize, index: index)
         host.eventLog = SessionLog(writer: eventLog.writer, checkpointEvery: configuration.eventLog.checkpointEvery)
         sessions[session.id] = host
         logger.info("session opened", metadata: [
@@ -197,4 +203,10 @@ extension Hub {
         var rng = SystemRandomNumberGenerator()
         return String(rng.next() as UInt64, radix: 16)
     }
+}
+
+/// A session restored from storage, with its annotation index when it is large.
+struct LoadedSession: Sendable {
+    var session: Session
+    var index: SpatialIndex<String>?
 }

@@ -41,6 +41,17 @@ extension SessionHost {
         }
     }
 
+    /// Keeps a large session's annotation index current (building it once the session grows
+    /// past SessionHost.indexAbove annotations).
+    func trackAnnotations(_ e: Emitted) {
+        guard Self.isScoped(e.event) else { return }
+        if annotationIndex != nil {
+            InterestRouter<ConnectionID>.track(e, in: &annotationIndex!)
+        } else if session.annotations.count >= Self.indexAbove {
+            annotationIndex = InterestRouter<ConnectionID>.annotationIndex(of: session)
+        }
+    }
+
     /// Sets `member`'s interest. Returns its view and what its area holds (everything for a
     /// member that had no viewport interest before, or when `complete`); nil for everything-interest.
     @discardableResult
@@ -52,7 +63,10 @@ extension SessionHost {
             sentClusters[member] = nil
             return nil
         }
-        if router == nil { router = InterestRouter(session: session) }
+        if router == nil {
+            router = InterestRouter(session: session, index: annotationIndex)
+            annotationIndex = nil
+        }
         let wasFiltered = interests.updateValue(interest, forKey: member) != nil
         let view = InterestView(interest, participant: participant(of: member).flatMap { session.participants[$0] })
         let change = router!.setView(view, of: member, seq: session.seq, complete: complete || !wasFiltered, in: session)

@@ -33,6 +33,9 @@ final class SessionHost {
 
     /// Members with viewport interest and what they see; nil until the first one joins.
     var router: InterestRouter<ConnectionID>?
+    /// Until then, a large session's annotation index, kept current, so that the first viewport
+    /// join does not build it (SessionHost.indexAbove).
+    var annotationIndex: SpatialIndex<String>?
     var interests: [ConnectionID: Interest] = [:]
     /// Members without viewport interest: every event goes to all of them.
     var everythingIDs: [ConnectionID] {
@@ -52,9 +55,14 @@ final class SessionHost {
         return encoded
     }
 
-    init(session: Session, historySize: Int) {
+    /// Sessions with at least this many annotations keep their annotation index from the start.
+    static let indexAbove = 1_000
+
+    /// `index`: the session's annotation index when it was built already (off the service thread).
+    init(session: Session, historySize: Int, index: SpatialIndex<String>? = nil) {
         self.session = session
         self.historySize = historySize
+        annotationIndex = index
     }
 
     var isEmpty: Bool { memberIDs.isEmpty }
@@ -113,6 +121,7 @@ final class SessionHost {
                 remember(seq: e.seq, frame, scoped: Self.isScoped(e.event))
             }
             if router == nil {
+                trackAnnotations(e)
                 server.broadcast(frame, to: memberIDs, except: skip, superseding: previous)
                 deliveriesOut += memberIDs.count
             } else {
