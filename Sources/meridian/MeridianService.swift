@@ -1,3 +1,4 @@
+import Foundation
 import MeridianServer
 import ServiceLifecycle
 
@@ -6,8 +7,12 @@ import ServiceLifecycle
 /// storage still holds, and returns.
 struct MeridianService: Service {
     let server: MeridianServer
+    /// Printed (with a newline) when the service starts, after the group traps its signals.
+    let announcement: String
 
     func run() async throws {
+        print(announcement)
+        fflush(nil)
         // Returns on graceful shutdown; throws only when the task is cancelled.
         try? await gracefulShutdown()
         server.stop()

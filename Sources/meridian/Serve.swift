@@ -148,14 +148,14 @@ struct Serve: AsyncParsableCommand {
             Logger(label: "meridian").warning(
                 "AUTHENTICATION IS OFF (--auth none): anyone can join any session as any role. For development only; bound to loopback.")
         }
-        // Tests and scripts read this line to learn the port.
+        // Tests and scripts read this line to learn the port. The service prints it once the
+        // group handles SIGTERM and SIGINT: a signal sent as soon as the line shows is graceful.
         let scheme = transport.usesTLS ? "https" : "http"
-        print("meridian listening on \(scheme)://\(transport.host):\(bound) (WebSocket subprotocol \(transport.subprotocol))")
-        fflush(nil)
+        let listening = "meridian listening on \(scheme)://\(transport.host):\(bound) (WebSocket subprotocol \(transport.subprotocol))"
 
         let logger = Logger(label: "meridian")
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: MeridianService(server: server), successTerminationBehavior: .gracefullyShutdownGroup)],
+            services: [.init(service: MeridianService(server: server, announcement: listening), successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
