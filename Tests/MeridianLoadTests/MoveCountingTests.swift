@@ -7,21 +7,7 @@ import Testing
 
 @Suite("meridian load counts the drag moves a receiver never got")
 struct MoveCountingTests {
-    /// A worker with one joined listener (client 0) whose window covers now.
-    private func worker() -> LoadWorker {
-        var c = LoadConfiguration()
-        c.clients = 1
-        c.draggers = 2
-        c.rampUp = 0
-        c.settle = 0
-        c.duration = 100
-        let timeline = LoadTimeline(start: LoadClock.nowMicros() - 1_000_000, configuration: c)
-        let w = LoadWorker(configuration: c, timeline: timeline, clientIndices: [5])
-        w.clients[5] = SimulatedClient(index: 5, session: 0, role: .listener)
-        w.clients[5]!.phase = .joined
-        w.clients[5]!.movesSeen = [-1, -1]
-        return w
-    }
+    private func worker() -> LoadWorker { listenerWorker(draggers: 2) }
 
     private func receive(_ w: LoadWorker, _ text: String) {
         Array(text.utf8).withUnsafeBytes { w.event(FrameScanner(bytes: $0), 5) }

@@ -7,20 +7,9 @@ import Testing
 struct ViewportStreamTests {
     /// A worker with one joined client (5, in city 0) at seq 10, whose window covers now.
     private func worker(_ interest: LoadInterest) -> LoadWorker {
-        var c = LoadConfiguration()
-        c.clients = 1
-        c.draggers = 1
-        c.interest = interest
-        c.rampUp = 0
-        c.settle = 0
-        c.duration = 100
-        let timeline = LoadTimeline(start: LoadClock.nowMicros() - 1_000_000, configuration: c)
-        let w = LoadWorker(configuration: c, timeline: timeline, clientIndices: [5])
-        w.clients[5] = SimulatedClient(index: 5, session: 0, role: .listener)
-        w.clients[5]!.phase = .joined
+        let w = listenerWorker(draggers: 1, interest: interest)
         w.clients[5]!.seq = 10
         w.clients[5]!.hasSeq = true
-        w.clients[5]!.movesSeen = [-1]
         return w
     }
 
