@@ -57,13 +57,11 @@ public struct InterestView: Hashable, Sendable {
             self = .nothing
             return
         }
-        let zoom = Int(camera.zoom.rounded(.down))
-        if let below = interest.clusterBelow, camera.zoom < Double(below) {
-            // Clusters cover the view itself plus the margin, like the annotations would.
-            self.init(area: ViewArea.bounds(camera: camera, viewport: viewport, margin: interest.margin), zoom: zoom, clusters: true)
-        } else {
-            self.init(area: ViewArea.bounds(camera: camera, viewport: viewport, margin: interest.margin), zoom: zoom, clusters: false)
-        }
+        // Clusters cover the same area as the annotations would: the view plus the margin.
+        self.init(
+            area: ViewArea.bounds(camera: camera, viewport: viewport, margin: interest.margin),
+            zoom: Int(camera.zoom.rounded(.down)),
+            clusters: interest.clusterBelow.map { camera.zoom < Double($0) } ?? false)
     }
 
     /// The area whose annotations are sent one by one (none while clustering).

@@ -134,10 +134,12 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
             clustersChanged = true
         }
         var route = Route(everyone: false, annotation: id)
-        var seen = Set<Member>()
-        for box in [before, after].compactMap({ $0 }) {
-            areas.forEach(intersecting: box) { member in
-                if seen.insert(member).inserted { route.recipients.append(member) }
+        // Per drag move: no allocation but the recipients. A member whose area holds both boxes
+        // is found twice; the second box only adds the members the first did not find.
+        if let before { areas.forEach(intersecting: before) { route.recipients.append($0) } }
+        if let after, after != before {
+            areas.forEach(intersecting: after) { member in
+                if !(before.map { members[member]!.view.annotationArea!.intersects($0) } ?? false) { route.recipients.append(member) }
             }
         }
         if let after, before != after {

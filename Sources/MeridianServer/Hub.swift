@@ -227,14 +227,14 @@ final class Hub: TransportHandler {
             do throws(SessionError) {
                 interest = try host.session.validated(asked, prefix: "interest.")
             } catch {
-                if host.isEmpty && host.session.participants.isEmpty && host.session.seq == 0 { sessions[sessionID] = nil }
+                dropIfNeverUsed(host)
                 return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, field: error.field, on: server)
             }
         }
         let before = host.session.seq
         switch host.session.join(request, at: server.now) {
         case .failure(let error):
-            if host.isEmpty && host.session.participants.isEmpty && before == 0 { sessions[sessionID] = nil }
+            dropIfNeverUsed(host)
             refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, field: error.field, on: server)
         case .success(let (pid, events)):
             host.add(connection, as: pid)
@@ -263,6 +263,11 @@ final class Hub: TransportHandler {
                 host.broadcast(events, on: server, excludingConnection: connection)
             }
         }
+    }
+
+    /// A session a refused join created (nobody in it, nothing happened) is not kept.
+    private func dropIfNeverUsed(_ host: SessionHost) {
+        if host.isEmpty && host.session.participants.isEmpty && host.session.seq == 0 { sessions[host.session.id] = nil }
     }
 
     private func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: WebSocketServer) {

@@ -105,7 +105,8 @@ struct ViewportInterestTests {
         let updated = try dashboard.next("clusters").message
         #expect(updated["clusters"]?.array?.reduce(0) { $0 + ($1["count"]?.number ?? 0) } == 32)
 
-        guard case .object(let fields)? = Self.view(48.85, 2.35, zoom: 12, clusterBelow: 8)["interest"] else { return }
+        let zoomedIn = try #require(Self.view(48.85, 2.35, zoom: 12, clusterBelow: 8)["interest"])
+        guard case .object(let fields) = zoomedIn else { Issue.record("interest is not an object"); return }
         let answer = try dashboard.request("interest", fields)
         #expect(answer["type"]?.string == "ack")
         let change = try dashboard.next("interest").message
