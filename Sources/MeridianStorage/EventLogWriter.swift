@@ -108,6 +108,7 @@ public final class EventLogWriter: @unchecked Sendable {
     }
 
     private func run() {
+        Self.yieldToLatencyCriticalThreads()
         var nextAgePrune = ContinuousClock.now
         var sinceCountPrune: [String: Int] = [:]
         var droppedReported = 0
@@ -170,10 +171,19 @@ public final class EventLogWriter: @unchecked Sendable {
         case .events(let session, let epoch, let timeMs, let events):
             events.map { EventLogEntry(session: session, epoch: epoch, seq: $0.seq, timeMs: timeMs, kind: .event, body: ServerMessage.event($0)) }
         case .checkpoint(let s, let timeMs):
-            [EventLogEntry(session: s.id, epoch: s.epoch, seq: s.seq, timeMs: timeMs, kind: .checkpoint, body: ServerMessage.snapshot(s).encoded)]
+            [EventLogEntry(session: s.id, epoch: s.epoch, seq: s.seq, timeMs: timeMs, kind: .checkpoint, body: ServerMessage.snapshotJSON(s))]
         case .remove:
             []
         }
+    }
+
+    /// The log is written in the background: on a busy host its thread runs at a lower priority
+    /// (nice 10) than the service thread, so encoding a large session's checkpoint does not
+    /// delay the server's replies. (Linux keeps a nice value per thread: `who` 0 is this thread.)
+    private static func yieldToLatencyCriticalThreads() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+        #endif
     }
 
     /// Milliseconds since 1970, now.
