@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(
             name: "MeridianServerTests",
             dependencies: [
-                "MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage", "MeridianTesting",
+                "MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage", "MeridianTesting", "MeridianClient",
                 "MeridianAuth",
             ]
         ),

@@ -103,7 +103,7 @@ extension Hub {
     }
 
     /// Closes, with 4401, connections whose token expired unrefreshed.
-    func closeExpiredTokens(on server: WebSocketServer) {
+    func closeExpiredTokens(on server: any Outbound) {
         guard case .tokens(let verifier) = configuration.authentication else { return }
         let now = Date()
         guard now >= nextTokenCheck else { return }

@@ -11,7 +11,7 @@ import MeridianTransport
 /// writing, wait behind that work and are then served in arrival order.
 extension Hub {
     /// Answers a request under /api/sessions through `responder`; false for any other path.
-    func apiRequest(_ request: HTTPRequest, responder: HTTPResponder, on server: WebSocketServer) -> Bool {
+    func apiRequest(_ request: HTTPRequest, responder: HTTPResponder, on server: any Outbound) -> Bool {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 3, parts[0] == "", parts[1] == "api", parts[2] == "sessions" else { return false }
         if let denial = authorizeAPI(request, parts) {
@@ -80,7 +80,7 @@ extension Hub {
         })
     }
 
-    private func createSession(_ body: [UInt8], _ responder: HTTPResponder, on server: WebSocketServer) {
+    private func createSession(_ body: [UInt8], _ responder: HTTPResponder, on server: any Outbound) {
         guard case .object(let fields)? = JSONValue.parse(body) else {
             return responder.respond(Self.apiError(400, "invalid_message", "the body must be a JSON object {\"id\": …, \"settings\": {…}}"))
         }
@@ -93,7 +93,7 @@ extension Hub {
 
     /// Creates `id` under its gate: whether it exists is read on a reader thread, then the new
     /// record goes to the writer; joins and API calls for `id` wait until it is committed.
-    private func create(_ id: String, settings: JSONValue?, _ responder: HTTPResponder, on server: WebSocketServer) {
+    private func create(_ id: String, settings: JSONValue?, _ responder: HTTPResponder, on server: any Outbound) {
         if waitBehindGate(id, { [unowned self] _ in self.create(id, settings: settings, responder, on: server) }) { return }
         if sessions[id] != nil { return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists")) }
         guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
@@ -106,7 +106,7 @@ extension Hub {
     }
 
     private func create(
-        _ id: String, exists: Result<Bool, StorageError>, settings: JSONValue?, _ responder: HTTPResponder, on server: WebSocketServer
+        _ id: String, exists: Result<Bool, StorageError>, settings: JSONValue?, _ responder: HTTPResponder, on server: any Outbound
     ) {
         switch exists {
         case .failure(let error):
@@ -134,7 +134,7 @@ extension Hub {
     /// Settings change: applied and broadcast at once, answered once committed. A session that
     /// is not loaded is loaded first (on a reader thread), as for a join.
     private func configureSession(
-        _ id: String, _ body: [UInt8], _ responder: HTTPResponder, after outcome: GateOutcome? = nil, on server: WebSocketServer
+        _ id: String, _ body: [UInt8], _ responder: HTTPResponder, after outcome: GateOutcome? = nil, on server: any Outbound
     ) {
         guard Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
         guard let json = JSONValue.parse(body) else {
@@ -170,7 +170,7 @@ extension Hub {
         }
     }
 
-    private func deleteSession(_ id: String, _ responder: HTTPResponder, on server: WebSocketServer) {
+    private func deleteSession(_ id: String, _ responder: HTTPResponder, on server: any Outbound) {
         guard Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
         if waitBehindGate(id, { [unowned self] _ in self.deleteSession(id, responder, on: server) }) { return }
         if let host = sessions[id] {
@@ -194,7 +194,7 @@ extension Hub {
         })
     }
 
-    private func delete(_ id: String, exists: Result<Bool, StorageError>, _ responder: HTTPResponder, on server: WebSocketServer) {
+    private func delete(_ id: String, exists: Result<Bool, StorageError>, _ responder: HTTPResponder, on server: any Outbound) {
         switch exists {
         case .failure(let error):
             endWrite(id)

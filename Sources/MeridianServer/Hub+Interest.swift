@@ -9,7 +9,7 @@ extension Hub {
     /// its area holds now.
     func welcomeWithInterest(
         _ interest: Interest, to connection: ConnectionID, as pid: ParticipantID, in host: SessionHost, ref: RequestRef,
-        resume: ResumePoint?, missed: [(seq: UInt64, frame: OutboundFrame, scoped: Bool)]?, events: [Emitted], on server: WebSocketServer
+        resume: ResumePoint?, missed: [(seq: UInt64, frame: OutboundFrame, scoped: Bool)]?, events: [Emitted], on server: any Outbound
     ) {
         let (view, change) = host.setInterest(interest, of: connection, complete: true)!
         guard let missed, let resume else {

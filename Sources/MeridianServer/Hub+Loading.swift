@@ -51,7 +51,7 @@ extension Hub {
     /// `outcome` is that of the gate a retried join waited behind. Without `create` (a hidden
     /// join: watching never creates a session) a session neither loaded nor stored is refused.
     func joinTarget(
-        _ id: String, create: Bool, connection: ConnectionID, after outcome: GateOutcome?, on server: WebSocketServer,
+        _ id: String, create: Bool, connection: ConnectionID, after outcome: GateOutcome?, on server: any Outbound,
         retry: @escaping (GateOutcome) -> Void
     ) -> JoinTarget {
         if durability.gates[id] != nil {
@@ -77,7 +77,7 @@ extension Hub {
     }
 
     /// Starts loading `id` on a reader thread behind a new gate; nil, or why it cannot.
-    func startLoad(_ id: String, on server: WebSocketServer) -> SessionError? {
+    func startLoad(_ id: String, on server: any Outbound) -> SessionError? {
         guard let reader = durability.slot.current?.reader else {
             return SessionError(.storageUnavailable, "session storage is not open")
         }
@@ -102,7 +102,7 @@ extension Hub {
     }
 
     /// On the service thread: installs what was loaded, then lets the waiters go on in order.
-    private func finishLoad(_ id: String, _ result: Result<LoadedSession?, StorageError>, on server: WebSocketServer) {
+    private func finishLoad(_ id: String, _ result: Result<LoadedSession?, StorageError>, on server: any Outbound) {
         guard let gate = durability.gates.removeValue(forKey: id) else { return }
         durability.loads -= 1
         let outcome: GateOutcome
@@ -133,7 +133,7 @@ extension Hub {
 
     /// Nil if one more session fits (unloading the longest-idle empty one if needed; loads in
     /// flight count as loaded), else the refusal.
-    func makeRoom(on server: WebSocketServer) -> SessionError? {
+    func makeRoom(on server: any Outbound) -> SessionError? {
         let limit = configuration.storage.maxLoadedSessions
         guard sessions.count + durability.loads >= limit, !unloadLongestIdle(on: server) else { return nil }
         let loading = durability.loads > 0 ? " (\(durability.loads) of them loading)" : ""
@@ -141,7 +141,7 @@ extension Hub {
     }
 
     /// The join waits behind the session's gate; requests its connection sends meanwhile are held.
-    private func waitForJoin(_ id: String, connection: ConnectionID, on server: WebSocketServer, retry: @escaping (GateOutcome) -> Void) {
+    private func waitForJoin(_ id: String, connection: ConnectionID, on server: any Outbound, retry: @escaping (GateOutcome) -> Void) {
         let ticket = durability.joins.nextTicket
         durability.joins.nextTicket += 1
         durability.joins.tickets[connection] = ticket
@@ -160,7 +160,7 @@ extension Hub {
 
     /// Whether `request` waits behind its connection's join (true: held, or refused when too
     /// many wait). Requests keep their order: they are handled once the join is answered.
-    func holdsBehindJoin(_ request: ClientRequest, from connection: ConnectionID, on server: WebSocketServer) -> Bool {
+    func holdsBehindJoin(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) -> Bool {
         guard durability.joins.tickets[connection] != nil else { return false }
         let held = durability.joins.held[connection, default: []]
         guard held.count < Self.maxHeldRequests else {
@@ -178,7 +178,7 @@ extension Hub {
 
     /// Handles the requests held behind an answered join, until one of them (another join)
     /// has to wait again.
-    private func releaseHeld(_ connection: ConnectionID, on server: WebSocketServer) {
+    private func releaseHeld(_ connection: ConnectionID, on server: any Outbound) {
         guard var held = durability.joins.held.removeValue(forKey: connection) else { return }
         while !held.isEmpty, durability.joins.tickets[connection] == nil, connections[connection] != nil {
             handle(held.removeFirst(), from: connection, on: server)

@@ -15,7 +15,7 @@ struct OverviewState {
 
 extension Hub {
     /// `overview.watch`: ack, then an overview at once and about once a second.
-    func watchOverview(_ connection: ConnectionID, ref: RequestRef, on server: WebSocketServer) {
+    func watchOverview(_ connection: ConnectionID, ref: RequestRef, on server: any Outbound) {
         overview.watchers.insert(connection)
         let seq = connections[connection].map(seq(of:)) ?? 0
         server.send(OutboundFrame.encoding { ServerMessage.ack(ref: ref, seq: seq, into: &$0) }, to: connection)
@@ -23,7 +23,7 @@ extension Hub {
     }
 
     /// Called on every transport tick; sends the overview when it is due.
-    func tickOverview(_ server: WebSocketServer) {
+    func tickOverview(_ server: any Outbound) {
         let now = server.now
         guard let last = overview.lastSent else {
             // The first interval starts now; sessions count from zero.
@@ -39,7 +39,7 @@ extension Hub {
         }
         let entries = overviewEntries(now: now, advance: true)
         let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections.count))
-        server.broadcast(frame, to: Array(overview.watchers), superseding: overview.latest)
+        server.broadcast(frame, to: Array(overview.watchers), except: nil, superseding: overview.latest)
         overview.latest = frame
     }
 
@@ -71,7 +71,7 @@ extension Hub {
 
     /// A drag `starting` refused for a conflict: the session's dashboards see
     /// who was refused and who holds the annotation (the refused client got the error).
-    func announceRefusal(_ command: Command, _ error: SessionError, by pid: ParticipantID, in host: SessionHost, on server: WebSocketServer) {
+    func announceRefusal(_ command: Command, _ error: SessionError, by pid: ParticipantID, in host: SessionHost, on server: any Outbound) {
         guard error.code == .dragConflict, case .drag(let annotation, _, _) = command else { return }
         let watchers = host.hiddenMembers(in: host.session)
         guard !watchers.isEmpty else { return }

@@ -14,7 +14,7 @@ extension Hub {
     /// (answered as conflated); any other request is refused with
     /// `rate_limited` and a retry hint. Waiting requests keep their order
     /// ahead of later ones.
-    func admit(_ request: ClientRequest, from connection: ConnectionID, on server: WebSocketServer) -> Bool {
+    func admit(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) -> Bool {
         releaseDeferred(connection, on: server)
         guard var state = connections[connection] else { return false }
         let limit = configuration.rateLimit
@@ -48,7 +48,7 @@ extension Hub {
     }
 
     /// Applies waiting transient requests as the bucket allows.
-    func releaseDeferred(_ connection: ConnectionID, on server: WebSocketServer) {
+    func releaseDeferred(_ connection: ConnectionID, on server: any Outbound) {
         guard deferredConnections.contains(connection) else { return }
         while let state = connections[connection], let next = state.deferred.first {
             var bucket = state.bucket ?? TokenBucket(configuration.rateLimit, now: server.now)
@@ -62,7 +62,7 @@ extension Hub {
     }
 
     /// Called every tick.
-    func releaseAllDeferred(on server: WebSocketServer) {
+    func releaseAllDeferred(on server: any Outbound) {
         for connection in deferredConnections { releaseDeferred(connection, on: server) }
     }
 

@@ -26,7 +26,7 @@ extension Hub {
     // MARK: Unloading
 
     /// Unloads the empty session idle for longest; false if none can go.
-    func unloadLongestIdle(on server: WebSocketServer) -> Bool {
+    func unloadLongestIdle(on server: any Outbound) -> Bool {
         let now = server.now
         let candidate = sessions.filter { id, host in host.isEmpty && canUnload(id) }
             .min { (durability.emptySince[$0.key] ?? now) < (durability.emptySince[$1.key] ?? now) }
@@ -47,7 +47,7 @@ extension Hub {
     }
 
     /// Unloads sessions empty for longer than the idle time; retries failed writes.
-    func unloadIdleSessions(on server: WebSocketServer) {
+    func unloadIdleSessions(on server: any Outbound) {
         let now = server.now
         for (id, host) in sessions {
             guard host.isEmpty else {
@@ -71,7 +71,7 @@ extension Hub {
 
     /// Stores the durable part of `events`, then acks (or, if the commit
     /// fails, answers `storage_unavailable`). Broadcasts are not held back.
-    func persist(_ events: [Emitted], of host: SessionHost, ack: PendingAck? = nil, on server: WebSocketServer) {
+    func persist(_ events: [Emitted], of host: SessionHost, ack: PendingAck? = nil, on server: any Outbound) {
         let change = durableChange(events, of: host)
         if change == nil, let ack, durability.pendingAcks[ack.connection, default: 0] == 0 {
             return server.send(ack.frame, to: ack.connection)
@@ -81,7 +81,7 @@ extension Hub {
     }
 
     /// Sends an ack that needs no commit, behind any of its connection's acks still waiting for one.
-    func acknowledge(_ ack: PendingAck, on server: WebSocketServer) {
+    func acknowledge(_ ack: PendingAck, on server: any Outbound) {
         guard durability.pendingAcks[ack.connection, default: 0] > 0 else { return server.send(ack.frame, to: ack.connection) }
         // A barrier: it writes nothing, so the session named does not matter.
         submit(nil, of: connections[ack.connection]?.sessionID ?? "", ack: ack, on: server)
@@ -90,7 +90,7 @@ extension Hub {
     /// Queues `change` for the writer; `then` runs on the service thread once it is committed
     /// (or failed), after the ack. Without a writer (in memory) it commits at once.
     func submit(
-        _ change: SessionChange?, of sessionID: String, ack: PendingAck?, on server: WebSocketServer,
+        _ change: SessionChange?, of sessionID: String, ack: PendingAck?, on server: any Outbound,
         then: ((Result<Void, StorageError>) -> Void)? = nil
     ) {
         guard let opened = durability.slot.current else {
@@ -121,7 +121,7 @@ extension Hub {
 
     /// Commits one change of a session that is not loaded (an HTTP API create or delete,
     /// under the session's gate) behind everything queued; `then` runs on the service thread.
-    func commitUnloaded(_ change: SessionChange, on server: WebSocketServer, then: @escaping (Result<Void, StorageError>) -> Void) {
+    func commitUnloaded(_ change: SessionChange, on server: any Outbound, then: @escaping (Result<Void, StorageError>) -> Void) {
         guard let opened = durability.slot.current else { return then(.failure(.writeFailed("the store is not open"))) }
         guard let writer = opened.writer else {
             do throws(StorageError) { try opened.store.commit([change]) } catch { return then(.failure(error)) }
@@ -133,7 +133,7 @@ extension Hub {
 
     private func finish(
         _ result: Result<Void, StorageError>, sessionID: String, wrote: Bool, ack: PendingAck?, counted: Bool = false,
-        on server: WebSocketServer
+        on server: any Outbound
     ) {
         if counted {
             if wrote { decrement(&durability.pendingWrites, sessionID) }

@@ -61,13 +61,33 @@ final class Hub: TransportHandler {
     }
 
     func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake) {
+        open(connection, handshake: handshake)
+    }
+
+    func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
+        receive(message, from: connection, on: server)
+    }
+
+    func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {
+        closed(connection, code: code, reason: reason, on: server)
+    }
+
+    func transportTick(_ server: WebSocketServer) {
+        tick(on: server)
+    }
+
+    // MARK: Connections, through the outbound seam
+
+    /// A WebSocket connection opened with `handshake` (its bearer token screened before).
+    func open(_ connection: ConnectionID, handshake: Handshake) {
         let peer = handshake.peer
         connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant(handshake))
         metrics.connectionEvent("opened")
         logger.debug("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
 
-    func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
+    /// One whole text message from `connection`.
+    func receive(_ message: UnsafeRawBufferPointer, from connection: ConnectionID, on server: any Outbound) {
         guard connections[connection] != nil else { return }
         switch ClientRequest.decode(message) {
         case .failure(let error):
@@ -80,7 +100,8 @@ final class Hub: TransportHandler {
         }
     }
 
-    func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {
+    /// `connection` is gone: its participant leaves its session.
+    func closed(_ connection: ConnectionID, code: UInt16?, reason: String, on server: any Outbound) {
         guard let state = connections.removeValue(forKey: connection) else { return }
         overview.watchers.remove(connection)
         deferredConnections.remove(connection)
@@ -92,7 +113,9 @@ final class Hub: TransportHandler {
         leave(connection, state, reason: why, on: server)
     }
 
-    func transportTick(_ server: WebSocketServer) {
+    /// The periodic work: presence, clusters, drag expiry, deferred requests, unloading,
+    /// token expiry and the overview.
+    func tick(on server: any Outbound) {
         let now = server.now
         for host in sessions.values {
             announcePresence(host, on: server)
@@ -114,7 +137,7 @@ final class Hub: TransportHandler {
 
     // MARK: Requests
 
-    func handle(_ request: ClientRequest, from connection: ConnectionID, on server: WebSocketServer) {
+    func handle(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) {
         if holdsBehindJoin(request, from: connection, on: server) { return }
         let state = connections[connection]!
         switch request.body {
@@ -198,7 +221,7 @@ final class Hub: TransportHandler {
     /// answered then (`outcome`: how the wait ended).
     private func join(
         _ sessionID: String, _ request: JoinRequest, interest asked: Interest?, grant: AccessGrant?, resume: ResumePoint?, ref: RequestRef,
-        connection: ConnectionID, after outcome: GateOutcome? = nil, on server: WebSocketServer
+        connection: ConnectionID, after outcome: GateOutcome? = nil, on server: any Outbound
     ) {
         guard Self.isValidSessionID(sessionID) else {
             return refuse(connection, ref: ref, request: "join", code: .invalidField,
@@ -270,7 +293,7 @@ final class Hub: TransportHandler {
         if host.isEmpty && host.session.participants.isEmpty && host.session.seq == 0 { sessions[host.session.id] = nil }
     }
 
-    private func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: WebSocketServer) {
+    private func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: any Outbound) {
         guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else { return }
         host.remove(connection)
         let events = host.session.leave(pid, reason: reason, at: server.now)
@@ -281,7 +304,7 @@ final class Hub: TransportHandler {
 
     private func refuse(
         _ connection: ConnectionID, ref: RequestRef, request: String, code: SessionError.Code, message: String,
-        field: String? = nil, holder: Participant? = nil, on server: WebSocketServer
+        field: String? = nil, holder: Participant? = nil, on server: any Outbound
     ) {
         logger.debug("refused", metadata: [
             "connection": "\(connection)", "request": "\(request)", "code": "\(code.rawValue)", "reason": "\(message)",
@@ -295,7 +318,7 @@ final class Hub: TransportHandler {
     /// Broadcasts the joins and leaves a large session is holding back (SessionLimits
     /// .presenceBatchAbove): on every tick, and before a command changes the session, so that
     /// newcomers are announced before anything they do.
-    func announcePresence(_ host: SessionHost, on server: WebSocketServer) {
+    func announcePresence(_ host: SessionHost, on server: any Outbound) {
         let events = host.session.flushPresence()
         guard !events.isEmpty else { return }
         host.broadcast(events, on: server)
@@ -303,7 +326,7 @@ final class Hub: TransportHandler {
     }
 
     /// A client that keeps sending what cannot be decoded is closed with 4009.
-    func countProtocolError(_ connection: ConnectionID, on server: WebSocketServer) {
+    func countProtocolError(_ connection: ConnectionID, on server: any Outbound) {
         let now = server.now
         let window = configuration.abuseWindow
         connections[connection]?.recentErrors.removeAll { now - $0 > window }

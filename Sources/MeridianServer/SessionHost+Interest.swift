@@ -10,7 +10,7 @@ extension SessionHost {
     /// the annotation before or after it (an `interest` message first when a drag brings it
     /// into the member's area, after when the event takes it out). Then a member whose own
     /// camera moved gets its area's change.
-    func routeThroughInterest(_ e: Emitted, _ frame: OutboundFrame, superseding previous: OutboundFrame?, except skip: ConnectionID?, on server: WebSocketServer) {
+    func routeThroughInterest(_ e: Emitted, _ frame: OutboundFrame, superseding previous: OutboundFrame?, except skip: ConnectionID?, on server: any Outbound) {
         let route = router!.route(e, in: session)
         for (member, seq) in route.skipped where member != skip {
             server.send(OutboundFrame(text: ServerMessage.skipped(seq: seq)), to: member)
@@ -75,7 +75,7 @@ extension SessionHost {
 
     /// Answers an `interest` request: the member's new view and area (an `interest` message,
     /// complete when it had no viewport interest before), then clusters when it clusters.
-    func changeInterest(_ interest: Interest, of member: ConnectionID, on server: WebSocketServer) {
+    func changeInterest(_ interest: Interest, of member: ConnectionID, on server: any Outbound) {
         let wasFiltered = interests[member] != nil
         guard let (view, change) = setInterest(interest, of: member, complete: false) else {
             // Back to everything: the whole session, as a complete area.
@@ -89,7 +89,7 @@ extension SessionHost {
     }
 
     /// After the member's own camera moved: what entered and left its area, and its clusters.
-    func refreshView(of member: ConnectionID, on server: WebSocketServer) {
+    func refreshView(of member: ConnectionID, on server: any Outbound) {
         guard let interest = interests[member], let old = router?.view(of: member) else { return }
         let view = InterestView(interest, participant: participant(of: member).flatMap { session.participants[$0] })
         guard view != old else { return }
@@ -101,7 +101,7 @@ extension SessionHost {
     /// the clusters of a clustering member when they differ from those it has.
     private func send(
         _ change: InterestRouter<ConnectionID>.AreaChange, view: InterestView, announce: Bool, complete: Bool,
-        to member: ConnectionID, on server: WebSocketServer
+        to member: ConnectionID, on server: any Outbound
     ) {
         if announce || complete || !change.entered.isEmpty || !change.left.isEmpty {
             server.send(OutboundFrame(text: ServerMessage.interest(
@@ -112,7 +112,7 @@ extension SessionHost {
     }
 
     /// On every tick: clustering members whose clusters changed get the new ones.
-    func tickClusters(on server: WebSocketServer) {
+    func tickClusters(on server: any Outbound) {
         guard router?.takeClusterChange() == true else { return }
         for member in router!.clusterMembers {
             guard let view = router!.view(of: member) else { continue }
@@ -121,7 +121,7 @@ extension SessionHost {
     }
 
     /// The member's clusters, unless they are the ones it was last sent.
-    func sendClusters(to member: ConnectionID, view: InterestView, on server: WebSocketServer) {
+    func sendClusters(to member: ConnectionID, view: InterestView, on server: any Outbound) {
         guard let area = view.area, let index = router?.clusters else { return }
         let clusters = index.clusters(zoom: view.zoom, in: area)
         guard sentClusters[member] != clusters else { return }

@@ -104,7 +104,7 @@ final class SessionHost {
     }
 
     /// Encodes each event once and queues the same frame for every member.
-    func broadcast(_ events: [Emitted], on server: WebSocketServer, excludingConnection skip: ConnectionID? = nil) {
+    func broadcast(_ events: [Emitted], on server: any Outbound, excludingConnection skip: ConnectionID? = nil) {
         eventLog?.record(events, of: session)
         for e in events {
             switch e.event {
