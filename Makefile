@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
+.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
 
 all: build
 
@@ -54,7 +54,7 @@ release: deps
 run: release web-deps
 	.build/release/meridian serve --auth none --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
-test: test-swift test-python test-fuzz-regressions
+test: test-swift test-python test-fuzz-regressions test-tsan
 
 test-swift: deps
 	$(SWIFT) build --build-tests
@@ -63,6 +63,13 @@ test-swift: deps
 test-python: test-deps
 	$(SWIFT) build --product meridian
 	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
+
+# ThreadSanitizer over the transport and server tests, in a build directory of its own; the
+# first race stops the run and fails it.
+TSAN_TESTS ?= MeridianTransportTests|MeridianServerTests
+test-tsan: deps
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_TESTS)'
 
 # Fuzzing (FuzzTesting/): every kept crash input and seed through the harness, uninstrumented.
 test-fuzz-regressions:
