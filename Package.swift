@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "Meridian",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "meridian", targets: ["meridian"]),
         .library(name: "MeridianCore", targets: ["MeridianCore"]),
@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
     ],
     targets: [
         // libwebsockets, imported only by MeridianTransport.
@@ -83,10 +84,15 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        // The settings of `meridian serve`, each declared once: flag, config-file key, MERIDIAN_* variable.
+        .target(
+            name: "MeridianSettings",
+            dependencies: [.product(name: "Configuration", package: "swift-configuration")]
+        ),
         .executableTarget(
             name: "meridian",
             dependencies: [
-                "MeridianServer", "MeridianStorage", "MeridianDashboard", "MeridianLoad", "MeridianAuth",
+                "MeridianServer", "MeridianStorage", "MeridianDashboard", "MeridianLoad", "MeridianAuth", "MeridianSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -106,6 +112,7 @@ let package = Package(
             name: "MeridianClientTests",
             dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianTransport", "MeridianCore", "MeridianAuth"]
         ),
+        .testTarget(name: "MeridianSettingsTests", dependencies: ["MeridianSettings"]),
         .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer", "MeridianTesting", "MeridianAuth"]),
         .testTarget(
             name: "MeridianServerTests",

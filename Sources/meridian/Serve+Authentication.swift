@@ -1,11 +1,12 @@
 import Foundation
 import MeridianAuth
 import MeridianServer
+import MeridianSettings
 
 extension Serve {
-    /// The server's authentication from `auth` and the `jwt*` options; reads the key files.
-    static func authentication(_ o: ServeOptions) async throws -> Authentication {
-        switch o.auth ?? ServeOptions.defaults.auth! {
+    /// The server's authentication from `auth` and the `jwt*` settings; reads the key files.
+    static func authentication(_ o: EffectiveSettings) async throws -> Authentication {
+        switch o.auth {
         case "none":
             return .none
         case "jwt":
@@ -16,26 +17,26 @@ extension Serve {
             }
             if let path = o.jwtPublicKeyFile {
                 let publicKeys = VerificationKey.publicKeys(fromPEMFile: try read(path, "jwtPublicKeyFile"))
-                guard !publicKeys.isEmpty else { throw ConfigError("jwtPublicKeyFile \(path): no PEM public key in it") }
+                guard !publicKeys.isEmpty else { throw SettingError("jwtPublicKeyFile \(path): no PEM public key in it") }
                 keys += publicKeys
             }
             guard !keys.isEmpty else {
-                throw ConfigError(
+                throw SettingError(
                     "auth jwt needs jwtSecretFile or jwtPublicKeyFile (or --auth none, for development on loopback only)")
             }
             do {
                 return .tokens(try await TokenVerifier.make(keys: keys, audience: o.jwtAudience, issuer: o.jwtIssuer))
             } catch let error as KeyError {
-                throw ConfigError("JWT key: \(error.description)")
+                throw SettingError("JWT key: \(error.description)")
             }
         case let other:
-            throw ConfigError("auth \"\(other)\": use jwt or none")
+            throw SettingError("auth \"\(other)\": use jwt or none")
         }
     }
 
     private static func read(_ path: String, _ key: String) throws -> String {
         do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw ConfigError("\(key) \(path): cannot read it (\(error.localizedDescription))")
+            throw SettingError("\(key) \(path): cannot read it (\(error.localizedDescription))")
         }
     }
 }
