@@ -10,7 +10,7 @@ extension Hub {
             metrics.refresh(logLinesDropped: configuration.logWriter?.dropped ?? 0)
             return responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
         }
-        if apiRequest(request, responder: responder, on: server) { return }
+        if apiRequest(request, responder: responder, on: outbound(for: server)) { return }
         responder.respond(configuration.http?(request) ?? .notFound)
     }
 }

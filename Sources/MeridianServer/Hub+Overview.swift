@@ -39,7 +39,7 @@ extension Hub {
         }
         let entries = overviewEntries(now: now, advance: true)
         let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections.count))
-        server.broadcast(frame, to: Array(overview.watchers), except: nil, superseding: overview.latest)
+        server.broadcast(frame, to: Array(overview.watchers), except: nil, superseding: overview.latest, transient: true)
         overview.latest = frame
     }
 

@@ -28,6 +28,11 @@ final class Hub: TransportHandler {
     var deferredConnections: Set<ConnectionID> = []
     /// Grants of tokens verified before (nil without tokens).
     let tokens: TokenCache?
+    /// Among several hubs (one per service thread): this hub's index and the relay (Hub+Relay).
+    let place: HubPlace?
+    var routed: RoutedOutbound?
+    /// The latest transient frame relayed here for each token still in use (Hub+Relay).
+    var relayedTransients: [UInt64: OutboundFrame] = [:]
 
     struct ConnectionState {
         var peer: String
@@ -43,9 +48,12 @@ final class Hub: TransportHandler {
         var deferred: [DeferredRequest] = []
         /// Times of recent protocol errors, for the abuse limit.
         var recentErrors: [Duration] = []
+        /// Where the connection's requests go when its session lives on another hub.
+        var route: EdgeRoute?
     }
 
-    init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, eventLog: EventLog, metrics: ServerMetrics) {
+    init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, eventLog: EventLog, metrics: ServerMetrics, place: HubPlace? = nil) {
+        self.place = place
         self.configuration = configuration
         self.logger = logger
         self.durability = Durability(slot: storage)
@@ -87,8 +95,9 @@ final class Hub: TransportHandler {
     }
 
     /// One whole text message from `connection`.
-    func receive(_ message: UnsafeRawBufferPointer, from connection: ConnectionID, on server: any Outbound) {
+    func receive(_ message: UnsafeRawBufferPointer, from connection: ConnectionID, on local: any Outbound) {
         guard connections[connection] != nil else { return }
+        let server = outbound(for: local)
         switch ClientRequest.decode(message) {
         case .failure(let error):
             metrics.messageIn("invalid")
@@ -101,21 +110,24 @@ final class Hub: TransportHandler {
     }
 
     /// `connection` is gone: its participant leaves its session.
-    func closed(_ connection: ConnectionID, code: UInt16?, reason: String, on server: any Outbound) {
+    func closed(_ connection: ConnectionID, code: UInt16?, reason: String, on local: any Outbound) {
         guard let state = connections.removeValue(forKey: connection) else { return }
+        let server = outbound(for: local)
         overview.watchers.remove(connection)
         deferredConnections.remove(connection)
         logger.debug("connection closed", metadata: [
             "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
         ])
         let why = code == CloseCode.slowConsumer ? "slow_consumer" : "disconnected"
-        metrics.connectionEvent("closed")
+        if isLocal(connection) { metrics.connectionEvent("closed") }
+        if forwardClose(connection, state, code: code, reason: reason) { return }
         leave(connection, state, reason: why, on: server)
     }
 
     /// The periodic work: presence, clusters, drag expiry, deferred requests, unloading,
     /// token expiry and the overview.
-    func tick(on server: any Outbound) {
+    func tick(on local: any Outbound) {
+        let server = outbound(for: local)
         let now = server.now
         for host in sessions.values {
             announcePresence(host, on: server)
@@ -138,6 +150,7 @@ final class Hub: TransportHandler {
     // MARK: Requests
 
     func handle(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) {
+        if forwardedToHome(request, from: connection) { return }
         if holdsBehindJoin(request, from: connection, on: server) { return }
         let state = connections[connection]!
         switch request.body {
@@ -195,6 +208,7 @@ final class Hub: TransportHandler {
             connections[connection]?.grant = nil
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, into: &$0) },
                                    ref: request.ref, request: "leave"), on: server)
+            settled(connection)
         case .command(let command):
             guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else {
                 return refuse(connection, ref: request.ref, request: command.name, code: .notJoined,
@@ -244,6 +258,7 @@ final class Hub: TransportHandler {
             connections[old]?.participant = nil
             connections[old]?.grant = nil
             server.close(old, code: CloseCode.replaced, reason: "replaced by a newer connection of \(pid)")
+            settled(old)
         }
         var interest: Interest?
         if let asked {
@@ -264,6 +279,7 @@ final class Hub: TransportHandler {
             connections[connection]?.sessionID = sessionID
             connections[connection]?.participant = pid
             connections[connection]?.grant = grant
+            settled(connection)
             logger.debug("joined", metadata: [
                 "connection": "\(connection)", "session": "\(sessionID)", "participant": "\(pid)",
                 "role": "\(request.role.rawValue)", "hidden": "\(request.hidden)",
@@ -313,6 +329,7 @@ final class Hub: TransportHandler {
         metrics.messageOut("error")
         let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)
         server.send(OutboundFrame(text: frame), to: connection)
+        if request == "join" { settled(connection) }
     }
 
     /// Broadcasts the joins and leaves a large session is holding back (SessionLimits
@@ -327,6 +344,7 @@ final class Hub: TransportHandler {
 
     /// A client that keeps sending what cannot be decoded is closed with 4009.
     func countProtocolError(_ connection: ConnectionID, on server: any Outbound) {
+        guard connections[connection] != nil else { return }
         let now = server.now
         let window = configuration.abuseWindow
         connections[connection]?.recentErrors.removeAll { now - $0 > window }

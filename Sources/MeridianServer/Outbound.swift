@@ -11,9 +11,10 @@ protocol Outbound: AnyObject, Sendable {
     var sharedFrames: SharedFrameLedger { get }
     /// Queues `frame` for one connection.
     func send(_ frame: OutboundFrame, to connection: ConnectionID)
-    /// Queues `frame` for every connection of `members` but `skip`; `previous`, an earlier
-    /// transient frame of the same kind, may be dropped where it still waits.
-    func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?)
+    /// Queues `frame` for every connection of `members` but `skip`. A `transient` frame (a camera
+    /// or drag move) may be superseded by a later one of its kind; `previous`, the earlier one of
+    /// the same kind, may be dropped where it still waits.
+    func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?, transient: Bool)
     /// Closes a connection with a WebSocket close code and reason.
     func close(_ connection: ConnectionID, code: UInt16, reason: String)
     /// Runs `body` on the hub's thread soon; callable from any thread.
@@ -22,8 +23,12 @@ protocol Outbound: AnyObject, Sendable {
 
 extension Outbound {
     func broadcast(_ frame: OutboundFrame, to members: [ConnectionID]) {
-        broadcast(frame, to: members, except: nil, superseding: nil)
+        broadcast(frame, to: members, except: nil, superseding: nil, transient: false)
     }
 }
 
-extension WebSocketServer: Outbound {}
+extension WebSocketServer: Outbound {
+    func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?, transient: Bool) {
+        broadcast(frame, to: members, except: skip, superseding: previous)
+    }
+}

@@ -16,7 +16,7 @@ extension SessionHost {
             server.send(OutboundFrame(text: ServerMessage.skipped(seq: seq)), to: member)
         }
         if route.everyone {
-            server.broadcast(frame, to: memberIDs, except: skip, superseding: previous)
+            server.broadcast(frame, to: memberIDs, except: skip, superseding: previous, transient: e.conflation != nil)
             deliveriesOut += memberIDs.count
         } else {
             // The entering message shows the area as of just before the event; the leaving one as of the event.
@@ -27,8 +27,8 @@ extension SessionHost {
                     seq: before, view: view, entered: [annotation], left: [], complete: false, session: session)), to: member)
             }
             let everyone = everythingIDs
-            server.broadcast(frame, to: everyone, except: skip, superseding: previous)
-            server.broadcast(frame, to: route.recipients, except: skip, superseding: previous)
+            server.broadcast(frame, to: everyone, except: skip, superseding: previous, transient: e.conflation != nil)
+            server.broadcast(frame, to: route.recipients, except: skip, superseding: previous, transient: e.conflation != nil)
             deliveriesOut += everyone.count + route.recipients.count
             for member in route.leaving where member != skip {
                 guard let view = router!.view(of: member) else { continue }

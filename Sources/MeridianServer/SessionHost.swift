@@ -122,7 +122,7 @@ final class SessionHost {
             }
             if router == nil {
                 trackAnnotations(e)
-                server.broadcast(frame, to: memberIDs, except: skip, superseding: previous)
+                server.broadcast(frame, to: memberIDs, except: skip, superseding: previous, transient: e.conflation != nil)
                 deliveriesOut += memberIDs.count
             } else {
                 routeThroughInterest(e, frame, superseding: previous, except: skip, on: server)

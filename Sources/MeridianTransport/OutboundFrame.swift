@@ -25,6 +25,9 @@ public final class OutboundFrame: @unchecked Sendable {
     var superseded = false
     /// Where a shared frame is accounted (see ``SharedFrameLedger``); nil for ordinary frames.
     let ledger: SharedFrameLedger?
+    /// The frame's name on the way to another service thread's queues (see the server's relay);
+    /// read and written only by the thread that created the frame.
+    public var relayToken: UInt64?
 
     /// Frames `payload` (which must be UTF-8 text) as one final text frame.
     public convenience init(text payload: [UInt8]) {
@@ -33,6 +36,17 @@ public final class OutboundFrame: @unchecked Sendable {
             if let base = source.baseAddress { (buffer + Self.headerRoom).initialize(from: base, count: source.count) }
         }
         self.init(takingBuffer: buffer, count: Self.headerRoom + payload.count)
+    }
+
+    /// The same frame in a buffer of its own, for the queues of another service thread (which
+    /// count their holders on the frame); accounted in `ledger` when the original is shared.
+    /// Reads only the original's bytes, which never change.
+    public convenience init(copying other: OutboundFrame, ledger: SharedFrameLedger?) {
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: Self.headerRoom + other.payloadCount)
+        let payload = other.storage + other.start + (other.byteCount - other.payloadCount)
+        (buffer + Self.headerRoom).initialize(from: payload, count: other.payloadCount)
+        self.init(buffer: buffer, count: Self.headerRoom + other.payloadCount, opcodeAndFin: other.storage[other.start],
+                  ledger: other.ledger == nil ? nil : ledger)
     }
 
     /// Frames the UTF-8 encoding of `text`.

@@ -8,9 +8,7 @@ import Testing
 /// ordering and convergence over many seeds in milliseconds, and the clock is the test's.
 @Suite("Hub in memory")
 struct InMemoryHubTests {
-    private static let eventTypes: Set<String> = ["welcome", "ack", "error", "live", "interest", "skipped", "clusters"]
-
-    @Test(arguments: 1...12)
+        @Test(arguments: 1...12)
     func everyMemberSeesOneOrderAndItsMirrorEqualsAFreshSnapshot(seed: UInt64) throws {
         let memory = try MemoryHub()
         var rng = SplitMix(seed: seed)
@@ -26,17 +24,17 @@ struct InMemoryHubTests {
         }
         // Events before the last join reached only some members; from here on all see the same.
         var streams: [ConnectionID: [JSONValue]] = [:]
-        for c in members { try apply(memory.drain(c), to: &mirrors[c]!, stream: &streams[c, default: []]) }
+        for c in members { try SessionScript.apply(memory.drain(c), to: &mirrors[c]!, stream: &streams[c, default: []]) }
         streams = [:]
 
         var refused = 0
         for step in 0..<250 {
             let c = members[rng.below(members.count)]
-            let (type, fields) = randomRequest(step: step, &rng)
+            let (type, fields) = SessionScript.request(step: step, &rng)
             let answer = try memory.request(type, fields, from: c)
             if answer["type"]?.string == "error" { refused += 1 }
         }
-        for c in members { try apply(memory.drain(c), to: &mirrors[c]!, stream: &streams[c, default: []]) }
+        for c in members { try SessionScript.apply(memory.drain(c), to: &mirrors[c]!, stream: &streams[c, default: []]) }
 
         let reference = streams[members[0]]!
         #expect(reference.count > 50, "the run produced too few events to show anything: \(reference.count)")
@@ -49,7 +47,7 @@ struct InMemoryHubTests {
         let welcome = try memory.request("join", ["session": .string(session), "name": .string("Eve"), "role": .string("viewer")], from: late)
         let fresh = SessionState(snapshot: try #require(welcome["snapshot"]))
         for c in members {
-            try apply(memory.drain(c), to: &mirrors[c]!, stream: &streams[c, default: []])
+            try SessionScript.apply(memory.drain(c), to: &mirrors[c]!, stream: &streams[c, default: []])
             #expect(mirrors[c] == fresh, "member \(c)'s mirror differs from a fresh snapshot (seed \(seed))")
         }
     }
@@ -89,53 +87,4 @@ struct InMemoryHubTests {
         #expect(memory.outbound.closeCode(of: ann) == nil)
         #expect(try memory.request("ping", from: ann)["type"]?.string == "ack")
     }
-
-    /// Applies every event of `messages` to `mirror` in order and appends it to `stream`.
-    private func apply(_ messages: [JSONValue], to mirror: inout SessionState, stream: inout [JSONValue]) throws {
-        for m in messages where !Self.eventTypes.contains(m["type"]?.string ?? "") {
-            guard case .event(let e) = try IncomingMessage.decode(String(decoding: m.encoded, as: UTF8.self)) else { continue }
-            let result = mirror.apply(e)
-            #expect(result == .applied, "\(m): \(result)")
-            stream.append(m)
-        }
-    }
-
-    private func randomRequest(step: Int, _ rng: inout SplitMix) -> (String, [String: JSONValue]) {
-        let id = JSONValue.string("a\(rng.below(8))")
-        let coordinate: JSONValue = ["latitude": .number(Double(rng.below(170)) - 85), "longitude": .number(Double(rng.below(360)) - 180)]
-        switch rng.below(10) {
-        case 0, 1:
-            return ("annotation.add", ["annotation": ["type": "point", "id": id, "coordinate": coordinate, "draggable": .bool(rng.below(4) > 0)]])
-        case 2:
-            return ("annotation.update", ["id": id, "changes": ["title": .string("t\(step)")]])
-        case 3:
-            return ("annotation.remove", ["id": id])
-        case 4:
-            return ("drag", ["id": id, "state": "starting"])
-        case 5, 6:
-            return ("drag", ["id": id, "state": "dragging", "coordinate": coordinate])
-        case 7:
-            return ("drag", ["id": id, "state": rng.below(2) == 0 ? "ending" : "canceling"])
-        case 8:
-            return rng.below(2) == 0 ? ("select", ["id": id]) : ("deselect", [:])
-        default:
-            return ("camera.end", ["target": "own", "camera": ["center": coordinate, "zoom": .number(Double(rng.below(18)))]])
-        }
-    }
-}
-
-/// A small seeded generator, so a failing seed can be run again.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }

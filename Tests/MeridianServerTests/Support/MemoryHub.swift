@@ -20,7 +20,12 @@ final class MemoryOutbound: Outbound {
     }
 
     private let state = Mutex(State())
-    private let workArrived = DispatchSemaphore(value: 0)
+    /// Signalled once per piece of work handed back; several outbounds may share one.
+    private let workArrived: DispatchSemaphore
+
+    init(workArrived: DispatchSemaphore = DispatchSemaphore(value: 0)) {
+        self.workArrived = workArrived
+    }
     let sharedFrames = SharedFrameLedger(budget: 1 << 30)
 
     var now: Duration { state.withLock { $0.clock } }
@@ -37,7 +42,7 @@ final class MemoryOutbound: Outbound {
         }
     }
 
-    func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?) {
+    func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?, transient: Bool) {
         for member in members where member != skip { send(frame, to: member) }
     }
 

@@ -1,0 +1,163 @@
+import MeridianAuth
+import MeridianProtocol
+import MeridianTransport
+
+/// Where a hub stands among the hubs of one server: its index (the high byte of the ids of
+/// its connections) and the relay to the others.
+struct HubPlace {
+    let hub: Int
+    let relay: any Relay
+}
+
+/// Where an edge hub sends the requests of a connection whose session lives on another hub.
+enum EdgeRoute {
+    /// A join or a leave went to `home` and is not answered yet: later requests wait here, in
+    /// order, until the home says what the connection's session is.
+    case pending(home: Int, held: [ClientRequest])
+    /// Joined a session of `home`: every request goes there.
+    case joined(home: Int)
+
+    var home: Int {
+        switch self {
+        case .pending(let home, _), .joined(let home): home
+        }
+    }
+}
+
+/// The relay seam (Relay.swift) seen from a hub. As an edge it forwards the requests of its
+/// connections whose session lives elsewhere and queues the frames their home sends back; as
+/// a home it serves forwarded requests as its own, with frames and closes routed back by
+/// ``RoutedOutbound``. A single hub (no place) does none of this.
+extension Hub {
+    /// The outbound the hub's logic uses: `local` itself for a single hub, else the routing one.
+    func outbound(for local: any Outbound) -> any Outbound {
+        guard let place else { return local }
+        if let routed, routed.local === local { return routed }
+        let made = RoutedOutbound(local: local, relay: place.relay, hub: place.hub)
+        routed = made
+        return made
+    }
+
+    /// Whether `connection` is connected to this hub (not a member served for another hub).
+    func isLocal(_ connection: ConnectionID) -> Bool {
+        place.map { LocalRelay.hub(of: connection) == $0.hub } ?? true
+    }
+
+    /// True when this hub is only the edge of `connection` for `request`: it went to the home
+    /// hub, or waits here for the home's answer to an earlier join or leave.
+    func forwardedToHome(_ request: ClientRequest, from connection: ConnectionID) -> Bool {
+        guard let place, isLocal(connection), let state = connections[connection] else { return false }
+        if case .overviewWatch = request.body { return false }
+        switch state.route {
+        case .pending(let home, var held)?:
+            guard held.count < Self.maxHeldRequests else { return false }
+            held.append(request)
+            connections[connection]?.route = .pending(home: home, held: held)
+            return true
+        case .joined(let home)?:
+            forward(request, from: connection, state: state, to: home, place: place)
+            if case .leave = request.body { connections[connection]?.route = .pending(home: home, held: []) }
+            return true
+        case nil:
+            guard case .join(let session, _, _) = request.body, state.sessionID == nil else { return false }
+            let home = place.relay.home(of: session)
+            guard home != place.hub, Self.isValidSessionID(session) else { return false }
+            forward(request, from: connection, state: state, to: home, place: place)
+            connections[connection]?.route = .pending(home: home, held: [])
+            return true
+        }
+    }
+
+    private func forward(_ request: ClientRequest, from connection: ConnectionID, state: ConnectionState, to home: Int, place: HubPlace) {
+        place.relay.post(.request(request, from: connection, peer: state.peer, handshakeGrant: state.handshakeGrant), to: home)
+    }
+
+    /// A connection routed to another hub closed: its home lets the participant go.
+    func forwardClose(_ connection: ConnectionID, _ state: ConnectionState, code: UInt16?, reason: String) -> Bool {
+        guard let place, let route = state.route else { return false }
+        place.relay.post(.closed(connection, code: code, reason: reason), to: route.home)
+        return true
+    }
+
+    /// At the home: tells a member's edge hub what its session is after a join, leave or
+    /// replacement; a connection in no session is forgotten here (its edge keeps it).
+    func settled(_ connection: ConnectionID) {
+        guard let place, !isLocal(connection) else { return }
+        let session = connections[connection]?.sessionID
+        place.relay.post(.membership(connection, session: session, from: place.hub), to: LocalRelay.hub(of: connection))
+        if session == nil { connections[connection] = nil }
+    }
+
+    /// Takes and serves what the other hubs posted to this one. `local`: this hub's transport.
+    func takeRelayed(on local: any Outbound) {
+        guard let place else { return }
+        let out = outbound(for: local)
+        for message in place.relay.take(for: place.hub) {
+            switch message {
+            case .request(let request, let connection, let peer, let grant):
+                serveForwarded(request, from: connection, peer: peer, handshakeGrant: grant, place: place, on: out)
+            case .closed(let connection, let code, let reason):
+                closed(connection, code: code, reason: reason, on: local)
+            case .frame(let relayed, let members, let skip):
+                queue(relayed, for: members, except: skip, on: local)
+            case .close(let connection, let code, let reason):
+                local.close(connection, code: code, reason: reason)
+            case .membership(let connection, let session, let home):
+                membership(of: connection, is: session, from: home, place: place, on: local)
+            }
+        }
+    }
+
+    private func serveForwarded(
+        _ request: ClientRequest, from connection: ConnectionID, peer: String, handshakeGrant: AccessGrant?, place: HubPlace, on out: any Outbound
+    ) {
+        if connections[connection] == nil {
+            guard case .join(let session, _, _) = request.body else {
+                // The member left or was replaced while this was on its way.
+                let frame = ServerMessage.error(ref: request.ref, code: .notJoined, message: "\(request.typeName) needs a joined session; send join first")
+                return out.send(OutboundFrame(text: frame), to: connection)
+            }
+            let home = place.relay.home(of: session)
+            if home != place.hub {
+                // Sent here while the edge still took this hub for the connection's home.
+                return place.relay.post(.request(request, from: connection, peer: peer, handshakeGrant: handshakeGrant), to: home)
+            }
+            connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant)
+        }
+        handle(request, from: connection, on: out)
+    }
+
+    /// At an edge: a frame from a home hub, copied once and queued for the members here.
+    private func queue(_ relayed: RelayedFrame, for members: [ConnectionID], except skip: ConnectionID?, on local: any Outbound) {
+        let frame = OutboundFrame(copying: relayed.frame, ledger: local.sharedFrames)
+        let previous = relayed.supersedes.flatMap { relayedTransients.removeValue(forKey: $0) }
+        if let token = relayed.token { relayedTransients[token] = frame }
+        if members.count == 1, relayed.token == nil {
+            if members[0] != skip { local.send(frame, to: members[0]) }
+        } else {
+            local.broadcast(frame, to: members, except: skip, superseding: previous, transient: relayed.token != nil)
+        }
+    }
+
+    /// At an edge: the home's word on a connection's session. Requests held behind the join or
+    /// leave go on, in order: to the home, or served here (a join elsewhere) when in none.
+    private func membership(of connection: ConnectionID, is session: String?, from home: Int, place: HubPlace, on local: any Outbound) {
+        guard let state = connections[connection] else { return }
+        var held: [ClientRequest] = []
+        switch (state.route, session) {
+        case (.pending(let current, let waiting)?, _) where current == home:
+            held = waiting
+            connections[connection]?.route = session == nil ? nil : .joined(home: home)
+        case (.joined(let current)?, nil) where current == home:
+            connections[connection]?.route = nil
+        case (_, let session?):
+            connections[connection]?.route = .joined(home: place.relay.home(of: session))
+        default:
+            return
+        }
+        let out = outbound(for: local)
+        for request in held where connections[connection] != nil {
+            handle(request, from: connection, on: out)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import MeridianAuth
+import MeridianProtocol
+import MeridianTransport
+import Synchronization
+
+/// What the hubs of one server (one per service thread) hand each other. A session lives on
+/// its home hub, which applies its commands in one total order; a member connected to another
+/// hub (its edge) is served through these messages: its requests go to the home, and the home's
+/// frames come back once per edge hub, which queues them for its own members.
+enum RelayMessage: Sendable {
+    /// Edge to home: a request of `connection` (whose handshake came from `peer`).
+    case request(ClientRequest, from: ConnectionID, peer: String, handshakeGrant: AccessGrant?)
+    /// Edge to home: the connection is gone.
+    case closed(ConnectionID, code: UInt16?, reason: String)
+    /// Home to edge: `frame` for the edge's `members` but `skip`. A transient frame carries its
+    /// `token`; `supersedes` is the token of the earlier frame of its kind it makes redundant.
+    case frame(RelayedFrame, to: [ConnectionID], except: ConnectionID?)
+    /// Home to edge: close a member's connection.
+    case close(ConnectionID, code: UInt16, reason: String)
+    /// Home to edge: the member's session after its join, leave or replacement (nil: none),
+    /// from hub `from`.
+    case membership(ConnectionID, session: String?, from: Int)
+}
+
+/// A frame encoded once by the home hub, on its way to the hubs of the members it is for.
+/// The edge copies the bytes into a frame of its own (its queues count their holders), so the
+/// home's frame is only read there.
+struct RelayedFrame: Sendable {
+    /// Immutable once built; read by the edge while the home may still queue it.
+    let frame: OutboundFrame
+    let token: UInt64?
+    let supersedes: UInt64?
+}
+
+/// The seam between hubs: an in-process implementation now (``LocalRelay``), a cross-host one
+/// for a cluster later. Messages from one hub to another arrive in the order they were posted.
+protocol Relay: Sendable {
+    /// How many hubs there are; a connection's hub is the high byte of its id.
+    var hubs: Int { get }
+    /// Hands `message` to hub `hub`.
+    func post(_ message: RelayMessage, to hub: Int)
+    /// Takes what was posted to `hub`, oldest first.
+    func take(for hub: Int) -> [RelayMessage]
+}
+
+extension Relay {
+    /// The hub a session lives on: FNV-1a of its id, so that every hub (and every host) agrees.
+    func home(of session: String) -> Int {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in session.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
+        }
+        return Int(hash % UInt64(hubs))
+    }
+
+    /// The hub `connection` is connected to.
+    static func hub(of connection: ConnectionID) -> Int { Int(truncatingIfNeeded: connection >> 56) }
+}
+
+/// The relay between the hubs of one process: an inbox per hub, and a wake-up of that hub's
+/// thread when its inbox stops being empty (so a busy hub drains many messages per wake-up).
+final class LocalRelay: Relay {
+    private final class Inbox: Sendable {
+        let messages = Mutex<[RelayMessage]>([])
+    }
+
+    let hubs: Int
+    private let inboxes: [Inbox]
+    private let wakes: Mutex<[(@Sendable () -> Void)?]>
+
+    init(hubs: Int) {
+        self.hubs = hubs
+        inboxes = (0..<hubs).map { _ in Inbox() }
+        wakes = Mutex(Array(repeating: nil, count: hubs))
+    }
+
+    /// Sets how hub `hub`'s thread is woken to take its messages (before anything is posted).
+    func onPost(to hub: Int, wake: @escaping @Sendable () -> Void) {
+        wakes.withLock { $0[hub] = wake }
+    }
+
+    func post(_ message: RelayMessage, to hub: Int) {
+        let wasEmpty = inboxes[hub].messages.withLock { messages in
+            messages.append(message)
+            return messages.count == 1
+        }
+        if wasEmpty, let wake = wakes.withLock({ $0[hub] }) { wake() }
+    }
+
+    func take(for hub: Int) -> [RelayMessage] {
+        inboxes[hub].messages.withLock { messages in
+            defer { messages.removeAll(keepingCapacity: true) }
+            return messages
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import MeridianTransport
+import Synchronization
+
+/// A home hub's outbound: frames for its own connections go to its transport; frames for
+/// members on other hubs go through the relay, once per hub, whatever the number of members
+/// there. Transient frames carry a token so that the edge can tell which earlier frame a newer
+/// one supersedes.
+final class RoutedOutbound: Outbound {
+    let local: any Outbound
+    let relay: any Relay
+    let hub: Int
+    /// Tokens of transient frames, from this hub (the high byte).
+    private let tokens: TokenCounter
+
+    init(local: any Outbound, relay: any Relay, hub: Int) {
+        self.local = local
+        self.relay = relay
+        self.hub = hub
+        self.tokens = TokenCounter(hub: hub)
+    }
+
+    var now: Duration { local.now }
+    var sharedFrames: SharedFrameLedger { local.sharedFrames }
+
+    func execute(_ body: @escaping @Sendable () -> Void) { local.execute(body) }
+
+    func send(_ frame: OutboundFrame, to connection: ConnectionID) {
+        let target = LocalRelay.hub(of: connection)
+        if target == hub { return local.send(frame, to: connection) }
+        relay.post(.frame(RelayedFrame(frame: frame, token: nil, supersedes: nil), to: [connection], except: nil), to: target)
+    }
+
+    func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?, transient: Bool) {
+        var remote: [[ConnectionID]] = []
+        var own: [ConnectionID] = []
+        own.reserveCapacity(members.count)
+        for member in members {
+            let target = LocalRelay.hub(of: member)
+            if target == hub {
+                own.append(member)
+            } else {
+                if remote.isEmpty { remote = Array(repeating: [], count: relay.hubs) }
+                remote[target].append(member)
+            }
+        }
+        local.broadcast(frame, to: own.count == members.count ? members : own, except: skip, superseding: previous, transient: transient)
+        guard !remote.isEmpty else { return }
+        let supersedes = previous.map { tokens.token(of: $0) }
+        let token = transient ? tokens.token(of: frame) : nil
+        for (target, ids) in remote.enumerated() where !ids.isEmpty {
+            relay.post(.frame(RelayedFrame(frame: frame, token: token, supersedes: supersedes), to: ids, except: skip), to: target)
+        }
+    }
+
+    func close(_ connection: ConnectionID, code: UInt16, reason: String) {
+        let target = LocalRelay.hub(of: connection)
+        if target == hub { return local.close(connection, code: code, reason: reason) }
+        relay.post(.close(connection, code: code, reason: reason), to: target)
+    }
+}
+
+/// Hands out relay tokens, stored on the frames themselves (only this hub's thread reads them).
+private final class TokenCounter: Sendable {
+    private let next: Mutex<UInt64>
+
+    init(hub: Int) { next = Mutex(UInt64(hub) << 56 | 1) }
+
+    func token(of frame: OutboundFrame) -> UInt64 {
+        if let token = frame.relayToken { return token }
+        let token = next.withLock { value in
+            defer { value += 1 }
+            return value
+        }
+        frame.relayToken = token
+        return token
+    }
+}

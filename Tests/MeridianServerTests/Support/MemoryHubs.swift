@@ -1,0 +1,127 @@
+import Dispatch
+import Logging
+import MeridianCore
+@testable import MeridianServer
+import MeridianTransport
+
+/// Several hubs of one server, as on several service threads, joined by the in-process relay
+/// and driven in memory: each hub has its own ``MemoryOutbound``; relayed messages and
+/// handed-back work run when the test settles the hubs, so every interleaving is the test's.
+final class MemoryHubs {
+    let relay: LocalRelay
+    let hubs: [Hub]
+    let outbounds: [MemoryOutbound]
+    private let workArrived = DispatchSemaphore(value: 0)
+    private let storage = StorageSlot()
+    private var nextConnection: UInt64 = 1
+    private var nextRef = 1
+    /// Messages received by each connection and not yet taken, oldest first.
+    private var received: [ConnectionID: [JSONValue]] = [:]
+
+    init(count: Int, configuration: ServerConfiguration = ServerConfiguration()) throws {
+        try storage.open(configuration.storage, onBatch: { _ in })
+        var logger = Logger(label: "memory-hubs")
+        logger.logLevel = .critical
+        let relay = LocalRelay(hubs: count)
+        let metrics = ServerMetrics(), eventLog = EventLog()
+        let signal = workArrived
+        let outbounds = (0..<count).map { _ in MemoryOutbound(workArrived: signal) }
+        let storage = self.storage
+        hubs = (0..<count).map { i in
+            Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
+                place: HubPlace(hub: i, relay: relay))
+        }
+        for i in 0..<count {
+            let hub = LoopBound(value: hubs[i]), outbound = outbounds[i]
+            relay.onPost(to: i) { outbound.execute { hub.value.takeRelayed(on: outbound) } }
+        }
+        self.relay = relay
+        self.outbounds = outbounds
+    }
+
+    deinit { storage.close() }
+
+    /// The first of `candidates` whose home is `hub`.
+    func session(homedOn hub: Int, prefix: String) -> String {
+        (0...).lazy.map { "\(prefix)-\($0)" }.first { self.relay.home(of: $0) == hub }!
+    }
+
+    /// A new connection on hub `hub`.
+    func connect(to hub: Int) -> ConnectionID {
+        defer { nextConnection += 1 }
+        let id = ConnectionID(hub) << 56 | ConnectionID(nextConnection)
+        hubs[hub].open(id, handshake: Handshake(peer: "127.0.0.1"))
+        return id
+    }
+
+    private func hub(of connection: ConnectionID) -> Int { Int(connection >> 56) }
+
+    func disconnect(_ connection: ConnectionID) {
+        hubs[hub(of: connection)].closed(connection, code: 1000, reason: "", on: outbounds[hub(of: connection)])
+        settle()
+    }
+
+    func tick() {
+        for (hub, outbound) in zip(hubs, outbounds) { hub.tick(on: outbound) }
+        settle()
+    }
+
+    /// Sends a request without waiting; returns its ref.
+    @discardableResult
+    func post(_ type: String, _ fields: [String: JSONValue] = [:], from connection: ConnectionID) -> String {
+        let ref = "r\(nextRef)"
+        nextRef += 1
+        var message = fields
+        message["type"] = .string(type)
+        message["ref"] = .string(ref)
+        let bytes = JSONValue.object(message).encoded
+        let h = hub(of: connection)
+        bytes.withUnsafeBytes { hubs[h].receive($0, from: connection, on: outbounds[h]) }
+        return ref
+    }
+
+    /// Sends a request and returns its answer, settling the hubs until it comes.
+    @discardableResult
+    func request(_ type: String, _ fields: [String: JSONValue] = [:], from connection: ConnectionID) throws -> JSONValue {
+        try answer(post(type, fields, from: connection), to: connection)
+    }
+
+    /// The answer to `ref`, settling the hubs (and waiting for work from the store's threads)
+    /// until it comes; the messages before it stay queued.
+    func answer(_ ref: String, to connection: ConnectionID) throws -> JSONValue {
+        while true {
+            settle()
+            if let index = mailbox(connection).firstIndex(where: { $0["ref"]?.string == ref }) {
+                return received[connection]!.remove(at: index)
+            }
+            guard workArrived.wait(timeout: .now() + .seconds(5)) == .success else { throw MemoryHubError.noAnswer(ref) }
+            workArrived.signal()
+        }
+    }
+
+    /// Runs relayed messages and handed-back work on every hub until none is left.
+    func settle() {
+        var ran = true
+        while ran {
+            ran = false
+            for outbound in outbounds where outbound.runWork() { ran = true }
+        }
+    }
+
+    func mailbox(_ connection: ConnectionID) -> [JSONValue] {
+        for bytes in outbounds[hub(of: connection)].take(connection) {
+            received[connection, default: []].append(JSONValue.parse(bytes) ?? .string(String(decoding: bytes, as: UTF8.self)))
+        }
+        return received[connection] ?? []
+    }
+
+    /// Takes every message `connection` received so far.
+    func drain(_ connection: ConnectionID) -> [JSONValue] {
+        settle()
+        let all = mailbox(connection)
+        received[connection] = []
+        return all
+    }
+
+    func closeCode(of connection: ConnectionID) -> UInt16? { outbounds[hub(of: connection)].closeCode(of: connection) }
+}
