@@ -10,13 +10,13 @@ import Testing
 struct InMemoryHubTests {
         @Test(arguments: 1...12)
     func everyMemberSeesOneOrderAndItsMirrorEqualsAFreshSnapshot(seed: UInt64) throws {
-        let memory = try MemoryHub()
+        let memory = try MemoryHubs(count: 1)
         var rng = SplitMix(seed: seed)
         let session = "mem-\(seed)"
         var members: [ConnectionID] = []
         var mirrors: [ConnectionID: SessionState] = [:]
         for name in ["Ann", "Ben", "Cy", "Dee"] {
-            let c = memory.connect()
+            let c = memory.connect(to: 0)
             let welcome = try memory.request("join", ["session": .string(session), "name": .string(name), "role": .string("editor")], from: c)
             #expect(welcome["type"]?.string == "welcome", "\(welcome)")
             mirrors[c] = SessionState(snapshot: try #require(welcome["snapshot"]))
@@ -43,7 +43,7 @@ struct InMemoryHubTests {
             #expect(streams[c] == reference, "member \(c) saw another stream than member \(members[0])")
         }
 
-        let late = memory.connect()
+        let late = memory.connect(to: 0)
         let welcome = try memory.request("join", ["session": .string(session), "name": .string("Eve"), "role": .string("viewer")], from: late)
         let fresh = SessionState(snapshot: try #require(welcome["snapshot"]))
         for c in members {
@@ -53,8 +53,8 @@ struct InMemoryHubTests {
     }
 
     @Test func anAbandonedDragIsEndedWhenItsLeaseRunsOutOnTheHubsClock() throws {
-        let memory = try MemoryHub()
-        let ann = memory.connect(), ben = memory.connect()
+        let memory = try MemoryHubs(count: 1)
+        let ann = memory.connect(to: 0), ben = memory.connect(to: 0)
         try memory.request("join", ["session": "lease", "name": "Ann", "role": "editor"], from: ann)
         try memory.request("join", ["session": "lease", "name": "Ben", "role": "editor"], from: ben)
         let point: JSONValue = ["type": "point", "id": "pin", "coordinate": ["latitude": 1, "longitude": 2], "draggable": true]
@@ -67,7 +67,7 @@ struct InMemoryHubTests {
         memory.tick()
         let early = memory.drain(ben).filter { $0["type"]?.string == "drag" }
         #expect(early.isEmpty, "the lease ended before its time: \(early)")
-        memory.outbound.advance(by: .seconds(60))
+        memory.outbounds[0].advance(by: .seconds(60))
         memory.tick()
         let ended = memory.drain(ben).filter { $0["type"]?.string == "drag" }
         #expect(ended.last?["state"]?.string == "none", "\(ended)")
@@ -75,8 +75,8 @@ struct InMemoryHubTests {
     }
 
     @Test func aBadRequestIsRefusedByNameAndChangesNothing() throws {
-        let memory = try MemoryHub()
-        let ann = memory.connect(), ben = memory.connect()
+        let memory = try MemoryHubs(count: 1)
+        let ann = memory.connect(to: 0), ben = memory.connect(to: 0)
         try memory.request("join", ["session": "bad", "name": "Ann", "role": "editor"], from: ann)
         try memory.request("join", ["session": "bad", "name": "Ben", "role": "editor"], from: ben)
         _ = memory.drain(ben)
@@ -84,7 +84,7 @@ struct InMemoryHubTests {
         #expect(answer["type"]?.string == "error" && answer["code"]?.string == "invalid_field", "\(answer)")
         #expect(answer["field"]?.string?.contains("latitude") == true, "\(answer)")
         #expect(memory.drain(ben).isEmpty, "a refused request reached another member")
-        #expect(memory.outbound.closeCode(of: ann) == nil)
+        #expect(memory.closeCode(of: ann) == nil)
         #expect(try memory.request("ping", from: ann)["type"]?.string == "ack")
     }
 }

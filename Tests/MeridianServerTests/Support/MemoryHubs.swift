@@ -4,9 +4,11 @@ import MeridianCore
 @testable import MeridianServer
 import MeridianTransport
 
-/// Several hubs of one server, as on several service threads, joined by the in-process relay
-/// and driven in memory: each hub has its own ``MemoryOutbound``; relayed messages and
-/// handed-back work run when the test settles the hubs, so every interleaving is the test's.
+/// The hubs of one server driven in memory through their outbound seam: no sockets, no threads
+/// of their own, the in-memory store (committed inline), a clock the test moves. Several hubs
+/// (as on several service threads) are joined by the in-process relay; each has its own
+/// ``MemoryOutbound``, and relayed messages and handed-back work run when the test settles
+/// the hubs, so every interleaving is the test's. One hub is a server with one thread.
 final class MemoryHubs {
     let relay: LocalRelay
     let hubs: [Hub]
@@ -29,9 +31,9 @@ final class MemoryHubs {
         let storage = self.storage
         hubs = (0..<count).map { i in
             Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
-                place: HubPlace(hub: i, relay: relay))
+                place: count == 1 ? nil : HubPlace(hub: i, relay: relay))
         }
-        for i in 0..<count {
+        for i in 0..<count where count > 1 {
             let hub = LoopBound(value: hubs[i]), outbound = outbounds[i]
             relay.onPost(to: i) { outbound.execute { hub.value.takeRelayed(on: outbound) } }
         }
