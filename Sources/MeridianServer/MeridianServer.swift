@@ -1,10 +1,22 @@
 import Logging
 import MeridianTransport
+import Glibc
+import Synchronization
 
-/// A Meridian server: sessions hosted on a libwebsockets transport.
+/// A Meridian server: sessions hosted on libwebsockets transports, one per service thread.
+///
+/// With several threads the first transport listens and hands the connections it accepts to
+/// every thread in turn (the descriptor moves before anything is read from it); each thread has
+/// its own transport and hub, and a session lives on one of them, its home: members connected
+/// to other threads are served through the relay (Relay.swift).
 public final class MeridianServer: Sendable {
     public let configuration: ServerConfiguration
-    private let transport: WebSocketServer
+    private let first: WebSocketServer
+    /// The first thread's hub, handed to its thread's relay wake-up (used only there).
+    private let firstHub: LoopBound<Hub>
+    /// The other threads' transports, made once the first listens.
+    private let others = OtherThreads()
+    private let relay: LocalRelay?
     private let storage = StorageSlot()
     private let eventLog = EventLog()
     private let logger: Logger
@@ -13,9 +25,17 @@ public final class MeridianServer: Sendable {
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "meridian")) {
         self.configuration = configuration
         self.logger = logger
-        self.transport = WebSocketServer(
-            configuration: configuration.transport,
-            handler: Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics))
+        let threads = max(1, configuration.threads)
+        relay = threads > 1 ? LocalRelay(hubs: threads) : nil
+        let hub = Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
+                      place: relay.map { HubPlace(hub: 0, relay: $0) })
+        firstHub = LoopBound(value: hub)
+        var transport = configuration.transport
+        if threads > 1 {
+            let others = self.others
+            transport.handOff = { descriptor in others.take(descriptor, threads: threads) }
+        }
+        first = WebSocketServer(configuration: transport, handler: hub)
     }
 
     /// Opens the session store, then starts serving; returns the bound port.
@@ -30,8 +50,12 @@ public final class MeridianServer: Sendable {
         try storage.open(configuration.storage, onBatch: { metrics.record($0) })
         do {
             try eventLog.open(configuration.eventLog, storage: configuration.storage, logger: logger)
-            return try transport.start()
+            wake(0, first, hub: firstHub.value)
+            let port = try first.start()
+            try startOtherThreads(on: port)
+            return port
         } catch {
+            stopTransports()
             eventLog.close()
             storage.close()
             throw error
@@ -39,11 +63,41 @@ public final class MeridianServer: Sendable {
     }
 
     /// Graceful stop: refuse new connections, close every connection with
-    /// 1001, and return when the service thread has ended.
+    /// 1001, and return when the service threads have ended.
     public func stop() {
-        transport.stop()
+        stopTransports()
         eventLog.close()
         storage.close()
+    }
+
+    private func stopTransports() {
+        first.stop()
+        for server in others.servers.withLock({ $0 }) { server.stop() }
+    }
+
+    /// The transports of threads 1…, listening on the first one's port.
+    private func startOtherThreads(on port: Int) throws {
+        guard let relay else { return }
+        for thread in 1..<relay.hubs {
+            var configuration = self.configuration
+            configuration.transport.port = port
+            let hub = Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
+                          place: HubPlace(hub: thread, relay: relay))
+            var transport = configuration.transport
+            transport.connectionTag = UInt8(thread)
+            transport.listens = false
+            let server = WebSocketServer(configuration: transport, handler: hub)
+            others.servers.withLock { $0.append(server) }
+            wake(thread, server, hub: hub)
+            _ = try server.start()
+        }
+    }
+
+    /// Relayed messages for thread `thread` are taken on that thread, when its inbox fills.
+    private func wake(_ thread: Int, _ server: WebSocketServer, hub: Hub) {
+        guard let relay else { return }
+        let target = LoopBound(value: hub)
+        relay.onPost(to: thread) { server.execute { target.value.takeRelayed(on: server) } }
     }
 }
 
@@ -51,4 +105,21 @@ public final class MeridianServer: Sendable {
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// The transports of threads 1…, and the turn of the next accepted connection.
+private final class OtherThreads: Sendable {
+    let servers = Mutex<[WebSocketServer]>([])
+    private let accepted = Atomic<Int>(0)
+
+    /// Hands every `threads`-th accepted socket to each thread in turn (the first keeps its
+    /// turns): true when another thread adopts a duplicate of `descriptor`.
+    func take(_ descriptor: Int32, threads: Int) -> Bool {
+        let turn = accepted.wrappingAdd(1, ordering: .relaxed).oldValue % threads
+        guard turn > 0, let server = servers.withLock({ turn <= $0.count ? $0[turn - 1] : nil }) else { return false }
+        let copy = dup(descriptor)
+        guard copy >= 0 else { return false }
+        server.adopt(copy)
+        return true
+    }
 }

@@ -26,6 +26,9 @@ public struct ServerConfiguration: Sendable {
     public var rateLimit = RateLimit()
     /// Who may join what. `.none` is for development on loopback only.
     public var authentication: Authentication = .none
+    /// Service threads, each with its own transport on the shared port and its own hub; a
+    /// session lives on one of them (see ``MeridianServer``).
+    public var threads = 1
     /// The process's log writer, if it logs through one: /metrics reports the lines it dropped.
     public var logWriter: LogWriter?
 

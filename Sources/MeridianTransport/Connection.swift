@@ -70,10 +70,13 @@ final class Connection {
     }
 }
 
-/// The open connections, in a dense table: a ``ConnectionID`` is a slot number (low 32 bits)
-/// and the slot's generation (high 32 bits), which changes whenever the slot is reused, so a
-/// stale id finds nothing. Looking a connection up is an index and a compare, not a hash.
+/// The open connections, in a dense table: a ``ConnectionID`` is a slot number (low 32 bits),
+/// the slot's generation (the next 24 bits), which changes whenever the slot is reused, so a
+/// stale id finds nothing, and the server's tag (the high byte), which tells the servers of one
+/// process apart. Looking a connection up is an index and a compare, not a hash.
 struct ConnectionSlots {
+    /// The tag, in place (``TransportConfiguration/connectionTag`` shifted to the high byte).
+    var tag: ConnectionID = 0
     private var slots: [Connection?] = []
     /// Each slot's hot state, for deliveries (nil when free).
     private var hots: [UnsafeMutablePointer<ConnectionHot>?] = []
@@ -85,7 +88,7 @@ struct ConnectionSlots {
     func nextID() -> ConnectionID {
         let slot = free.last ?? slots.count
         let generation = slot < generations.count ? generations[slot] : 1
-        return ConnectionID(generation) << 32 | ConnectionID(slot)
+        return tag | ConnectionID(generation) << 32 | ConnectionID(slot)
     }
 
     mutating func insert(_ make: (ConnectionID) -> Connection) -> Connection {
@@ -117,7 +120,7 @@ struct ConnectionSlots {
         let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
         slots[slot] = nil
         hots[slot] = nil
-        generations[slot] &+= 1
+        generations[slot] = (generations[slot] &+ 1) & 0xFF_FFFF
         if generations[slot] == 0 { generations[slot] = 1 }  // 0 would allow the id 0, "none"
         free.append(slot)
         count -= 1

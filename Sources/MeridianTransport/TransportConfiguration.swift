@@ -65,6 +65,16 @@ public struct TransportConfiguration: Sendable {
     /// Time a new TCP (or TLS) connection has to complete its HTTP request; a client that
     /// connects and then sends nothing or only part of a request is dropped after it.
     public var handshakeTimeout: Duration = .seconds(10)
+    /// The high byte of every ``ConnectionID`` this server gives out, so that the ids of the
+    /// servers of one process (one per service thread) never meet.
+    public var connectionTag: UInt8 = 0
+    /// False for a server that does not listen: it serves only the sockets handed to it with
+    /// ``WebSocketServer/adopt(_:)`` (by a listening server's ``handOff``).
+    public var listens = true
+    /// Called on the listening server's thread with each newly accepted socket, before anything
+    /// is read from it: true when the closure took a duplicate of the descriptor for another
+    /// server, and this one lets the socket go.
+    public var handOff: (@Sendable (Int32) -> Bool)?
     /// PEM certificate (chain) file. With ``tlsPrivateKeyPath`` the port serves only TLS:
     /// wss:// and https://. Both nil: plain ws:// and http://.
     public var tlsCertificatePath: String?

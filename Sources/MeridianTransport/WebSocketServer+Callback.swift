@@ -23,7 +23,10 @@ extension WebSocketServer {
             // Delivered once per protocol with a fake wsi; the queue is drained after lws_service.
             return 0
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-            return draining ? 1 : 0
+            if draining { return 1 }
+            // The accepted socket's descriptor; lws closes it when this answers non-zero.
+            let descriptor = Int32(truncatingIfNeeded: Int(bitPattern: input))
+            return configuration.handOff?(descriptor) == true ? 1 : 0
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             return confirmUpgrade(wsi: wsi, to: input)
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:

@@ -20,8 +20,8 @@ extension WebSocketServer {
             return
         }
         self.context = context
-        let port = Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, Self.vhostName)))
-        guard port > 0 else {
+        let port = configuration.listens ? Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, Self.vhostName))) : configuration.port
+        guard port > 0 || !configuration.listens else {
             lws_context_destroy(context)
             self.context = nil
             allocations.freeAll()
@@ -142,7 +142,7 @@ extension WebSocketServer {
         retry.pointee.secs_since_valid_hangup = max(configuration.idleTimeout.clampedSeconds, ping &+ 1)
 
         var info = lws_context_creation_info()
-        info.port = Int32(configuration.port)
+        info.port = configuration.listens ? Int32(configuration.port) : CONTEXT_PORT_NO_LISTEN_SERVER
         info.protocols = UnsafePointer(protocols)
         info.vhost_name = UnsafePointer(allocations.string(Self.vhostName))
         info.retry_and_idle_policy = UnsafePointer(retry)

@@ -70,6 +70,7 @@ public final class WebSocketServer: @unchecked Sendable {
         self.configuration = configuration
         self.handler = handler
         self.sharedFrames = SharedFrameLedger(budget: configuration.sharedFrameBudgetBytes)
+        connections.tag = ConnectionID(configuration.connectionTag) << 56
     }
 
     deinit {
@@ -142,6 +143,32 @@ public final class WebSocketServer: @unchecked Sendable {
         pendingWork.append(body)
         // The only lws call allowed off the service thread; the context is alive while set.
         if let wakeableContext { lws_cancel_service(wakeableContext) }
+    }
+
+    /// Thread-safe: serves `descriptor`, an accepted TCP socket, as if this server had accepted
+    /// it (TLS, the HTTP request, the upgrade). The server owns the descriptor from here on.
+    public func adopt(_ descriptor: Int32) {
+        let queued = executeIfRunning { [self] in
+            guard let context, let vhost = lws_get_vhost_by_name(context, Self.vhostName),
+                  lws_adopt_socket_vhost(vhost, descriptor) != nil else {
+                Glibc.close(descriptor)
+                return
+            }
+        }
+        if !queued { Glibc.close(descriptor) }
+    }
+
+    /// ``execute(_:)`` that says whether `body` was queued (false once the server stopped).
+    private func executeIfRunning(_ body: @escaping @Sendable () -> Void) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        switch state {
+        case .running: break
+        default: return false
+        }
+        pendingWork.append(body)
+        if let wakeableContext { lws_cancel_service(wakeableContext) }
+        return true
     }
 
     /// Counters for tests and metrics. Service thread only.
