@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// Calls the server's tick from its sul timer.

@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// A WebSocket + HTTP server on libwebsockets with one service thread.

@@ -6,6 +6,7 @@ import MeridianDashboard
 import MeridianServer
 import MeridianStorage
 import MeridianTransport
+import MeridianTransportCore
 
 /// Effective options checked and turned into the server's configuration.
 struct ResolvedSettings {

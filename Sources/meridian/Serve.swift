@@ -6,6 +6,7 @@ import MeridianDashboard
 import MeridianServer
 import MeridianStorage
 import MeridianTransport
+import MeridianTransportCore
 import ServiceLifecycle
 
 /// `meridian serve`: runs the server until SIGTERM or SIGINT.

@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// The single C entry point of client contexts; the client is the context's user pointer.

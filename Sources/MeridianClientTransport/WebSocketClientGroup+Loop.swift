@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// The C entry point of client-group contexts; the group is the context's user pointer and

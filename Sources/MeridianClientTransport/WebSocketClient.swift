@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// A small blocking WebSocket client on libwebsockets, with its own context and service thread.

@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// Receives a ``WebSocketClientGroup``'s events, all on the group's service thread.
