@@ -34,8 +34,8 @@ let package = Package(
         .target(name: "MeridianCore"),
         // Protocol v1: JSON text frames <-> core commands and events.
         .target(name: "MeridianProtocol", dependencies: ["MeridianCore"]),
-        // What the server and the client transports share: C allocations, lws logging,
-        // close-frame helpers, TransportError, EventLoop.
+        // What the server and the client transports share: the libwebsockets service thread
+        // (lifecycle, cross-thread work queue, tick), C allocations, lws logging, TransportError.
         .target(name: "MeridianTransportCore", dependencies: ["CLibWebSockets"]),
         // WebSocket clients on libwebsockets: one connection (WebSocketClient, under the Swift
         // client) or many on one thread (WebSocketClientGroup, for load). Nothing of the server.
@@ -108,7 +108,8 @@ let package = Package(
         ),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
-        .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport"]),
+        .testTarget(name: "MeridianTransportCoreTests", dependencies: ["MeridianTransportCore", "CLibWebSockets"]),
+        .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport", "MeridianTransportCore"]),
         .testTarget(
             name: "MeridianTransportTests",
             dependencies: ["MeridianTransport", "MeridianClientTransport", "MeridianTransportCore"]
