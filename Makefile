@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
+.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
 
 all: build
 
@@ -54,11 +54,15 @@ release: deps
 run: release web-deps
 	.build/release/meridian serve --auth none --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
-test: test-swift test-python test-fuzz-regressions test-tsan
+test: test-swift check-client-deps test-python test-fuzz-regressions test-tsan
 
 test-swift: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# The MeridianClient library builds alone and holds nothing of the server (its targets, its imports, its symbols).
+check-client-deps: deps
+	SWIFT=$(SWIFT) Tools/check-client-deps.sh
 
 test-python: test-deps
 	$(SWIFT) build --product meridian

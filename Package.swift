@@ -25,7 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
     ],
     targets: [
-        // libwebsockets, imported only by MeridianTransport.
+        // libwebsockets, imported (`internal import`) only by the three transport targets below.
         .systemLibrary(
             name: "CLibWebSockets",
             pkgConfig: "libwebsockets",
@@ -35,14 +35,21 @@ let package = Package(
         .target(name: "MeridianCore"),
         // Protocol v1: JSON text frames <-> core commands and events.
         .target(name: "MeridianProtocol", dependencies: ["MeridianCore"]),
-        // WebSocket + HTTP on libwebsockets: one service thread, framed fan-out.
+        // What the server and the client transports share: the libwebsockets service thread
+        // (lifecycle, cross-thread work queue, tick), C allocations, lws logging, TransportError.
+        .target(name: "MeridianTransportCore", dependencies: ["CLibWebSockets"]),
+        // WebSocket clients on libwebsockets: one connection (WebSocketClient, under the Swift
+        // client) or many on one thread (WebSocketClientGroup, for load). Nothing of the server.
         .target(
-            name: "MeridianTransport",
+            name: "MeridianClientTransport",
             dependencies: [
-                "CLibWebSockets",
+                "MeridianTransportCore", "CLibWebSockets",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // The server transport: WebSocket + HTTP on libwebsockets, one service thread, framed
+        // fan-out, handshake checks and admissions.
+        .target(name: "MeridianTransport", dependencies: ["MeridianTransportCore", "CLibWebSockets"]),
         // Bearer tokens (JWT: HS256, ES256, RS256): who a connection is and what it may join.
         .target(
             name: "MeridianAuth",
@@ -75,12 +82,13 @@ let package = Package(
             resources: [.copy("Static")]
         ),
         // A Swift client of Protocol v1: typed messages, session mirror, reconnect and resume.
-        .target(name: "MeridianClient", dependencies: ["MeridianCore", "MeridianProtocol", "MeridianTransport"]),
+        // Only the client transport: `make check-client-deps` fails if the server creeps in.
+        .target(name: "MeridianClient", dependencies: ["MeridianCore", "MeridianProtocol", "MeridianClientTransport"]),
         // `meridian load`: many simulated clients on a few lws client threads, with latency histograms.
         .target(
             name: "MeridianLoad",
             dependencies: [
-                "MeridianTransport",
+                "MeridianClientTransport", "MeridianTransportCore",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
@@ -93,6 +101,7 @@ let package = Package(
             name: "meridian",
             dependencies: [
                 "MeridianServer", "MeridianStorage", "MeridianDashboard", "MeridianLoad", "MeridianAuth", "MeridianSettings",
+                "MeridianTransport", "MeridianTransportCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -105,20 +114,25 @@ let package = Package(
         ),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
-        .testTarget(name: "MeridianTransportTests", dependencies: ["MeridianTransport"]),
+        .testTarget(name: "MeridianTransportCoreTests", dependencies: ["MeridianTransportCore", "CLibWebSockets"]),
+        .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport", "MeridianTransportCore"]),
+        .testTarget(
+            name: "MeridianTransportTests",
+            dependencies: ["MeridianTransport", "MeridianClientTransport", "MeridianTransportCore"]
+        ),
         .testTarget(name: "MeridianAuthTests", dependencies: ["MeridianAuth", "MeridianCore"]),
         .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore"]),
         .testTarget(
             name: "MeridianClientTests",
-            dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianTransport", "MeridianCore", "MeridianAuth"]
+            dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianAuth"]
         ),
         .testTarget(name: "MeridianSettingsTests", dependencies: ["MeridianSettings"]),
         .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer", "MeridianTesting", "MeridianAuth"]),
         .testTarget(
             name: "MeridianServerTests",
             dependencies: [
-                "MeridianServer", "MeridianTransport", "MeridianProtocol", "MeridianCore", "MeridianStorage", "MeridianTesting", "MeridianClient",
-                "MeridianAuth",
+                "MeridianServer", "MeridianTransport", "MeridianClientTransport", "MeridianTransportCore", "MeridianProtocol",
+                "MeridianCore", "MeridianStorage", "MeridianTesting", "MeridianAuth", "MeridianClient",
             ]
         ),
     ]

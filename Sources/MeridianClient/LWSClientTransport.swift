@@ -1,4 +1,4 @@
-import MeridianTransport
+import MeridianClientTransport
 
 /// The Linux transport: a libwebsockets client with its own service thread.
 public final class LWSClientTransport: ClientTransport {

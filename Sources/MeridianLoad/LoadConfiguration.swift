@@ -1,4 +1,4 @@
-import MeridianTransport
+import MeridianTransportCore
 
 /// What `meridian load` simulates. Plain values; the command line fills them in.
 public struct LoadConfiguration: Sendable {

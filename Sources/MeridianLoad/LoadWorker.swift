@@ -1,5 +1,5 @@
 import Foundation
-import MeridianTransport
+import MeridianClientTransport
 
 /// Drives its share of the simulated clients on one ``WebSocketClientGroup`` (one thread).
 /// Everything but `start`, `snapshot` and the final reads runs on that group's thread.

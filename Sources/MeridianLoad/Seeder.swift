@@ -1,5 +1,5 @@
 import Foundation
-import MeridianTransport
+import MeridianClientTransport
 
 /// Fills each session with `count` annotations before the simulated clients join
 /// (for the join storm: a large snapshot; for a big map: annotations around every city). One

@@ -1,3 +1,5 @@
+import MeridianTransportCore
+
 /// What every delivery to a connection touches, kept apart from the rest of its state and
 /// reached through a pointer: queueing a frame costs no reference counting and no dynamic
 /// exclusivity check, and touches this and one slot of the queue's ring.

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MeridianTransportCore
 
 extension TransportConfiguration {
     /// Throws ``TransportError/invalidConfiguration(_:)`` unless TLS is off, or both the

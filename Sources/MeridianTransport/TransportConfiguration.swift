@@ -1,13 +1,7 @@
+import MeridianTransportCore
+
 /// Identifies one WebSocket connection for the lifetime of a server. Never reused; 0 means "none".
 public typealias ConnectionID = UInt64
-
-/// The event loop libwebsockets runs on.
-public enum EventLoop: String, Sendable, CaseIterable {
-    /// libwebsockets' default loop: `poll()` over every descriptor on each pass.
-    case poll
-    /// libev on epoll (`LWS_SERVER_OPTION_LIBEV`): a pass costs what is ready, not what is open.
-    case libev
-}
 
 /// Settings for a ``WebSocketServer``. Plain values; reading files or the environment is the caller's job.
 public struct TransportConfiguration: Sendable {

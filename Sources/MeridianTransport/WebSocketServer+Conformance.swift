@@ -1,3 +1,4 @@
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// The RFC 6455 checks of ``InboundCheck``, applied where lws hands the server a client's data.

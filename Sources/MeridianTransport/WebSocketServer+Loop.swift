@@ -1,94 +1,44 @@
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
-/// Calls the server's tick from its sul timer.
-private func tickCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
-    guard let sul, let user = mrd_timer_from_sul(sul)?.pointee.user else { return }
-    Unmanaged<WebSocketServer>.fromOpaque(user).takeUnretainedValue().tick()
-}
-
-extension WebSocketServer {
-    /// The body of the service thread: create the context, serve until drained, destroy it.
-    func runServiceLoop() {
-        serviceThread = pthread_self()
+extension WebSocketServer: ServiceLoop {
+    /// Runs first on the service thread: creates the context and reads back the bound port.
+    /// On failure, frees what it made and drops the handler.
+    func startService() throws(TransportError) -> ServiceStart<WebSocketServer, Int> {
         guard let context = makeContext() else {
             allocations.freeAll()
+            handler = nil
             let tls = configuration.usesTLS ? " (or the TLS certificate and key were refused)" : ""
-            let error = TransportError.bindFailed(
+            throw .bindFailed(
                 "could not create a listening context on \(configuration.host):\(configuration.port)\(tls)")
-            finish(with: .failed(error))
-            return
         }
-        self.context = context
         let port = configuration.listens ? Int(lws_get_vhost_listen_port(lws_get_vhost_by_name(context, Self.vhostName))) : configuration.port
         guard port > 0 || !configuration.listens else {
             lws_context_destroy(context)
-            self.context = nil
+            releaseEventLoop()
             allocations.freeAll()
-            finish(with: .failed(.bindFailed("no listening port on \(configuration.host):\(configuration.port)")))
-            return
+            handler = nil
+            throw .bindFailed("no listening port on \(configuration.host):\(configuration.port)")
         }
+        self.context = context
+        return ServiceStart(loop: self, context: context, ready: port, tickInterval: configuration.tickInterval)
+    }
 
-        let timer = allocations.zeroed(mrd_timer.self)
-        timer.pointee.user = retainedSelf?.toOpaque()
-        tickTimer = timer
-        scheduleTick()
-
-        lock.lock()
-        wakeableContext = context
-        state = .running(port: port)
-        lock.broadcast()
-        lock.unlock()
-
-        while !exitLoop {
-            drainPendingWork()
-            if exitLoop || lws_service(context, 0) < 0 { break }
-        }
-
-        // No other thread may touch the context from here on.
-        lock.lock()
-        wakeableContext = nil
-        lock.unlock()
-        mrd_timer_cancel(timer)
-        // Delivers LWS_CALLBACK_CLOSED for connections still open (handler sees didClose).
-        lws_context_destroy(context)
-        releaseEventLoop(of: context)
-        self.context = nil
-        tickTimer = nil
+    /// After `lws_context_destroy` (which delivered LWS_CALLBACK_CLOSED, so the handler saw
+    /// didClose for connections still open): frees the C memory and drops the handler.
+    package func serviceDidDestroyContext() {
+        releaseEventLoop()
+        context = nil
         allocations.freeAll()
         connections.removeAll()
         httpExchanges.removeAll()
         httpBodies.removeAll()
         admitted.removeAll()
-        finish(with: .finished)
-    }
-
-    /// Publishes the final state, drops the handler and the self-retain that lws held.
-    private func finish(with final: LifecycleState) {
         handler = nil
-        lock.lock()
-        state = final
-        pendingWork.removeAll()
-        lock.broadcast()
-        lock.unlock()
-        retainedSelf?.release()
-        retainedSelf = nil
     }
 
-    func drainPendingWork() {
-        lock.lock()
-        let work = pendingWork
-        pendingWork.removeAll(keepingCapacity: true)
-        lock.unlock()
-        for body in work { body() }
-    }
-
-    func scheduleTick() {
-        guard let context, let tickTimer else { return }
-        mrd_timer_schedule(context, tickTimer, tickCallback, lws_usec_t(configuration.tickInterval.microseconds))
-    }
-
-    func tick() {
+    package func serviceTick() {
         tickNow = now
         reportServerCloses()
         if let handler { handler.transportTick(self) }
@@ -96,9 +46,7 @@ extension WebSocketServer {
         releaseIdleBuffers()
         if draining, connections.isEmpty || now >= drainDeadline {
             requestLoopExit()
-            return
         }
-        scheduleTick()
     }
 
     /// Stops accepting, closes every WebSocket with 1001, and lets the loop end when they are
@@ -113,11 +61,9 @@ extension WebSocketServer {
         if connections.isEmpty { requestLoopExit() }
     }
 
-    /// Ends the service loop after the current `lws_service`. Timers run before lws polls, so
-    /// without the wake-up the poll could sleep until some unrelated lws timeout.
+    /// Ends the service loop after the current `lws_service` pass; no tick follows.
     func requestLoopExit() {
-        exitLoop = true
-        if let context { lws_cancel_service(context) }
+        serviceThread.requestExit()
     }
 
     func makeContext() -> OpaquePointer? {
@@ -146,7 +92,8 @@ extension WebSocketServer {
         info.protocols = UnsafePointer(protocols)
         info.vhost_name = UnsafePointer(allocations.string(Self.vhostName))
         info.retry_and_idle_policy = UnsafePointer(retry)
-        info.user = retainedSelf?.toOpaque()
+        // Valid while the context lives: the service thread holds the server until then.
+        info.user = Unmanaged.passUnretained(self).toOpaque()
         info.count_threads = 1
         info.pt_serv_buf_size = 16 * 1024
         // No LWS_SERVER_OPTION_VALIDATE_UTF8: the server checks UTF-8 itself (InboundCheck).
@@ -190,28 +137,15 @@ extension WebSocketServer {
         }
         let context = lws_create_context(&info)
         if let eventLoop {
-            if let context { libevLoops.withLock { $0[context] = eventLoop } } else { mrd_ev_loop_destroy(eventLoop) }
+            if context != nil { self.eventLoop = eventLoop } else { mrd_ev_loop_destroy(eventLoop) }
         }
         return context
     }
 
-    /// Frees the libev loop of a destroyed context (nothing for poll).
-    func releaseEventLoop(of context: OpaquePointer) {
-        if let loop = libevLoops.withLock({ $0.removeValue(forKey: context) }) { mrd_ev_loop_destroy(loop) }
-    }
-}
-
-/// Each libev context's loop, freed after `lws_context_destroy` (lws does not free a foreign loop).
-private let libevLoops = LockedLoops()
-
-private final class LockedLoops: @unchecked Sendable {
-    private let lock = NSLock()
-    private var loops: [OpaquePointer: UnsafeMutableRawPointer] = [:]
-
-    func withLock<T>(_ body: (inout [OpaquePointer: UnsafeMutableRawPointer]) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&loops)
+    /// Frees the libev loop of the destroyed context (nothing for poll).
+    func releaseEventLoop() {
+        if let eventLoop { mrd_ev_loop_destroy(eventLoop) }
+        eventLoop = nil
     }
 }
 

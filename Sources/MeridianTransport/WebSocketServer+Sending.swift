@@ -1,3 +1,4 @@
+import MeridianTransportCore
 internal import CLibWebSockets
 
 extension WebSocketServer {

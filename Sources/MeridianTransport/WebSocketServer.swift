@@ -1,21 +1,19 @@
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// A WebSocket + HTTP server on libwebsockets with one service thread.
 ///
-/// Every lws call happens on the service thread. Other threads talk to it only through
-/// ``execute(_:)`` (a locked queue plus `lws_cancel_service`), ``start()`` and ``stop()``.
-/// The handler is held strongly until the service thread ends.
+/// Every lws call happens on the service thread (a ``ServiceThread``). Other threads talk to
+/// the server only through ``execute(_:)``, ``start()``, ``stop()``, ``now`` and
+/// ``sharedFrames``; the handler is held strongly until the service thread ends.
+///
+/// Thread confinement: every mutable property below is confined to the service thread. The
+/// handler's callbacks run there, so the handler may call the service-thread-only methods
+/// (``send(_:to:)``, ``stats``, …), which assert the thread in debug builds. The conformance
+/// to `Sendable` is unchecked because of that confinement: it lets other threads hold the
+/// server to call the thread-safe methods above, never to touch its state.
 public final class WebSocketServer: @unchecked Sendable {
-    enum LifecycleState {
-        case idle
-        case starting
-        case running(port: Int)
-        case failed(TransportError)
-        case stopping
-        case finished
-    }
-
     /// Name of the single vhost, used to read back the bound port.
     static let vhostName = "meridian"
     /// Most bytes of smaller frames copied together into one `lws_write`.
@@ -30,20 +28,15 @@ public final class WebSocketServer: @unchecked Sendable {
     let startInstant = ContinuousClock.now
     let headroom = Int(mrd_lws_pre())
 
-    // MARK: Shared between threads, guarded by `lock`.
-    let lock = NSCondition()
-    var state = LifecycleState.idle
-    var pendingWork: [@Sendable () -> Void] = []
-    /// Non-nil exactly while other threads may call `lws_cancel_service` on it.
-    var wakeableContext: OpaquePointer?
+    /// The service thread, its work queue and its tick. Thread-safe.
+    let serviceThread = ServiceThread<WebSocketServer>(name: "meridian-transport")
 
     // MARK: Service-thread only.
     var handler: TransportHandler?
     var context: OpaquePointer?
-    var serviceThread: pthread_t?
-    var retainedSelf: Unmanaged<WebSocketServer>?
+    /// The libev loop of the context (nil with poll): lws does not free a foreign loop.
+    var eventLoop: UnsafeMutableRawPointer?
     let allocations = CAllocations()
-    var tickTimer: UnsafeMutablePointer<mrd_timer>?
     var connections = ConnectionSlots()
     var behindConnections: Set<ConnectionID> = []
     /// Connections the server decided to close, to report to the handler at the next tick.
@@ -63,7 +56,6 @@ public final class WebSocketServer: @unchecked Sendable {
     /// `now` at the latest tick: a clock precise to a tick, without a clock read per write.
     var tickNow = Duration.zero
     var drainDeadline = Duration.zero
-    var exitLoop = false
 
     /// Creates a server; nothing happens until ``start()``.
     public init(configuration: TransportConfiguration, handler: TransportHandler) {
@@ -83,22 +75,8 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Creates the lws context on a new service thread, binds, and returns the bound port once
     /// listening. Throws a ``TransportError`` if binding fails.
     public func start() throws -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        guard case .idle = state else { throw TransportError.alreadyStarted }
         try configuration.validateTLSFiles()
-        state = .starting
-        // Balanced by the service thread after lws_context_destroy: lws holds this pointer.
-        retainedSelf = Unmanaged.passRetained(self)
-        let thread = Thread { [self] in runServiceLoop() }
-        thread.name = "meridian-transport"
-        thread.start()
-        while case .starting = state { lock.wait() }
-        switch state {
-        case .running(let port): return port
-        case .failed(let error): throw error
-        default: throw TransportError.bindFailed("stopped while starting")
-        }
+        return try serviceThread.start { [self] () throws(TransportError) in try startService() }
     }
 
     /// Thread-safe graceful stop: refuses new connections, makes /readyz answer 503, closes every
@@ -110,65 +88,25 @@ public final class WebSocketServer: @unchecked Sendable {
             beginDrain()
             return
         }
-        lock.lock()
-        defer { lock.unlock() }
-        while case .starting = state { lock.wait() }
-        switch state {
-        case .idle:
-            state = .finished
-            return
-        case .running:
-            state = .stopping
-            pendingWork.append { [self] in beginDrain() }
-            if let wakeableContext { lws_cancel_service(wakeableContext) }
-        case .stopping:
-            break
-        case .starting, .failed, .finished:
-            return
-        }
-        while true {
-            if case .finished = state { return }
-            lock.wait()
-        }
+        serviceThread.stop { server in server.beginDrain() }
     }
 
     /// Thread-safe: runs `body` on the service thread soon. Dropped once the server has stopped.
     public func execute(_ body: @escaping @Sendable () -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        switch state {
-        case .failed, .finished: return
-        default: break
-        }
-        pendingWork.append(body)
-        // The only lws call allowed off the service thread; the context is alive while set.
-        if let wakeableContext { lws_cancel_service(wakeableContext) }
+        serviceThread.execute { _ in body() }
     }
 
     /// Thread-safe: serves `descriptor`, an accepted TCP socket, as if this server had accepted
     /// it (TLS, the HTTP request, the upgrade). The server owns the descriptor from here on.
     public func adopt(_ descriptor: Int32) {
-        let queued = executeIfRunning { [self] in
-            guard let context, let vhost = lws_get_vhost_by_name(context, Self.vhostName),
+        let queued = serviceThread.execute { server in
+            guard let context = server.context, let vhost = lws_get_vhost_by_name(context, Self.vhostName),
                   lws_adopt_socket_vhost(vhost, descriptor) != nil else {
                 Glibc.close(descriptor)
                 return
             }
         }
         if !queued { Glibc.close(descriptor) }
-    }
-
-    /// ``execute(_:)`` that says whether `body` was queued (false once the server stopped).
-    private func executeIfRunning(_ body: @escaping @Sendable () -> Void) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        switch state {
-        case .running: break
-        default: return false
-        }
-        pendingWork.append(body)
-        if let wakeableContext { lws_cancel_service(wakeableContext) }
-        return true
     }
 
     /// Counters for tests and metrics. Service thread only.
@@ -189,12 +127,9 @@ public final class WebSocketServer: @unchecked Sendable {
         return connections[connection]?.queue.bytes ?? 0
     }
 
-    var isOnServiceThread: Bool {
-        guard let serviceThread else { return false }
-        return pthread_equal(serviceThread, pthread_self()) != 0
-    }
+    var isOnServiceThread: Bool { serviceThread.isCurrent }
 
     func assertOnServiceThread(_ function: StaticString = #function) {
-        assert(isOnServiceThread, "\(function) must be called on the transport's service thread")
+        serviceThread.assertCurrent(function)
     }
 }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import MeridianAuth
 import MeridianLoad
-import MeridianTransport
+import MeridianTransportCore
 
 /// `meridian load`: simulated clients against a running server, with a latency report.
 struct Load: AsyncParsableCommand {

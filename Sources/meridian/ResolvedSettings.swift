@@ -6,6 +6,7 @@ import MeridianServer
 import MeridianSettings
 import MeridianStorage
 import MeridianTransport
+import MeridianTransportCore
 
 /// The effective settings turned into the server's configuration. Each value has
 /// passed its own check where it is declared (`ServeSettings`); the checks that

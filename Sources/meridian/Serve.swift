@@ -7,6 +7,7 @@ import MeridianServer
 import MeridianSettings
 import MeridianStorage
 import MeridianTransport
+import MeridianTransportCore
 import ServiceLifecycle
 
 /// `meridian serve`: runs the server until SIGTERM or SIGINT.

@@ -1,10 +1,10 @@
 import Foundation
 import Logging
 import MeridianClient
+import MeridianClientTransport
 import MeridianCore
 import MeridianServer
 import MeridianTesting
-import MeridianTransport
 import Testing
 
 /// Records a client's updates and lets a test wait for a condition on them or on its mirror.

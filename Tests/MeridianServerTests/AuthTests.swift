@@ -4,6 +4,7 @@ import MeridianCore
 import MeridianServer
 import MeridianTesting
 import MeridianTransport
+import MeridianTransportCore
 import Testing
 
 let authSecret = "meridian-test-secret-0123456789abcdef"

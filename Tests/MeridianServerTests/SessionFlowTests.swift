@@ -1,6 +1,7 @@
+import MeridianClientTransport
 import MeridianCore
-import MeridianTransport
 import MeridianTesting
+import MeridianTransport
 import Testing
 
 @Suite("Sessions over real sockets")

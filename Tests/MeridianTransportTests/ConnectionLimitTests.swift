@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import MeridianClientTransport
 @testable import MeridianTransport
+import Testing
 
 @Suite(.serialized) struct ConnectionLimitTests {
     @Test func overThePerIPLimitTheUpgradeIsAnswered429() throws {

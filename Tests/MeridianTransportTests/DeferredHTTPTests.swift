@@ -1,4 +1,5 @@
 import Foundation
+import MeridianClientTransport
 @testable import MeridianTransport
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
-import Testing
+import MeridianClientTransport
 @testable import MeridianTransport
+import MeridianTransportCore
+import Testing
 
 @Suite(.serialized) struct HandshakeTests {
     @Test func theHandlerSeesHeadersPathAndDecodedQuery() throws {

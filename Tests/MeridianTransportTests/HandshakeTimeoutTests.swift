@@ -1,6 +1,8 @@
 import Foundation
-import Testing
+import MeridianClientTransport
 @testable import MeridianTransport
+import MeridianTransportCore
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import MeridianClientTransport
 @testable import MeridianTransport
+import Testing
 
 @Suite("Idle connections give back their buffers")
 struct IdleBufferTests {

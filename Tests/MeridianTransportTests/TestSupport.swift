@@ -1,5 +1,6 @@
 import Foundation
 import MeridianTransport
+import MeridianTransportCore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,6 @@
+import MeridianClientTransport
 import MeridianCore
 import MeridianProtocol
-import MeridianTransport
 import Testing
 
 /// A protocol-level test client over a real WebSocket connection.

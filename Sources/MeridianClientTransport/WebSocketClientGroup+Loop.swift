@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// The C entry point of client-group contexts; the group is the context's user pointer and
@@ -13,13 +14,9 @@ func clientGroupCallback(
     return group.handle(wsi: wsi, id: Int(bitPattern: tag) - 1, reason: reason, input: input, length: length)
 }
 
-private func groupTickCallback(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
-    guard let sul, let user = mrd_timer_from_sul(sul)?.pointee.user else { return }
-    Unmanaged<WebSocketClientGroup>.fromOpaque(user).takeUnretainedValue().tick()
-}
-
-extension WebSocketClientGroup {
-    func runServiceLoop() {
+extension WebSocketClientGroup: ServiceLoop {
+    /// Runs first on the service thread: creates the context (no connections yet).
+    func startService() throws(TransportError) -> ServiceStart<WebSocketClientGroup, Void> {
         configureLWSLogging()
         let names = (host: allocations.string(host), raw: allocations.string("RAW"), protocolName: allocations.string(subprotocol))
         cStrings = names
@@ -32,7 +29,8 @@ extension WebSocketClientGroup {
         var info = lws_context_creation_info()
         info.port = CONTEXT_PORT_NO_LISTEN
         info.protocols = UnsafePointer(protocols)
-        info.user = retainedSelf?.toOpaque()
+        // Valid while the context lives: the service thread holds the group until then.
+        info.user = Unmanaged.passUnretained(self).toOpaque()
         info.count_threads = 1
         // Raw sockets read into this buffer: large reads carry many frames each.
         info.pt_serv_buf_size = UInt32(Self.readBufferSize)
@@ -46,73 +44,45 @@ extension WebSocketClientGroup {
         }
         guard let context = lws_create_context(&info) else {
             if let eventLoop { mrd_ev_loop_destroy(eventLoop) }
-            finish()
-            return
+            cStrings = nil
+            sourceCStrings = []
+            allocations.freeAll()
+            throw .connectFailed("could not create a client context")
         }
         self.context = context
-        let timer = allocations.zeroed(mrd_timer.self)
-        timer.pointee.user = retainedSelf?.toOpaque()
-        tickTimer = timer
-        scheduleTick()
-        lock.lock()
-        wakeableContext = context
-        running = true
-        lock.broadcast()
-        lock.unlock()
+        libevLoop = eventLoop
+        return ServiceStart(loop: self, context: context, tickInterval: max(tickInterval, .microseconds(100)))
+    }
 
-        while true {
-            lock.lock()
-            let work = pendingWork
-            pendingWork.removeAll(keepingCapacity: true)
-            let stop = stopRequested
-            lock.unlock()
-            if stop { break }
-            for body in work { body() }
-            let began = ContinuousClock.now
-            if lws_service(context, 0) < 0 { break }
-            // Poll at most once per `coalescing`: every poll walks every socket, so under
-            // load fewer, fuller wake-ups cost far less per message.
-            // A message still arriving (a large snapshot) is read on at once, not a poll at a time.
-            let rest = messageInFlight ? .zero : coalescing - (ContinuousClock.now - began)
-            messageInFlight = false
-            if rest > .zero { usleep(UInt32(rest.components.seconds * 1_000_000 + rest.components.attoseconds / 1_000_000_000_000)) }
-        }
-        lock.lock()
-        wakeableContext = nil
-        lock.unlock()
-        mrd_timer_cancel(timer)
+    package func serviceTick() {
+        handlerStorage?.groupTick(self)
+    }
+
+    package static var timesServicePasses: Bool { true }
+
+    /// Polls at most once per `coalescing`: every poll walks every socket, so under load fewer,
+    /// fuller wake-ups cost far less per message. A message still arriving (a large snapshot)
+    /// is read on at once, not a poll at a time.
+    package func servicePassEnded(began: ContinuousClock.Instant) {
+        let rest = messageInFlight ? .zero : coalescing - (ContinuousClock.now - began)
+        messageInFlight = false
+        if rest > .zero { usleep(UInt32(clamping: rest.microseconds)) }
+    }
+
+    /// The handler hears nothing of the connections the context's destruction closes.
+    package func serviceWillDestroyContext() {
         handlerStorage = nil
-        lws_context_destroy(context)
-        if let eventLoop { mrd_ev_loop_destroy(eventLoop) }
-        self.context = nil
+    }
+
+    package func serviceDidDestroyContext() {
+        if let libevLoop { mrd_ev_loop_destroy(libevLoop) }
+        libevLoop = nil
+        context = nil
         cStrings = nil
         sourceCStrings = []
         for key in links.keys { links[key]?.buffer.release() }
         links.removeAll()
-        finish()
-    }
-
-    private func finish() {
         allocations.freeAll()
-        lock.lock()
-        threadEnded = true
-        running = false
-        pendingWork.removeAll()
-        lock.broadcast()
-        lock.unlock()
-        retainedSelf?.release()
-        retainedSelf = nil
-    }
-
-    private func scheduleTick() {
-        guard let context, let tickTimer else { return }
-        let usec = lws_usec_t(tickInterval.timeInterval * 1_000_000)
-        mrd_timer_schedule(context, tickTimer, groupTickCallback, max(usec, 100))
-    }
-
-    func tick() {
-        handlerStorage?.groupTick(self)
-        scheduleTick()
     }
 
     /// Starts connecting `id` (service thread). The outcome arrives as didOpen or didClose.

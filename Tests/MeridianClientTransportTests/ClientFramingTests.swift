@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import MeridianTransport
+@testable import MeridianClientTransport
 
 private let upgrade = Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Protocol: meridian.v1\r\n\r\n".utf8)
 

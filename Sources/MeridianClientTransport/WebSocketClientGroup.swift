@@ -1,4 +1,5 @@
 import Foundation
+import MeridianTransportCore
 internal import CLibWebSockets
 
 /// Receives a ``WebSocketClientGroup``'s events, all on the group's service thread.
@@ -26,6 +27,11 @@ public protocol ClientGroupHandler: AnyObject {
 /// Thread rule (as for the server): ``connect(_:)``, ``send(_:to:)`` and ``close(_:code:)``
 /// are called only on the service thread, i.e. from the handler's callbacks;
 /// ``execute(_:)``, ``start()`` and ``stop()`` may be called from any thread.
+///
+/// Thread confinement: the mutable state below is confined to the service thread (a
+/// ``ServiceThread``), except the settings documented as "set before ``start()``". The
+/// conformance to `Sendable` is unchecked because of that confinement: it lets other threads
+/// hold the group to call the thread-safe methods, never to touch its state.
 public final class WebSocketClientGroup: @unchecked Sendable {
     struct Link {
         var wsi: OpaquePointer?
@@ -63,20 +69,15 @@ public final class WebSocketClientGroup: @unchecked Sendable {
     /// retain of the handler take the slow path, once per message.
     unowned(unsafe) var handlerStorage: (any ClientGroupHandler)?
 
-    // MARK: Shared, guarded by `lock`.
-    let lock = NSCondition()
-    var pendingWork: [() -> Void] = []
-    var wakeableContext: OpaquePointer?
-    var running = false
-    var threadEnded = false
-    var stopRequested = false
+    /// The service thread, its work queue and its tick. Thread-safe.
+    let serviceThread = ServiceThread<WebSocketClientGroup>(name: "meridian-client-group", stackSize: 1 << 20)
 
     // MARK: Service thread only.
     var context: OpaquePointer?
+    /// The libev loop of the context (nil with poll): lws does not free a foreign loop.
+    var libevLoop: UnsafeMutableRawPointer?
     var links: [Int: Link] = [:]
-    var retainedSelf: Unmanaged<WebSocketClientGroup>?
     let allocations = CAllocations()
-    var tickTimer: UnsafeMutablePointer<mrd_timer>?
     /// host, the RAW method and subprotocol as C strings, allocated once for every connect.
     var cStrings: (host: UnsafeMutablePointer<CChar>, raw: UnsafeMutablePointer<CChar>, protocolName: UnsafeMutablePointer<CChar>)?
     /// ``sourceAddresses`` as C strings, allocated with ``cStrings``.
@@ -103,34 +104,18 @@ public final class WebSocketClientGroup: @unchecked Sendable {
 
     /// Starts the service thread; returns once its context exists.
     public func start() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !running, !threadEnded else { throw TransportError.alreadyStarted }
-        retainedSelf = Unmanaged.passRetained(self)
-        let thread = Thread { [self] in runServiceLoop() }
-        thread.name = "meridian-client-group"
-        thread.stackSize = 1 << 20
-        thread.start()
-        while !running && !threadEnded { lock.wait() }
-        if !running { throw TransportError.connectFailed("could not create a client context") }
+        try serviceThread.start { [self] () throws(TransportError) in try startService() }
     }
 
-    /// Runs `body` on the service thread (soon, in order).
-    public func execute(_ body: @escaping () -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !threadEnded else { return }
-        pendingWork.append(body)
-        if let wakeableContext { lws_cancel_service(wakeableContext) }
+    /// Runs `body` on the service thread (soon, in order). Dropped once the group has stopped.
+    public func execute(_ body: @escaping @Sendable () -> Void) {
+        serviceThread.execute { _ in body() }
     }
 
     /// Drops every connection (no close frames), destroys the context and joins the thread.
+    /// Work queued before runs first. Idempotent; on the service thread it only ends the loop.
     public func stop() {
-        lock.lock()
-        stopRequested = true
-        if let wakeableContext { lws_cancel_service(wakeableContext) }
-        while running && !threadEnded { lock.wait() }
-        lock.unlock()
+        serviceThread.stop()
     }
 
     /// Open connections (service thread).

@@ -1,0 +1,139 @@
+import Foundation
+import MeridianClientTransport
+import MeridianTransportCore
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP socket listening on 127.0.0.1 that never accepts: connections complete at the kernel
+/// and then hear nothing, like a server that hangs before answering the upgrade.
+final class SilentListener {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        guard fd >= 0, bound else {
+            if fd >= 0 { Glibc.close(fd) }
+            throw TransportError.connectFailed("no listening socket")
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { Glibc.close(fd) }
+}
+
+/// A port nothing listens on (bound once, then closed).
+func closedPort() throws -> Int {
+    let listener = try SilentListener()
+    return listener.port
+}
+
+@Suite("WebSocket clients without a server")
+struct ClientLifecycleTests {
+    @Test func aRefusedConnectionFailsAndTheClientIsOver() throws {
+        let client = WebSocketClient(port: try closedPort())
+        #expect(throws: TransportError.notConnected) { try client.receive(timeout: .milliseconds(10)) }
+        do {
+            try client.connect(timeout: .seconds(5))
+            Issue.record("connected to a closed port")
+        } catch let error as TransportError {
+            #expect(error.isConnectFailure, "\(error)")
+        }
+        #expect(try client.receive(timeout: .milliseconds(10)) == .closed(code: nil, reason: ""))
+        client.close()
+        #expect(throws: TransportError.alreadyStarted) { try client.connect() }
+    }
+
+    @Test func aHandshakeThatNeverCompletesTimesOut() throws {
+        let listener = try SilentListener()
+        let client = WebSocketClient(port: listener.port)
+        let start = ContinuousClock.now
+        #expect(throws: TransportError.timeout) { try client.connect(timeout: .milliseconds(300)) }
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(3), "gave up after \(elapsed)")
+        #expect(try client.receive(timeout: .milliseconds(10)) == .closed(code: nil, reason: ""))
+        client.close()
+    }
+}
+
+/// Counts a group's ticks; can stop the group from its own service thread.
+final class TickCounter: ClientGroupHandler, Sendable {
+    let ticks = Atomic<Int>(0)
+    let stopAfter: Int?
+
+    init(stopAfter: Int? = nil) { self.stopAfter = stopAfter }
+
+    func group(_ group: WebSocketClientGroup, didOpen id: Int) {}
+    func group(_ group: WebSocketClientGroup, didReceive message: UnsafeRawBufferPointer, from id: Int) {}
+    func group(_ group: WebSocketClientGroup, didClose id: Int, code: UInt16?, failed: Bool) {}
+
+    func groupTick(_ group: WebSocketClientGroup) {
+        let count = ticks.add(1, ordering: .relaxed).newValue
+        if let stopAfter, count == stopAfter { group.stop() }
+    }
+}
+
+/// Records the ids of a group's connections that failed.
+final class FailureRecorder: ClientGroupHandler, Sendable {
+    let failed = Mutex<[Int]>([])
+
+    func group(_ group: WebSocketClientGroup, didOpen id: Int) {}
+    func group(_ group: WebSocketClientGroup, didReceive message: UnsafeRawBufferPointer, from id: Int) {}
+    func group(_ group: WebSocketClientGroup, didClose id: Int, code: UInt16?, failed: Bool) {
+        if failed { self.failed.withLock { $0.append(id) } }
+    }
+    func groupTick(_ group: WebSocketClientGroup) {}
+}
+
+@Suite("WebSocket client groups without a server")
+struct ClientGroupLifecycleTests {
+    @Test func workFromOtherThreadsRunsBeforeStopReturns() throws {
+        let handler = TickCounter()
+        let group = WebSocketClientGroup(port: try closedPort(), handler: handler)
+        try group.start()
+        let ran = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            for _ in 0..<100 { group.execute { ran.add(1, ordering: .relaxed) } }
+        }
+        group.stop()
+        #expect(ran.load(ordering: .relaxed) == 400)
+        group.stop()
+        group.execute { ran.add(1, ordering: .relaxed) }
+        #expect(ran.load(ordering: .relaxed) == 400, "work after the end is dropped")
+        #expect(throws: TransportError.alreadyStarted) { try group.start() }
+    }
+
+    @Test func aConnectionToAClosedPortIsReportedAsFailed() throws {
+        let handler = FailureRecorder()
+        let group = WebSocketClientGroup(port: try closedPort(), handler: handler)
+        try group.start()
+        defer { group.stop() }
+        group.execute { for id in 0..<3 { group.connect(id) } }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while handler.failed.withLock({ $0.count }) < 3 && ContinuousClock.now < deadline { usleep(1_000) }
+        #expect(handler.failed.withLock { $0.sorted() } == [0, 1, 2])
+    }
+
+    @Test func stopFromTheServiceThreadEndsTheGroup() throws {
+        let handler = TickCounter(stopAfter: 3)
+        let group = WebSocketClientGroup(port: try closedPort(), tickInterval: .milliseconds(1), handler: handler)
+        try group.start()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while handler.ticks.load(ordering: .relaxed) < 3 && ContinuousClock.now < deadline { usleep(1_000) }
+        group.stop()
+        #expect(handler.ticks.load(ordering: .relaxed) == 3, "no tick after the loop was asked to end")
+    }
+}
