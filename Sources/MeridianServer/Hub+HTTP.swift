@@ -4,13 +4,23 @@ import MeridianTransport
 extension Hub {
     /// HTTP on the WebSocket port besides /healthz and /readyz: /metrics, the API (answered
     /// later when it needs storage), then the configured handler (the dashboard's files).
-    func answer(_ request: HTTPRequest, responder: HTTPResponder, on server: WebSocketServer) {
-        if request.method == "GET", request.path == "/metrics" {
-            metrics.refresh(server.stats, sessions: sessions.count)
-            metrics.refresh(logLinesDropped: configuration.logWriter?.dropped ?? 0)
-            return responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
+    func answer(_ request: HTTPRequest, responder: HTTPResponder, on local: any Outbound) {
+        if let place, place.relay.hubs > 1 {
+            // A session's requests are answered on its home hub; the list and the metrics
+            // gather every hub's part.
+            if let id = Self.sessionOfAPIRequest(request), case let home = place.relay.home(of: id), home != place.hub {
+                return place.relay.post(.http(request, responder), to: home)
+            }
+            if Self.isGathered(request) {
+                return gather(HubGather(request: request, responder: responder), on: local)
+            }
         }
-        if apiRequest(request, responder: responder, on: outbound(for: server)) { return }
+        if Self.isGathered(request) {
+            var all = HubGather(request: request, responder: responder)
+            all.add(self, on: local)
+            return finish(all, on: local)
+        }
+        if apiRequest(request, responder: responder, on: outbound(for: local)) { return }
         responder.respond(configuration.http?(request) ?? .notFound)
     }
 }

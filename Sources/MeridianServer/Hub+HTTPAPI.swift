@@ -19,7 +19,7 @@ extension Hub {
             return true
         }
         switch (request.method, parts.count) {
-        case ("GET", 3): listSessions(responder)
+        case ("GET", 3): listSessions(responder, loaded: loadedRows())
         case ("POST", 3): createSession(request.body, responder, on: server)
         case (_, 3): responder.respond(Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions: use GET or POST"))
         case ("GET", 4): readSession(parts[3], responder)
@@ -36,16 +36,20 @@ extension Hub {
         return true
     }
 
-    /// Stored sessions read on a reader thread, merged there with the loaded ones as they are now.
-    private func listSessions(_ responder: HTTPResponder) {
-        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
-        var rowsNow: [String: JSONValue] = [:]
+    /// The rows of the sessions loaded on this hub, as they are now.
+    func loadedRows() -> [String: JSONValue] {
+        var rows: [String: JSONValue] = [:]
         for (id, host) in sessions {
-            rowsNow[id] = .object(["id": .string(id), "seq": .number(Double(host.session.seq)),
-                                  "annotations": .number(Double(host.session.annotations.count)),
-                                  "loaded": .bool(true), "members": .number(Double(host.memberCount)), "epoch": .string(host.session.epoch)])
+            rows[id] = .object(["id": .string(id), "seq": .number(Double(host.session.seq)),
+                                "annotations": .number(Double(host.session.annotations.count)),
+                                "loaded": .bool(true), "members": .number(Double(host.memberCount)), "epoch": .string(host.session.epoch)])
         }
-        let loaded = rowsNow
+        return rows
+    }
+
+    /// Stored sessions read on a reader thread, merged there with the `loaded` ones (of every hub).
+    func listSessions(_ responder: HTTPResponder, loaded: [String: JSONValue]) {
+        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
         reader.read({ store throws(StorageError) in try store.list() }, completion: { result in
             switch result {
             case .failure(let error):

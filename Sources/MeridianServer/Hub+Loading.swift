@@ -135,9 +135,13 @@ extension Hub {
     /// flight count as loaded), else the refusal.
     func makeRoom(on server: any Outbound) -> SessionError? {
         let limit = configuration.storage.maxLoadedSessions
-        guard sessions.count + durability.loads >= limit, !unloadLongestIdle(on: server) else { return nil }
-        let loading = durability.loads > 0 ? " (\(durability.loads) of them loading)" : ""
-        return SessionError(.capacityExceeded, "the server holds \(sessions.count + durability.loads) sessions\(loading), its limit; try again later")
+        // The limit is the server's: the other threads' sessions count too (only this thread's
+        // empty sessions can be unloaded to make room here).
+        let elsewhere = place.map { $0.loads.total(except: $0.hub) } ?? (loaded: 0, loading: 0)
+        let loads = durability.loads + elsewhere.loading, held = sessions.count + elsewhere.loaded + loads
+        guard held >= limit, !unloadLongestIdle(on: server) else { return nil }
+        let loading = loads > 0 ? " (\(loads) of them loading)" : ""
+        return SessionError(.capacityExceeded, "the server holds \(held) sessions\(loading), its limit; try again later")
     }
 
     /// The join waits behind the session's gate; requests its connection sends meanwhile are held.

@@ -1,6 +1,7 @@
 import MeridianCore
 import MeridianProtocol
 import MeridianTransport
+import Synchronization
 
 /// Subscribers of the server overview and the counters its rates come from.
 struct OverviewState {
@@ -19,7 +20,13 @@ extension Hub {
         overview.watchers.insert(connection)
         let seq = connections[connection].map(seq(of:)) ?? 0
         server.send(OutboundFrame.encoding { ServerMessage.ack(ref: ref, seq: seq, into: &$0) }, to: connection)
+        if place != nil { return gather(HubGather(.overview(watcher: connection, hub: place!.hub)), on: server) }
         server.send(OutboundFrame(text: ServerMessage.overview(overviewEntries(now: server.now, advance: false), connections: connections.count)), to: connection)
+    }
+
+    /// This hub's own connections (a home also keeps the state of members served elsewhere).
+    var localConnectionCount: Int {
+        place == nil ? connections.count : connections.keys.reduce(0) { $0 + (isLocal($1) ? 1 : 0) }
     }
 
     /// Called on every transport tick; sends the overview when it is due.
@@ -31,6 +38,16 @@ extension Hub {
             return
         }
         if now - last < OverviewState.interval { return }
+        if let board = place?.board {
+            // Every hub posts its sessions; each sends all of them to its own watchers.
+            board.post(overviewEntries(now: now, advance: true), connections: localConnectionCount, from: place!.hub)
+            guard !overview.watchers.isEmpty else { return }
+            let (entries, connections) = board.all()
+            let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections))
+            server.broadcast(frame, to: Array(overview.watchers), except: nil, superseding: overview.latest, transient: true)
+            overview.latest = frame
+            return
+        }
         guard !overview.watchers.isEmpty else {
             // Nobody watches: only move the rates' starting point.
             overview.lastSent = now
@@ -45,7 +62,7 @@ extension Hub {
 
     /// One entry per session, sorted by id. With `advance`, the rates cover the
     /// time since the previous advance and the counters are remembered.
-    private func overviewEntries(now: Duration, advance: Bool) -> [OverviewEntry] {
+    func overviewEntries(now: Duration, advance: Bool) -> [OverviewEntry] {
         let elapsed = overview.lastSent.map { (now - $0).seconds } ?? 0
         let entries = sessions.keys.sorted().map { id -> OverviewEntry in
             let host = sessions[id]!
@@ -84,5 +101,21 @@ private extension Duration {
     var seconds: Double {
         let (s, atto) = components
         return Double(s) + Double(atto) / 1e18
+    }
+}
+
+/// The overview of a server with several hubs: each hub's sessions as it last posted them.
+final class OverviewBoard: Sendable {
+    private let posted: Mutex<[Int: (entries: [OverviewEntry], connections: Int)]> = Mutex([:])
+
+    func post(_ entries: [OverviewEntry], connections: Int, from hub: Int) {
+        posted.withLock { $0[hub] = (entries, connections) }
+    }
+
+    /// Every hub's sessions, sorted by id, and the connections of all of them.
+    func all() -> (entries: [OverviewEntry], connections: Int) {
+        posted.withLock { posted in
+            (posted.values.flatMap(\.entries).sorted { $0.session < $1.session }, posted.values.reduce(0) { $0 + $1.connections })
+        }
     }
 }

@@ -1,12 +1,31 @@
 import MeridianAuth
 import MeridianProtocol
 import MeridianTransport
+import Synchronization
 
 /// Where a hub stands among the hubs of one server: its index (the high byte of the ids of
 /// its connections) and the relay to the others.
 struct HubPlace {
     let hub: Int
     let relay: any Relay
+    /// Where the hubs post their part of the overview.
+    var board = OverviewBoard()
+    /// Each hub's sessions, loaded and loading, for the server's limit.
+    var loads = LoadCounts()
+}
+
+/// Each hub's sessions, loaded and loading.
+final class LoadCounts: Sendable {
+    private let counts = Mutex<[Int: (loaded: Int, loading: Int)]>([:])
+
+    func post(loaded: Int, loading: Int, from hub: Int) { counts.withLock { $0[hub] = (loaded, loading) } }
+
+    /// The other hubs' sessions: loaded, and loading.
+    func total(except hub: Int) -> (loaded: Int, loading: Int) {
+        counts.withLock { counts in
+            counts.reduce((0, 0)) { sum, entry in entry.key == hub ? sum : (sum.0 + entry.value.loaded, sum.1 + entry.value.loading) }
+        }
+    }
 }
 
 /// Where an edge hub sends the requests of a connection whose session lives on another hub.
@@ -38,6 +57,12 @@ extension Hub {
         return made
     }
 
+    /// Tells the other hubs how many sessions this one holds (loaded and loading).
+    func postLoad() {
+        guard let place else { return }
+        place.loads.post(loaded: sessions.count, loading: durability.loads, from: place.hub)
+    }
+
     /// Whether `connection` is connected to this hub (not a member served for another hub).
     func isLocal(_ connection: ConnectionID) -> Bool {
         place.map { LocalRelay.hub(of: connection) == $0.hub } ?? true
@@ -47,6 +72,8 @@ extension Hub {
     /// hub, or waits here for the home's answer to an earlier join or leave.
     func forwardedToHome(_ request: ClientRequest, from connection: ConnectionID) -> Bool {
         guard let place, isLocal(connection), let state = connections[connection] else { return false }
+        // Behind a join that waits for its session here, requests wait here too (holdsBehindJoin).
+        if durability.joins.tickets[connection] != nil { return false }
         if case .overviewWatch = request.body { return false }
         switch state.route {
         case .pending(let home, var held)?:
@@ -69,23 +96,37 @@ extension Hub {
     }
 
     private func forward(_ request: ClientRequest, from connection: ConnectionID, state: ConnectionState, to home: Int, place: HubPlace) {
+        connections[connection]?.homes |= 1 << UInt64(home)
         place.relay.post(.request(request, from: connection, peer: state.peer, handshakeGrant: state.handshakeGrant), to: home)
     }
 
-    /// A connection routed to another hub closed: its home lets the participant go.
+    /// Sends an answer this hub made itself: through the home of a routed connection, so that
+    /// it comes after the answers to the requests forwarded before it.
+    func answer(_ frame: OutboundFrame, to connection: ConnectionID, on server: any Outbound) {
+        if let place, isLocal(connection), let route = connections[connection]?.route {
+            place.relay.post(.echo(RelayedFrame(frame: frame, token: nil, supersedes: nil), to: connection), to: route.home)
+        } else {
+            server.send(frame, to: connection)
+        }
+    }
+
+    /// A connection whose requests went to other hubs closed: each of them forgets it, and
+    /// its session's home lets the participant go. True when it was in a session there.
     func forwardClose(_ connection: ConnectionID, _ state: ConnectionState, code: UInt16?, reason: String) -> Bool {
-        guard let place, let route = state.route else { return false }
-        place.relay.post(.closed(connection, code: code, reason: reason), to: route.home)
-        return true
+        guard let place, state.homes != 0 else { return false }
+        for home in 0..<place.relay.hubs where state.homes & (1 << UInt64(home)) != 0 {
+            place.relay.post(.closed(connection, code: code, reason: reason), to: home)
+        }
+        return state.route != nil
     }
 
     /// At the home: tells a member's edge hub what its session is after a join, leave or
-    /// replacement; a connection in no session is forgotten here (its edge keeps it).
+    /// replacement. The home keeps the connection's state (answers may still wait for the
+    /// store) until the edge says it closed.
     func settled(_ connection: ConnectionID) {
         guard let place, !isLocal(connection) else { return }
         let session = connections[connection]?.sessionID
         place.relay.post(.membership(connection, session: session, from: place.hub), to: LocalRelay.hub(of: connection))
-        if session == nil { connections[connection] = nil }
     }
 
     /// Takes and serves what the other hubs posted to this one. `local`: this hub's transport.
@@ -96,6 +137,12 @@ extension Hub {
             switch message {
             case .request(let request, let connection, let peer, let grant):
                 serveForwarded(request, from: connection, peer: peer, handshakeGrant: grant, place: place, on: out)
+            case .http(let request, let responder):
+                answer(request, responder: responder, on: local)
+            case .gather(let gather):
+                self.gather(gather, on: local)
+            case .echo(let relayed, let connection):
+                out.send(relayed.frame, to: connection)
             case .closed(let connection, let code, let reason):
                 closed(connection, code: code, reason: reason, on: local)
             case .frame(let relayed, let members, let skip):
@@ -124,7 +171,8 @@ extension Hub {
             }
             connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant)
         }
-        handle(request, from: connection, on: out)
+        // The member's rate limit is kept here, with its session.
+        if admit(request, from: connection, on: out) { handle(request, from: connection, on: out) }
     }
 
     /// At an edge: a frame from a home hub, copied once and queued for the members here.

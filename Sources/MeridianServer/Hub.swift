@@ -12,11 +12,15 @@ import MeridianTransport
 final class Hub: TransportHandler {
     let configuration: ServerConfiguration
     let logger: Logger
-    var sessions: [String: SessionHost] = [:]
+    var sessions: [String: SessionHost] = [:] {
+        didSet { postLoad() }
+    }
     var connections: [ConnectionID: ConnectionState] = [:]
     /// `overview.watch` subscribers and the counts behind the overview's rates.
     var overview = OverviewState()
-    var durability: Durability
+    var durability: Durability {
+        didSet { postLoad() }
+    }
     /// Each session's persisted event log (Hub+EventLog.swift).
     let eventLog: EventLog
     let metrics: HubMetrics
@@ -50,6 +54,8 @@ final class Hub: TransportHandler {
         var recentErrors: [Duration] = []
         /// Where the connection's requests go when its session lives on another hub.
         var route: EdgeRoute?
+        /// The hubs its requests went to (bit per hub), which keep its state until it closes.
+        var homes: UInt64 = 0
     }
 
     init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, eventLog: EventLog, metrics: ServerMetrics, place: HubPlace? = nil) {
@@ -105,6 +111,8 @@ final class Hub: TransportHandler {
             countProtocolError(connection, on: server)
         case .success(let request):
             metrics.messageIn(request.typeName)
+            // A request for another hub's session is admitted there, in order with the others.
+            if forwardedToHome(request, from: connection) { return }
             if admit(request, from: connection, on: server) { handle(request, from: connection, on: server) }
         }
     }
@@ -328,7 +336,7 @@ final class Hub: TransportHandler {
         metrics.error(code)
         metrics.messageOut("error")
         let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)
-        server.send(OutboundFrame(text: frame), to: connection)
+        answer(OutboundFrame(text: frame), to: connection, on: server)
         if request == "join" { settled(connection) }
     }
 

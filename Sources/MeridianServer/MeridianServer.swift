@@ -17,6 +17,8 @@ public final class MeridianServer: Sendable {
     /// The other threads' transports, made once the first listens.
     private let others = OtherThreads()
     private let relay: LocalRelay?
+    private let board = OverviewBoard()
+    private let loads = LoadCounts()
     private let storage = StorageSlot()
     private let eventLog = EventLog()
     private let logger: Logger
@@ -28,10 +30,12 @@ public final class MeridianServer: Sendable {
         let threads = max(1, configuration.threads)
         relay = threads > 1 ? LocalRelay(hubs: threads) : nil
         let hub = Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
-                      place: relay.map { HubPlace(hub: 0, relay: $0) })
+                      place: relay.map { [board, loads] in HubPlace(hub: 0, relay: $0, board: board, loads: loads) })
         firstHub = LoopBound(value: hub)
         var transport = configuration.transport
         if threads > 1 {
+            transport.connectionLimits = ConnectionLimits(
+                maxTotal: transport.maxConnections, maxPerPeer: transport.maxConnectionsPerIP)
             let others = self.others
             transport.handOff = { descriptor in others.take(descriptor, threads: threads) }
         }
@@ -75,20 +79,24 @@ public final class MeridianServer: Sendable {
         for server in others.servers.withLock({ $0 }) { server.stop() }
     }
 
-    /// The transports of threads 1…, listening on the first one's port.
+    /// The transports of threads 1…, serving the connections the first one hands them (with
+    /// its limits, shared).
     private func startOtherThreads(on port: Int) throws {
         guard let relay else { return }
         for thread in 1..<relay.hubs {
             var configuration = self.configuration
             configuration.transport.port = port
             let hub = Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
-                          place: HubPlace(hub: thread, relay: relay))
-            var transport = configuration.transport
+                          place: HubPlace(hub: thread, relay: relay, board: board, loads: loads))
+            var transport = first.configuration
+            transport.port = port
+            transport.handOff = nil
             transport.connectionTag = UInt8(thread)
             transport.listens = false
             let server = WebSocketServer(configuration: transport, handler: hub)
-            others.servers.withLock { $0.append(server) }
+            // Woken for relayed messages before it can be handed a connection.
             wake(thread, server, hub: hub)
+            others.servers.withLock { $0.append(server) }
             _ = try server.start()
         }
     }

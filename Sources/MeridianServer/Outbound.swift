@@ -17,6 +17,8 @@ protocol Outbound: AnyObject, Sendable {
     func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?, transient: Bool)
     /// Closes a connection with a WebSocket close code and reason.
     func close(_ connection: ConnectionID, code: UInt16, reason: String)
+    /// The transport's counters (for /metrics).
+    var transportStats: TransportStats { get }
     /// Runs `body` on the hub's thread soon; callable from any thread.
     func execute(_ body: @escaping @Sendable () -> Void)
 }
@@ -28,6 +30,8 @@ extension Outbound {
 }
 
 extension WebSocketServer: Outbound {
+    var transportStats: TransportStats { stats }
+
     func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?, transient: Bool) {
         broadcast(frame, to: members, except: skip, superseding: previous)
     }

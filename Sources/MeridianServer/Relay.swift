@@ -10,11 +10,18 @@ import Synchronization
 enum RelayMessage: Sendable {
     /// Edge to home: a request of `connection` (whose handshake came from `peer`).
     case request(ClientRequest, from: ConnectionID, peer: String, handshakeGrant: AccessGrant?)
+    /// Edge to home and back: a frame the edge answered with itself (a refused request), sent
+    /// through the home so that it follows the answers to the connection's earlier requests.
+    case echo(RelayedFrame, to: ConnectionID)
     /// Edge to home: the connection is gone.
     case closed(ConnectionID, code: UInt16?, reason: String)
     /// Home to edge: `frame` for the edge's `members` but `skip`. A transient frame carries its
     /// `token`; `supersedes` is the token of the earlier frame of its kind it makes redundant.
     case frame(RelayedFrame, to: [ConnectionID], except: ConnectionID?)
+    /// To a session's home: an HTTP API request about the session.
+    case http(HTTPRequest, HTTPResponder)
+    /// Round the hubs: the session list or /metrics, gathering each hub's part.
+    case gather(HubGather)
     /// Home to edge: close a member's connection.
     case close(ConnectionID, code: UInt16, reason: String)
     /// Home to edge: the member's session after its join, leave or replacement (nil: none),

@@ -21,6 +21,7 @@ final class RoutedOutbound: Outbound {
 
     var now: Duration { local.now }
     var sharedFrames: SharedFrameLedger { local.sharedFrames }
+    var transportStats: TransportStats { local.transportStats }
 
     func execute(_ body: @escaping @Sendable () -> Void) { local.execute(body) }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Counts the WebSocket connections admitted (upgrade accepted, open or still completing the
 /// handshake) in total and per peer IP, for the connection limits. Plain value, no I/O.
 struct Admissions {
@@ -37,4 +39,30 @@ struct Admissions {
         let left = perPeer[peer, default: 1] - 1
         perPeer[peer] = left > 0 ? left : nil
     }
+}
+
+/// The connection limits of one server, shared by its service threads' transports
+/// (``TransportConfiguration/connectionLimits``): counted under a lock.
+public final class ConnectionLimits: Sendable {
+    private let admissions: Mutex<Admissions>
+
+    public init(maxTotal: Int, maxPerPeer: Int) {
+        admissions = Mutex(Admissions(maxTotal: maxTotal, maxPerPeer: maxPerPeer))
+    }
+
+    /// The refusal a new connection from `peer` would get now, or nil if it fits.
+    func check(_ peer: String) -> Admissions.Refusal? { admissions.withLock { $0.check(peer) } }
+
+    /// Counts a connection from `peer` unless the limits are reached meanwhile.
+    func admit(_ peer: String) -> Admissions.Refusal? {
+        admissions.withLock { admissions in
+            if let refusal = admissions.check(peer) { return refusal }
+            admissions.admit(peer)
+            return nil
+        }
+    }
+
+    func release(_ peer: String) { admissions.withLock { $0.release(peer) } }
+
+    var total: Int { admissions.withLock { $0.total } }
 }

@@ -62,6 +62,9 @@ public struct TransportConfiguration: Sendable {
     /// The high byte of every ``ConnectionID`` this server gives out, so that the ids of the
     /// servers of one process (one per service thread) never meet.
     public var connectionTag: UInt8 = 0
+    /// Limits shared with the other transports of the same server (one per service thread);
+    /// nil: this transport counts its own, from `maxConnections` and `maxConnectionsPerIP`.
+    public var connectionLimits: ConnectionLimits?
     /// False for a server that does not listen: it serves only the sockets handed to it with
     /// ``WebSocketServer/adopt(_:)`` (by a listening server's ``handOff``).
     public var listens = true

@@ -56,7 +56,11 @@ extension WebSocketServer {
         if case .refuse(let status, let reason) = handler?.transport(self, shouldAccept: handshake) ?? .accept {
             return refuse(wsi, status: status, reason: reason)
         }
-        admissions.admit(handshake.peer)
+        switch admissions.admit(handshake.peer) {
+        case .serverFull?: return refuse(wsi, status: 503, reason: "server at its connection limit")
+        case .peerFull?: return refuse(wsi, status: 429, reason: "too many connections from this address")
+        case nil: break
+        }
         admitted[wsi] = AdmittedConnection(handshake: handshake)
         return 0
     }

@@ -47,7 +47,7 @@ public final class WebSocketServer: @unchecked Sendable {
     var nextHTTPID: UInt64 = 1
     /// Connections counted by the limits, by wsi, with the handshake they were accepted with.
     var admitted: [OpaquePointer: AdmittedConnection] = [:]
-    lazy var admissions = Admissions(
+    lazy var admissions = configuration.connectionLimits ?? ConnectionLimits(
         maxTotal: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerIP)
     var counters = TransportStats()
     var draining = false

@@ -57,6 +57,7 @@ struct ResolvedSettings {
         server.storage.dataDirectory = s.dataDir
         server.storage.idleUnloadAfter = .milliseconds(Int(s.idleUnload * 1000))
         server.storage.maxLoadedSessions = s.maxSessions
+        server.threads = s.threads == 0 ? Self.coresAvailable : s.threads
         server.eventLog = EventLogConfiguration(
             retention: EventLogRetention(maxAge: .milliseconds(Int64(s.eventLogMaxAge * 1000)), maxEntries: s.eventLogMaxEntries))
         dashboard = Dashboard.Configuration(
@@ -69,5 +70,16 @@ struct ResolvedSettings {
     private static func choice<T>(_ value: T?, _ key: String, _ name: String) throws -> T {
         guard let value else { throw SettingError("\(key) \"\(name)\" is declared but unknown to the server") }
         return value
+    }
+
+    /// The cores this process may run on: its CPU affinity (`taskset`, a container's cpuset) as
+    /// Linux reports it in /proc/self/status, else every online core.
+    static var coresAvailable: Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") }) else {
+            return max(1, ProcessInfo.processInfo.activeProcessorCount)
+        }
+        let mask = line.dropFirst("Cpus_allowed:".count).filter(\.isHexDigit)
+        return max(1, mask.reduce(0) { $0 + (Int(String($1), radix: 16) ?? 0).nonzeroBitCount })
     }
 }

@@ -50,6 +50,7 @@ TARGETS = {
     "bigMapCut": 10,            # big map: viewport interest cuts deliveries per drag move >= 10x
     "bigMapJoinP99Ms": 50,      # big map: viewport join (join sent -> welcome) p99 <= 50 ms
     "dashboardDrawMs": 100,     # big map: the dashboard draws 100,000 annotations at zoom 2 (median) in <= 100 ms
+    "relayOverhead": 1.15,      # threads: server CPU per delivery with --threads 2 <= 1.15x --threads 1
 }
 
 
@@ -294,6 +295,23 @@ def big_map():
             "dashboard": dashboard_draw(runs=3 if QUICK else 10)}
 
 
+def threads():
+    """Service threads: the 100 sessions x 50 clients scenario at a rate neither run saturates, the
+    server with --threads 1 and --threads 2, both pinned to CPU 0 (the load generator needs the other
+    core): server CPU-seconds per delivery over the window, and the delivery latency. With two
+    threads the listener hands connections to both in turn, so every session has members on both
+    and half of each session's deliveries go through the relay."""
+    options = dict(clients=5000, sessions=100, draggers=2, rate=20, contention=0, ramp_up=3,
+                   settle=2 if QUICK else 3, duration=4 if QUICK else 10)
+    runs = {}
+    for n in (1, 2):
+        r = run_one("meridian", extra=("--threads", str(n)), **options)
+        if "failed" not in r and r.get("serverWindowCpuPercent") and r.get("deliveriesPerSecond"):
+            r["cpuMicrosecondsPerDelivery"] = round(1e6 * r["serverWindowCpuPercent"] / 100 / r["deliveriesPerSecond"], 3)
+        runs[str(n)] = r
+    return runs
+
+
 def dashboard_draw(runs):
     """The dashboard's session view of 100,000 annotations at zoom 2 in headless Chromium: from the
     clusters message's arrival to the map drawn, over `runs` page loads (Tests/Benchmarks/dashboard_draw.py)."""
@@ -378,6 +396,14 @@ def ratios(results):
         complete = jr["count"] == 1000
         row("big map, 100,000 annotations: viewport join p99 (join sent → welcome)", f"{jr['p99']:.1f} ms ({jr['count']} of 1000 joined)",
             "-", None, f"<= {TARGETS['bigMapJoinP99Ms']} ms", complete and jr["p99"] <= TARGETS["bigMapJoinP99Ms"])
+    th = results.get("threads", {})
+    one, two = th.get("1", {}), th.get("2", {})
+    if "cpuMicrosecondsPerDelivery" in one and "cpuMicrosecondsPerDelivery" in two:
+        r = two["cpuMicrosecondsPerDelivery"] / one["cpuMicrosecondsPerDelivery"]
+        row("100 sessions x 50 clients on one core: server CPU per delivery, --threads 2 against --threads 1 (relay overhead)",
+            f"{two['cpuMicrosecondsPerDelivery']:.3f} µs (p99 {two['latencyMs']['p99']:.2f} ms)",
+            f"{one['cpuMicrosecondsPerDelivery']:.3f} µs (p99 {one['latencyMs']['p99']:.2f} ms)", round(r, 2),
+            f"<= {TARGETS['relayOverhead']}x", r <= TARGETS["relayOverhead"] and two.get("lost", 1) == 0)
     dd = bm.get("dashboard", {})
     if "drawMs" in dd:
         row("big map: the dashboard draws 100,000 annotations at zoom 2 (clusters), median of page loads",
@@ -414,6 +440,21 @@ def big_map_markdown(results):
             f"{jr.get('p50', 0):.1f} / {jr.get('p99', 0):.1f} / {jr.get('max', 0):.1f} | {r['joinMs']['p99']:.1f} | {r['lost']} | {outside} "
             f"| {r['serverCpuPercent']}% | {r['serverPeakRssKiB'] / 1024:.0f} MiB "
             f"| {' '.join(f'{k}={v}' for k, v in {**(r['errors'] or {}), **(r['closeCodes'] or {})}.items())} |")
+    return lines
+
+
+def threads_markdown(results):
+    th = results.get("threads", {})
+    lines = ["### Service threads: 100 sessions x 50 clients, 2 draggers x 20 Hz each, server on one core (Meridian)", "",
+             "| --threads | deliveries/s | server CPU (window) | CPU µs per delivery | latency ms p50 / p99 | lost |",
+             "|---|---|---|---|---|---|"]
+    for n in ("1", "2"):
+        r = th.get(n) or {}
+        if "latencyMs" not in r:
+            lines.append(f"| {n} | failed: {r.get('failed', 'no run')!s:.80} | | | | |")
+            continue
+        lines.append(f"| {n} | {r['deliveriesPerSecond']:,.0f} | {r.get('serverWindowCpuPercent')}% | {r.get('cpuMicrosecondsPerDelivery', '-')} | "
+                     f"{r['latencyMs']['p50']:.2f} / {r['latencyMs']['p99']:.2f} | {r.get('lost')} |")
     return lines
 
 
@@ -472,7 +513,7 @@ def markdown(results):
                      f"p90 {j['joinMs']['p90']:.1f} ms, p99 {j['joinMs']['p99']:.1f} ms, max {j['joinMs']['max']:.1f} ms; close codes "
                      f"{j['closeCodes'] or 'none'}; server CPU {j['serverCpuPercent']}%, peak RSS {j['serverPeakRssKiB']:,} KiB. "
                      f"One join at a time (5 clients): p50 {s.get('p50', 0):.1f} ms, max {s.get('max', 0):.1f} ms.")
-    lines += [""] + big_map_markdown(results)
+    lines += [""] + big_map_markdown(results) + [""] + threads_markdown(results)
     lines += ["", "### Ratios to the baseline (targets of issue 10)", "",
               "| target | Meridian | baseline | ratio | wanted | met |", "|---|---|---|---|---|---|"]
     for r in results["ratios"]:
@@ -519,7 +560,7 @@ def main():
         build_baseline()
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": QUICK, "machine": machine()}
     steps = [("dragStorm", drag_storm), ("knee", knee), ("manySessions", many_sessions), ("idleCpu", idle_cpu),
-             ("joinStorm", join_storm), ("bigMap", big_map)]
+             ("joinStorm", join_storm), ("bigMap", big_map), ("threads", threads)]
     unknown = only - {name for name, _ in steps} - {step.__name__ for _, step in steps}
     if unknown:
         sys.exit(f"bench: no scenario {', '.join(sorted(unknown))}")

@@ -6,8 +6,8 @@ import Testing
 
 @Suite("Client library against the real server")
 struct ConvergenceTests {
-    @Test func twoClientsConvergeAfterInterleavedEdits() async throws {
-        let server = try TestServer()
+    @Test(arguments: [1, 4]) func twoClientsConvergeAfterInterleavedEdits(threads: Int) async throws {
+        let server = try TestServer { $0.threads = threads }
         defer { server.stop() }
         let alice = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Alice"))
         let bob = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Bob"))

@@ -6,9 +6,10 @@ import Testing
 
 @Suite("Client reconnect and resume")
 struct ReconnectTests {
-    @Test func clientDroppedByTheServerResumesWithoutMissingAnEvent() async throws {
+    @Test(arguments: [1, 4]) func clientDroppedByTheServerResumesWithoutMissingAnEvent(threads: Int) async throws {
         // A client that stops reading cannot answer keepalive pings: the server drops it.
         let server = try TestServer {
+            $0.threads = threads
             $0.transport.pingInterval = .seconds(1)
             $0.transport.idleTimeout = .seconds(2)
         }

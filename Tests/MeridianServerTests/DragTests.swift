@@ -4,8 +4,8 @@ import Testing
 
 @Suite("Drags over real sockets")
 struct DragTests {
-    @Test func exclusiveDragRefusesSecondStarterNamingHolder() throws {
-        let server = try TestServer()
+    @Test(arguments: [1, 4]) func exclusiveDragRefusesSecondStarterNamingHolder(threads: Int) throws {
+        let server = try TestServer { $0.threads = threads }
         defer { server.stop() }
         let alice = try server.joined("s", name: "Alice")
         let bob = try server.joined("s", name: "Bob")
@@ -23,8 +23,8 @@ struct DragTests {
         #expect(none["coordinate"] == .coordinate(5, 6))
     }
 
-    @Test func holderDisconnectCancelsAndRestores() throws {
-        let server = try TestServer()
+    @Test(arguments: [1, 4]) func holderDisconnectCancelsAndRestores(threads: Int) throws {
+        let server = try TestServer { $0.threads = threads }
         defer { server.stop() }
         let alice = try server.joined("s", name: "Alice")
         var bob: TestClient? = try server.joined("s", name: "Bob")
@@ -39,8 +39,8 @@ struct DragTests {
         #expect(left["reason"]?.string == "disconnected")
     }
 
-    @Test func idleLeaseExpires() throws {
-        let server = try TestServer { $0.sessionDefaults.leaseTimeout = .milliseconds(200) }
+    @Test(arguments: [1, 4]) func idleLeaseExpires(threads: Int) throws {
+        let server = try TestServer { $0.threads = threads; $0.sessionDefaults.leaseTimeout = .milliseconds(200) }
         defer { server.stop() }
         let alice = try server.joined("s", name: "Alice")
         try alice.request("annotation.add", ["annotation": .point("pin", 1, 2)])

@@ -64,8 +64,10 @@ struct DurabilityTests {
         #expect(try alice.request("ping")["type"]?.string == "ack")
     }
 
+    /// One thread: with several, only the new session's own thread unloads one of its sessions.
     @Test func theSessionCapRefusesJoinsUntilAnEmptySessionCanBeUnloaded() throws {
         let server = try TestServer {
+            $0.threads = 1
             $0.storage.maxLoadedSessions = 1
             $0.storage.idleUnloadAfter = .seconds(3_600)
         }

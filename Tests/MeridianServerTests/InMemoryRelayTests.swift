@@ -127,3 +127,22 @@ struct InMemoryRelayTests {
         #expect(mirror == expected, "the resumed mirror differs: \(mirror.annotations.keys.sorted()) vs \(expected.annotations.keys.sorted())")
     }
 }
+
+extension InMemoryRelayTests {
+    @Test(arguments: 0..<4)
+    func requestsBehindAWaitingJoinAreAnsweredInOrder(edge: Int) throws {
+        let hubs = try MemoryHubs(count: 4)
+        let s = hubs.session(homedOn: 1, prefix: "s"), t = hubs.session(homedOn: 2, prefix: "t")
+        let c = hubs.connect(to: edge)
+        let refs = [
+            hubs.post("join", ["session": .string(s), "name": "Ann", "role": "editor"], from: c),
+            hubs.post("join", ["session": .string(t), "name": "Ann", "role": "editor"], from: c),
+            hubs.post("ping", from: c),
+            hubs.post("annotation.add", ["annotation": ["type": "point", "id": "x", "coordinate": ["latitude": 3, "longitude": 4]]], from: c),
+            hubs.post("leave", from: c),
+        ]
+        let answers = try refs.map { try hubs.answer($0, to: c) }
+        #expect(answers.map { $0["type"]?.string } == ["welcome", "error", "ack", "ack", "ack"], "\(answers)")
+        #expect(answers[1]["code"]?.string == "already_joined")
+    }
+}

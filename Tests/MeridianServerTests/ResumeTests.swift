@@ -4,8 +4,8 @@ import Testing
 
 @Suite("Reconnect and resume")
 struct ResumeTests {
-    @Test func resumeDeliversExactlyTheMissedEvents() throws {
-        let server = try TestServer()
+    @Test(arguments: [1, 4]) func resumeDeliversExactlyTheMissedEvents(threads: Int) throws {
+        let server = try TestServer { $0.threads = threads }
         defer { server.stop() }
         let alice = try server.joined("s", name: "Alice")
         var bob: TestClient? = try server.joined("s", name: "Bob")
@@ -28,8 +28,8 @@ struct ResumeTests {
         #expect(try back.next()["type"]?.string == "live")
     }
 
-    @Test func staleEpochGetsAFreshSnapshot() throws {
-        let server = try TestServer()
+    @Test(arguments: [1, 4]) func staleEpochGetsAFreshSnapshot(threads: Int) throws {
+        let server = try TestServer { $0.threads = threads }
         defer { server.stop() }
         let alice = try server.joined("s", name: "Alice")
         try alice.request("annotation.add", ["annotation": .point("one", 1, 1)])
@@ -38,8 +38,8 @@ struct ResumeTests {
         #expect(bob.welcome["snapshot"]?["annotations"]?.array?.count == 1)
     }
 
-    @Test func historyTooShortGetsAFreshSnapshot() throws {
-        let server = try TestServer { $0.historySize = 2 }
+    @Test(arguments: [1, 4]) func historyTooShortGetsAFreshSnapshot(threads: Int) throws {
+        let server = try TestServer { $0.threads = threads; $0.historySize = 2 }
         defer { server.stop() }
         let alice = try server.joined("s", name: "Alice")
         let epoch = alice.welcome["epoch"]!

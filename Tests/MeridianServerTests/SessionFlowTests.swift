@@ -6,8 +6,8 @@ import Testing
 
 @Suite("Sessions over real sockets")
 struct SessionFlowTests {
-    @Test func joinGivesSnapshotAndAnnouncesToOthers() throws {
-        let server = try TestServer()
+    @Test(arguments: [1, 4]) func joinGivesSnapshotAndAnnouncesToOthers(threads: Int) throws {
+        let server = try TestServer { $0.threads = threads }
         defer { server.stop() }
         let alice = try server.joined("s", name: "Alice", role: "owner")
         #expect(alice.welcome["participant"]?.string == "p1")
@@ -23,8 +23,8 @@ struct SessionFlowTests {
         #expect(joined["participant"]?["name"]?.string == "Bob")
     }
 
-    @Test func everyoneSeesTheSameEventsInOneOrder() throws {
-        let server = try TestServer()
+    @Test(arguments: [1, 4]) func everyoneSeesTheSameEventsInOneOrder(threads: Int) throws {
+        let server = try TestServer { $0.threads = threads }
         defer { server.stop() }
         let alice = try server.joined("s", name: "Alice")
         let bob = try server.joined("s", name: "Bob")

@@ -160,11 +160,12 @@ def test_a_crowd_of_moving_cameras_is_fitted_labelled_apart_and_coloured_apart(s
                 inside = all(0 <= x <= size[0] and 0 <= y <= size[1] for x, y in points)
                 return inside and (max(xs) - min(xs) > size[0] / 2 or max(ys) - min(ys) > size[1] / 2)
 
-            s = await asyncio.to_thread(page.wait, fitted, "the crowd fitted into the map")
+            # Labels follow the fitted view by a frame: wait for both.
+            s = await asyncio.to_thread(page.wait, lambda s: fitted(s) and len(s["labels"]) >= 10, "the crowd fitted and labelled")
             for width in (1600, 2560):
                 if width != 1600:
                     await asyncio.to_thread(page.driver.set_window_size, width, 1440)
-                    s = await asyncio.to_thread(page.wait, lambda s: s["mapSize"]["width"] > 1700 and fitted(s), "the wall size")
+                    s = await asyncio.to_thread(page.wait, lambda s: s["mapSize"]["width"] > 1700 and fitted(s) and len(s["labels"]) >= 10, "the wall size")
                 labels = s["labels"]
                 texts = [label["text"] for label in labels]
                 assert "Crane 7" in texts or "dragging · Alice" in texts, texts

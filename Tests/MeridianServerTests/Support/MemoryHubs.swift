@@ -25,13 +25,13 @@ final class MemoryHubs {
         var logger = Logger(label: "memory-hubs")
         logger.logLevel = .critical
         let relay = LocalRelay(hubs: count)
-        let metrics = ServerMetrics(), eventLog = EventLog()
+        let metrics = ServerMetrics(), eventLog = EventLog(), board = OverviewBoard(), loads = LoadCounts()
         let signal = workArrived
         let outbounds = (0..<count).map { _ in MemoryOutbound(workArrived: signal) }
         let storage = self.storage
         hubs = (0..<count).map { i in
             Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
-                place: count == 1 ? nil : HubPlace(hub: i, relay: relay))
+                place: count == 1 ? nil : HubPlace(hub: i, relay: relay, board: board, loads: loads))
         }
         for i in 0..<count where count > 1 {
             let hub = LoopBound(value: hubs[i]), outbound = outbounds[i]

@@ -29,6 +29,7 @@ final class MemoryOutbound: Outbound {
     let sharedFrames = SharedFrameLedger(budget: 1 << 30)
 
     var now: Duration { state.withLock { $0.clock } }
+    var transportStats: TransportStats { TransportStats() }
 
     func advance(by duration: Duration) { state.withLock { $0.clock += duration } }
 
