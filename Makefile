@@ -54,7 +54,7 @@ release: deps
 run: release web-deps
 	.build/release/meridian serve --auth none --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
-test: test-swift check-client-deps test-python test-fuzz-regressions test-tsan
+test: test-swift check-client-deps test-python test-fuzz-regressions
 
 test-swift: deps
 	$(SWIFT) build --build-tests
@@ -69,7 +69,9 @@ test-python: test-deps
 	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
 
 # ThreadSanitizer over the transport and server tests, in a build directory of its own; the
-# first race stops the run and fails it.
+# first race stops the run and fails it. Not part of `make test` yet: on Linux TSan does not see
+# the standard library's Synchronization.Mutex (a futex with atomics, built without TSan), so it
+# reports every access made under one as a race (224 reports in one run, all under a Mutex).
 TSAN_TESTS ?= MeridianTransportTests|MeridianServerTests
 test-tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
