@@ -59,7 +59,9 @@ def test_100000_annotations_are_clustered_split_and_drawn_one_by_one_when_close(
 
     page.open(http_url(server, f"?session={session_id}&map=2/0/0"))
     # The overview says how large the session is: too large to mirror whole.
-    s = page.wait(lambda s: clustered_at(2)(s) and s["sessionAnnotations"] == COUNT, "clusters at zoom 2", 60)
+    # The draw times are set once the frame that drew the clusters has rendered: wait for them too.
+    s = page.wait(lambda s: clustered_at(2)(s) and s["sessionAnnotations"] == COUNT and s["renderMs"] is not None,
+                  "clusters at zoom 2", 60)
     assert s["interest"]["mode"] == "viewport" and s["interest"]["view"]["zoom"] == 2
     page.screenshot("1-zoom-2")
     drawn = s["clusters"]
