@@ -7,8 +7,8 @@ import MeridianTransport
 struct HubGather: Sendable {
     enum Question: Sendable {
         case http(HTTPRequest, HTTPResponder)
-        /// The first overview of `watcher`, connected to hub `hub`.
-        case overview(watcher: ConnectionID, hub: Int)
+        /// The first overview of `watcher` (its hub is in its id).
+        case overview(watcher: ConnectionID)
     }
 
     let question: Question
@@ -64,22 +64,19 @@ extension Hub {
     }
 
     func finish(_ gather: HubGather, on local: any Outbound) {
-        guard case .http(let request, let responder) = gather.question else {
-            guard case .overview(let watcher, let hub) = gather.question else { return }
+        switch gather.question {
+        case .overview(let watcher):
+            // The watcher may be on another hub: the routing outbound takes it there.
             let entries = gather.overview.sorted { $0.session < $1.session }
-            let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: gather.connections))
-            if let place, hub != place.hub {
-                return place.relay.post(.frame(RelayedFrame(frame: frame, token: nil, supersedes: nil), to: [watcher], except: nil), to: hub)
-            }
-            return local.send(frame, to: watcher)
-        }
-        if request.path == "/metrics" {
+            outbound(for: local).send(OutboundFrame(text: ServerMessage.overview(entries, connections: gather.connections)), to: watcher)
+        case .http(let request, let responder) where request.path == "/metrics":
             metrics.refresh(gather.stats, sessions: gather.sessions)
             metrics.refresh(logLinesDropped: configuration.logWriter?.dropped ?? 0)
-            return responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
+            responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
+        case .http(let request, let responder):
+            if let denial = authorizeAPI(request, ["", "api", "sessions"]) { return responder.respond(denial) }
+            listSessions(responder, loaded: gather.loaded)
         }
-        if let denial = authorizeAPI(request, ["", "api", "sessions"]) { return responder.respond(denial) }
-        listSessions(responder, loaded: gather.loaded)
     }
 }
 

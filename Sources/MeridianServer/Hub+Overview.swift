@@ -20,7 +20,7 @@ extension Hub {
         overview.watchers.insert(connection)
         let seq = connections[connection].map(seq(of:)) ?? 0
         server.send(OutboundFrame.encoding { ServerMessage.ack(ref: ref, seq: seq, into: &$0) }, to: connection)
-        if place != nil { return gather(HubGather(.overview(watcher: connection, hub: place!.hub)), on: server) }
+        if place != nil { return gather(HubGather(.overview(watcher: connection)), on: server) }
         server.send(OutboundFrame(text: ServerMessage.overview(overviewEntries(now: server.now, advance: false), connections: connections.count)), to: connection)
     }
 

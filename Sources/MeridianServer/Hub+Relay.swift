@@ -8,10 +8,10 @@ import Synchronization
 struct HubPlace {
     let hub: Int
     let relay: any Relay
-    /// Where the hubs post their part of the overview.
-    var board = OverviewBoard()
-    /// Each hub's sessions, loaded and loading, for the server's limit.
-    var loads = LoadCounts()
+    /// Where the hubs post their part of the overview (one for all of them).
+    let board: OverviewBoard
+    /// Each hub's sessions, loaded and loading, for the server's limit (one for all of them).
+    let loads: LoadCounts
 }
 
 /// Each hub's sessions, loaded and loading.
@@ -50,7 +50,7 @@ enum EdgeRoute {
 extension Hub {
     /// The outbound the hub's logic uses: `local` itself for a single hub, else the routing one.
     func outbound(for local: any Outbound) -> any Outbound {
-        guard let place else { return local }
+        guard let place, !(local is RoutedOutbound) else { return local }
         if let routed, routed.local === local { return routed }
         let made = RoutedOutbound(local: local, relay: place.relay, hub: place.hub)
         routed = made
@@ -100,9 +100,9 @@ extension Hub {
         place.relay.post(.request(request, from: connection, peer: state.peer, handshakeGrant: state.handshakeGrant), to: home)
     }
 
-    /// Sends an answer this hub made itself: through the home of a routed connection, so that
+    /// Sends a reply this hub made itself: through the home of a routed connection, so that
     /// it comes after the answers to the requests forwarded before it.
-    func answer(_ frame: OutboundFrame, to connection: ConnectionID, on server: any Outbound) {
+    func reply(_ frame: OutboundFrame, to connection: ConnectionID, on server: any Outbound) {
         if let place, isLocal(connection), let route = connections[connection]?.route {
             place.relay.post(.echo(RelayedFrame(frame: frame, token: nil, supersedes: nil), to: connection), to: route.home)
         } else {

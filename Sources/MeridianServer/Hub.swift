@@ -336,7 +336,7 @@ final class Hub: TransportHandler {
         metrics.error(code)
         metrics.messageOut("error")
         let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)
-        answer(OutboundFrame(text: frame), to: connection, on: server)
+        reply(OutboundFrame(text: frame), to: connection, on: server)
         if request == "join" { settled(connection) }
     }
 

@@ -32,20 +32,18 @@ final class RoutedOutbound: Outbound {
     }
 
     func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?, transient: Bool) {
-        var remote: [[ConnectionID]] = []
-        var own: [ConnectionID] = []
-        own.reserveCapacity(members.count)
-        for member in members {
-            let target = LocalRelay.hub(of: member)
-            if target == hub {
-                own.append(member)
-            } else {
-                if remote.isEmpty { remote = Array(repeating: [], count: relay.hubs) }
-                remote[target].append(member)
-            }
+        // Members are split by hub only once one of another hub turns up: a session whose
+        // members are all here costs one pass over the ids and no copy.
+        guard let firstRemote = members.firstIndex(where: { LocalRelay.hub(of: $0) != hub }) else {
+            return local.broadcast(frame, to: members, except: skip, superseding: previous, transient: transient)
         }
-        local.broadcast(frame, to: own.count == members.count ? members : own, except: skip, superseding: previous, transient: transient)
-        guard !remote.isEmpty else { return }
+        var own = Array(members[..<firstRemote])
+        var remote: [[ConnectionID]] = Array(repeating: [], count: relay.hubs)
+        for member in members[firstRemote...] {
+            let target = LocalRelay.hub(of: member)
+            if target == hub { own.append(member) } else { remote[target].append(member) }
+        }
+        local.broadcast(frame, to: own, except: skip, superseding: previous, transient: transient)
         let supersedes = previous.map { tokens.token(of: $0) }
         let token = transient ? tokens.token(of: frame) : nil
         for (target, ids) in remote.enumerated() where !ids.isEmpty {
@@ -62,16 +60,13 @@ final class RoutedOutbound: Outbound {
 
 /// Hands out relay tokens, stored on the frames themselves (only this hub's thread reads them).
 private final class TokenCounter: Sendable {
-    private let next: Mutex<UInt64>
+    private let next: Atomic<UInt64>
 
-    init(hub: Int) { next = Mutex(UInt64(hub) << 56 | 1) }
+    init(hub: Int) { next = Atomic(UInt64(hub) << 56 | 1) }
 
     func token(of frame: OutboundFrame) -> UInt64 {
         if let token = frame.relayToken { return token }
-        let token = next.withLock { value in
-            defer { value += 1 }
-            return value
-        }
+        let token = next.wrappingAdd(1, ordering: .relaxed).oldValue
         frame.relayToken = token
         return token
     }

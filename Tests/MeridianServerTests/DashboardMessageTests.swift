@@ -48,8 +48,10 @@ struct DashboardMessageTests {
         #expect(welcome["type"]?.string == "welcome")
     }
 
-    @Test func overviewCountsParticipantsDashboardsAndRates() throws {
-        let server = try TestServer()
+    /// With 4 threads the sessions and the watcher are on different threads: the overview
+    /// gathers every thread's part.
+    @Test(arguments: [1, 4]) func overviewCountsParticipantsDashboardsAndRates(threads: Int) throws {
+        let server = try TestServer { $0.threads = threads }
         defer { server.stop() }
         let alice = try server.joined("busy", name: "Alice")
         let wall = try server.joined("busy", name: "Wall", role: "viewer", extra: ["hidden": .bool(true)])
