@@ -102,10 +102,8 @@ extension Hub {
         if sessions[id] != nil { return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists")) }
         guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
-        let hub = LoopBound(value: self)
-        let pending = LoopBound(value: (settings: settings, responder: responder))
-        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: { result in
-            server.execute { hub.value.create(id, exists: result, settings: pending.value.settings, pending.value.responder, on: server) }
+        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: returning(to: server) { hub, server, result in
+            hub.create(id, exists: result, settings: settings, responder, on: server)
         })
     }
 
@@ -192,9 +190,8 @@ extension Hub {
         }
         guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
-        let hub = LoopBound(value: self)
-        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: { result in
-            server.execute { hub.value.delete(id, exists: result, responder, on: server) }
+        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: returning(to: server) { hub, server, result in
+            hub.delete(id, exists: result, responder, on: server)
         })
     }
 

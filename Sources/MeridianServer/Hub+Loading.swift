@@ -85,7 +85,6 @@ extension Hub {
         durability.loads += 1
         let epoch = Self.newEpoch()
         let limits = configuration.limits
-        let hub = LoopBound(value: self)
         reader.read({ store throws(StorageError) in
             // The session is built here too, and a large one's annotation index: restoring a large
             // session is work the loop need not do.
@@ -95,9 +94,7 @@ extension Hub {
                     ? InterestRouter<ConnectionID>.annotationIndex(of: session) : nil
                 return LoadedSession(session: session, index: index)
             }
-        }, completion: { result in
-            server.execute { hub.value.finishLoad(id, result, on: server) }
-        })
+        }, completion: returning(to: server) { hub, server, result in hub.finishLoad(id, result, on: server) })
         return nil
     }
 

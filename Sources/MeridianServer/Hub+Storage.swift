@@ -108,15 +108,11 @@ extension Hub {
         }
         if change != nil { durability.pendingWrites[sessionID, default: 0] += 1 }
         if let ack { durability.pendingAcks[ack.connection, default: 0] += 1 }
-        let hub = LoopBound(value: self)
         let wrote = change != nil
-        let then = then.map { LoopBound(value: $0) }
-        writer.submit(change) { result in
-            server.execute {
-                hub.value.finish(result, sessionID: sessionID, wrote: wrote, ack: ack, counted: true, on: server)
-                then?.value(result)
-            }
-        }
+        writer.submit(change, completion: returning(to: server) { hub, server, result in
+            hub.finish(result, sessionID: sessionID, wrote: wrote, ack: ack, counted: true, on: server)
+            then?(result)
+        })
     }
 
     /// Commits one change of a session that is not loaded (an HTTP API create or delete,
@@ -127,8 +123,7 @@ extension Hub {
             do throws(StorageError) { try opened.store.commit([change]) } catch { return then(.failure(error)) }
             return then(.success(()))
         }
-        let then = LoopBound(value: then)
-        writer.submit(change) { result in server.execute { then.value(result) } }
+        writer.submit(change, completion: returning(to: server) { _, _, result in then(result) })
     }
 
     private func finish(

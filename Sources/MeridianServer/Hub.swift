@@ -70,23 +70,23 @@ final class Hub: TransportHandler {
 
     // MARK: TransportHandler
 
-    func transport(_ server: WebSocketServer, shouldAccept handshake: Handshake) -> HandshakeVerdict {
+    func transport(_ server: ServerLoop, shouldAccept handshake: Handshake) -> HandshakeVerdict {
         screen(handshake)
     }
 
-    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake) {
+    func transport(_ server: ServerLoop, didOpen connection: ConnectionID, handshake: Handshake) {
         open(connection, handshake: handshake)
     }
 
-    func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
+    func transport(_ server: ServerLoop, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
         receive(message, from: connection, on: server)
     }
 
-    func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {
+    func transport(_ server: ServerLoop, didClose connection: ConnectionID, code: UInt16?, reason: String) {
         closed(connection, code: code, reason: reason, on: server)
     }
 
-    func transportTick(_ server: WebSocketServer) {
+    func transportTick(_ server: ServerLoop) {
         tick(on: server)
     }
 
@@ -151,7 +151,7 @@ final class Hub: TransportHandler {
         tickOverview(server)
     }
 
-    func transport(_ server: WebSocketServer, handle request: HTTPRequest, responder: HTTPResponder) {
+    func transport(_ server: ServerLoop, handle request: HTTPRequest, responder: HTTPResponder) {
         answer(request, responder: responder, on: server)
     }
 

@@ -12,8 +12,6 @@ import Synchronization
 public final class MeridianServer: Sendable {
     public let configuration: ServerConfiguration
     private let first: WebSocketServer
-    /// The first thread's hub, handed to its thread's relay wake-up (used only there).
-    private let firstHub: LoopBound<Hub>
     /// The other threads' transports, made once the first listens.
     private let others = OtherThreads()
     private let relay: LocalRelay?
@@ -31,7 +29,6 @@ public final class MeridianServer: Sendable {
         relay = threads > 1 ? LocalRelay(hubs: threads) : nil
         let hub = Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
                       place: relay.map { [board, loads] in HubPlace(hub: 0, relay: $0, board: board, loads: loads) })
-        firstHub = LoopBound(value: hub)
         var transport = configuration.transport
         if threads > 1 {
             transport.connectionLimits = ConnectionLimits(
@@ -54,7 +51,7 @@ public final class MeridianServer: Sendable {
         try storage.open(configuration.storage, onBatch: { metrics.record($0) })
         do {
             try eventLog.open(configuration.eventLog, storage: configuration.storage, logger: logger)
-            wake(0, first, hub: firstHub.value)
+            wake(0, first)
             let port = try first.start()
             try startOtherThreads(on: port)
             return port
@@ -95,17 +92,16 @@ public final class MeridianServer: Sendable {
             transport.listens = false
             let server = WebSocketServer(configuration: transport, handler: hub)
             // Woken for relayed messages before it can be handed a connection.
-            wake(thread, server, hub: hub)
+            wake(thread, server)
             others.servers.withLock { $0.append(server) }
             _ = try server.start()
         }
     }
 
     /// Relayed messages for thread `thread` are taken on that thread, when its inbox fills.
-    private func wake(_ thread: Int, _ server: WebSocketServer, hub: Hub) {
+    private func wake(_ thread: Int, _ server: WebSocketServer) {
         guard let relay else { return }
-        let target = LoopBound(value: hub)
-        relay.onPost(to: thread) { server.execute { target.value.takeRelayed(on: server) } }
+        relay.onPost(to: thread) { server.execute { loop in (loop.handler as? Hub)?.takeRelayed(on: loop) } }
     }
 }
 

@@ -23,7 +23,7 @@ final class RoutedOutbound: Outbound {
     var sharedFrames: SharedFrameLedger { local.sharedFrames }
     var transportStats: TransportStats { local.transportStats }
 
-    func execute(_ body: @escaping @Sendable () -> Void) { local.execute(body) }
+    var thread: any HubThread { local.thread }
 
     func send(_ frame: OutboundFrame, to connection: ConnectionID) {
         let target = LocalRelay.hub(of: connection)

@@ -40,9 +40,3 @@ final class StorageSlot: Sendable {
         current?.writer?.stop()
     }
 }
-
-/// The hub, carried through another thread back to the service thread,
-/// where alone it is touched.
-struct LoopBound<Value>: @unchecked Sendable {
-    let value: Value
-}

@@ -34,10 +34,11 @@ public final class HTTPResponder: Sendable {
     }
 
     private static func deliver(_ response: HTTPResponse, server: WebSocketServer, connection: UInt64, serial: UInt64) {
-        if server.isOnServiceThread {
-            server.answer(response, connection: connection, serial: serial)
-        } else {
-            server.execute { server.answer(response, connection: connection, serial: serial) }
+        let answered = server.serviceThread.withLoopIfCurrent { loop in
+            loop.answer(response, connection: connection, serial: serial)
+        }
+        if answered == nil {
+            server.execute { loop in loop.answer(response, connection: connection, serial: serial) }
         }
     }
 }

@@ -50,6 +50,9 @@ package final class ServiceThread<Loop: ServiceLoop>: Sendable {
     private let ended = DispatchGroup()
     private let name: String
     private let stackSize: Int?
+    /// The loop while the thread runs it. Written and read on the service thread only (checked
+    /// by ``withLoopIfCurrent(_:)``, its one reader): the loop never leaves its thread this way.
+    private nonisolated(unsafe) var runningLoop: Loop?
 
     /// A service thread named `name` (seen in debuggers and `top -H`); nothing runs until ``start(_:)``.
     package init(name: String, stackSize: Int? = nil) {
@@ -60,6 +63,13 @@ package final class ServiceThread<Loop: ServiceLoop>: Sendable {
     /// True on the service thread while it runs.
     package var isCurrent: Bool {
         threadID.load(ordering: .acquiring) == currentThreadID()
+    }
+
+    /// Runs `body` with the loop at once when called on the service thread while the loop runs
+    /// (as a callback or a work item does); nil elsewhere, where ``execute(_:)`` is the way in.
+    package func withLoopIfCurrent<Result>(_ body: (Loop) -> Result) -> Result? {
+        guard isCurrent, let loop = runningLoop else { return nil }
+        return body(loop)
     }
 
     /// Traps in debug builds unless called on the service thread.
@@ -184,6 +194,7 @@ package final class ServiceThread<Loop: ServiceLoop>: Sendable {
             return
         }
         let loop = start.loop
+        runningLoop = loop
         let context = start.context
         let tick = start.tickInterval.map { interval in
             TickTimer(context: context, interval: interval) {
@@ -200,6 +211,7 @@ package final class ServiceThread<Loop: ServiceLoop>: Sendable {
         decided(.success(start.ready))
 
         serve(loop, context: context)
+        runningLoop = nil
 
         // From here on no other thread may touch the context.
         shared.withLock { $0.wakeable = nil }

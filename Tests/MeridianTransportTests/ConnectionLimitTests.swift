@@ -65,7 +65,7 @@ import Testing
             let expected = ended
             #expect(handler.wait { _, closed in closed.count == expected })
         }
-        let stats = onServiceThread(server) { server.stats }
+        let stats = onServiceThread(server) { server in server.stats }
         #expect(stats.admittedConnections == 0)
         #expect(stats.refusedHandshakes == 10)
         let clients = (0..<2).map { _ in WebSocketClient(port: port) }

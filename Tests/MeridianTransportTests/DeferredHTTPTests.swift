@@ -9,14 +9,14 @@ final class LaterHandler: TransportHandler, @unchecked Sendable {
     private let condition = NSCondition()
     private var waiting: [HTTPResponder] = []
 
-    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake) {}
-    func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
+    func transport(_ server: ServerLoop, didOpen connection: ConnectionID, handshake: Handshake) {}
+    func transport(_ server: ServerLoop, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
         server.send(OutboundFrame(text: Array(message)), to: connection)
     }
-    func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {}
-    func transportTick(_ server: WebSocketServer) {}
+    func transport(_ server: ServerLoop, didClose connection: ConnectionID, code: UInt16?, reason: String) {}
+    func transportTick(_ server: ServerLoop) {}
 
-    func transport(_ server: WebSocketServer, handle request: HTTPRequest, responder: HTTPResponder) {
+    func transport(_ server: ServerLoop, handle request: HTTPRequest, responder: HTTPResponder) {
         switch request.path {
         case "/later":
             condition.withLock {
@@ -118,7 +118,7 @@ final class LaterHandler: TransportHandler, @unchecked Sendable {
         // The client has closed its socket (deinit). lws reads nothing from a connection whose
         // request is unanswered, so it learns of the close when the answer is written.
         handler.answerAll(#"{"late":true}"#)
-        #expect(Self.eventually { onServiceThread(server) { server.httpExchanges.isEmpty } })
+        #expect(Self.eventually { onServiceThread(server) { server in server.httpExchanges.isEmpty } })
         #expect(try httpGet(port: port, path: "/now").body == #"{"now":true}"#)
     }
 

@@ -39,7 +39,7 @@ import Testing
         accepted.send("in")
         #expect(try accepted.receive() == .text("in"))
         #expect(handler.opened.count == 1)
-        let stats = onServiceThread(server) { server.stats }
+        let stats = onServiceThread(server) { server in server.stats }
         #expect(stats.refusedHandshakes == 2)
         #expect(stats.admittedConnections == 1)
     }
@@ -61,7 +61,7 @@ import Testing
         #expect(answer.status == 400)
         #expect(answer.body == #"{"error":"handshake_refused","status":400,"message":"subprotocol meridian.v1 required"}"#)
         #expect(try upgradeAnswer(port: port, subprotocol: "chat, meridian.v1").status == 101)
-        #expect(onServiceThread(server) { server.stats.refusedHandshakes } == 1)
+        #expect(onServiceThread(server) { server in server.stats.refusedHandshakes } == 1)
         #expect(handler.wait { opened, _ in opened.count == 1 })
     }
 
@@ -88,12 +88,12 @@ import Testing
 
     @Test func originRules() {
         let allowed = ["https://a.example/"]
-        #expect(WebSocketServer.originAllowed(nil, host: "h", tls: false, allowed: []))
-        #expect(WebSocketServer.originAllowed("http://h:8080", host: "H:8080", tls: false, allowed: []))
-        #expect(!WebSocketServer.originAllowed("http://h:8080", host: "h:8080", tls: true, allowed: []))
-        #expect(WebSocketServer.originAllowed("https://h:8080", host: "h:8080", tls: true, allowed: []))
-        #expect(WebSocketServer.originAllowed("https://a.example", host: "h", tls: false, allowed: allowed))
-        #expect(!WebSocketServer.originAllowed("https://a.example.evil", host: "h", tls: false, allowed: allowed))
-        #expect(!WebSocketServer.originAllowed("null", host: "h", tls: false, allowed: allowed))
+        #expect(ServerLoop.originAllowed(nil, host: "h", tls: false, allowed: []))
+        #expect(ServerLoop.originAllowed("http://h:8080", host: "H:8080", tls: false, allowed: []))
+        #expect(!ServerLoop.originAllowed("http://h:8080", host: "h:8080", tls: true, allowed: []))
+        #expect(ServerLoop.originAllowed("https://h:8080", host: "h:8080", tls: true, allowed: []))
+        #expect(ServerLoop.originAllowed("https://a.example", host: "h", tls: false, allowed: allowed))
+        #expect(!ServerLoop.originAllowed("https://a.example.evil", host: "h", tls: false, allowed: allowed))
+        #expect(!ServerLoop.originAllowed("null", host: "h", tls: false, allowed: allowed))
     }
 }

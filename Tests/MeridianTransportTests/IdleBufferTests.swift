@@ -13,7 +13,7 @@ struct IdleBufferTests {
         defer { client.close() }
         client.send("hello")
         #expect(try client.receive() == .text("hello"))
-        #expect(onServiceThread(server) { server.stats.writeBufferBytes } > 0, "a connection that wrote holds a buffer")
+        #expect(onServiceThread(server) { server in server.stats.writeBufferBytes } > 0, "a connection that wrote holds a buffer")
 
         // Each tick reports the buffers held; wait (on a condition, with a deadline) until none.
         let released = ResultBox<Bool>()

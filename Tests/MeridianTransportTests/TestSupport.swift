@@ -21,17 +21,17 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
     /// Decides upgrades, on the service thread; nil accepts all (the protocol's default).
     var verdict: ((Handshake) -> HandshakeVerdict)?
     /// Runs on every tick, on the service thread.
-    var onTick: ((WebSocketServer) -> Void)?
+    var onTick: ((ServerLoop) -> Void)?
 
     var opened: [ConnectionID] { condition.withLock { _opened } }
     var closed: [Close] { condition.withLock { _closed } }
     var handshakes: [ConnectionID: Handshake] { condition.withLock { _handshakes } }
 
-    func transport(_ server: WebSocketServer, shouldAccept handshake: Handshake) -> HandshakeVerdict {
+    func transport(_ server: ServerLoop, shouldAccept handshake: Handshake) -> HandshakeVerdict {
         verdict?(handshake) ?? .accept
     }
 
-    func transport(_ server: WebSocketServer, didOpen connection: ConnectionID, handshake: Handshake) {
+    func transport(_ server: ServerLoop, didOpen connection: ConnectionID, handshake: Handshake) {
         condition.withLock {
             _opened.append(connection)
             _handshakes[connection] = handshake
@@ -39,20 +39,20 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
         }
     }
 
-    func transport(_ server: WebSocketServer, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
+    func transport(_ server: ServerLoop, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
         if echo { server.send(OutboundFrame(text: Array(message)), to: connection) }
     }
 
-    func transport(_ server: WebSocketServer, didClose connection: ConnectionID, code: UInt16?, reason: String) {
+    func transport(_ server: ServerLoop, didClose connection: ConnectionID, code: UInt16?, reason: String) {
         condition.withLock {
             _closed.append(Close(connection: connection, code: code, reason: reason))
             condition.broadcast()
         }
     }
 
-    func transportTick(_ server: WebSocketServer) { onTick?(server) }
+    func transportTick(_ server: ServerLoop) { onTick?(server) }
 
-    func transport(_ server: WebSocketServer, handle request: HTTPRequest) -> HTTPResponse? {
+    func transport(_ server: ServerLoop, handle request: HTTPRequest) -> HTTPResponse? {
         if request.path == "/echo" {
             return HTTPResponse(status: 200, contentType: "text/plain", body: Array("\(request.method) ".utf8) + request.body)
         }
@@ -85,9 +85,9 @@ func startServer(
 }
 
 /// Runs `body` on the server's service thread and waits for its result.
-func onServiceThread<T: Sendable>(_ server: WebSocketServer, _ body: @escaping @Sendable () -> T) -> T {
+func onServiceThread<T: Sendable>(_ server: WebSocketServer, _ body: @escaping @Sendable (ServerLoop) -> T) -> T {
     let box = ResultBox<T>()
-    server.execute { box.set(body()) }
+    server.execute { loop in box.set(body(loop)) }
     return box.get()
 }
 

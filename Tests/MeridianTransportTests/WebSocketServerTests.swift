@@ -84,7 +84,7 @@ import Testing
         let ids = handler.opened
 
         let frameCount = 10_000
-        server.execute {
+        server.execute { server in
             for index in 0..<frameCount {
                 let frame = OutboundFrame(text: Array("{\"seq\":\(index)}".utf8))
                 for id in ids { server.send(frame, to: id) }
@@ -122,7 +122,7 @@ import Testing
         var previous: OutboundFrame?
         for _ in 0..<4000 {
             let first = sent
-            (stats, previous) = onServiceThread(server) { [previous] in
+            (stats, previous) = onServiceThread(server) { [previous] server in
                 var previous = previous
                 for index in first..<(first + 32) {
                     let frame = OutboundFrame(text: Array("d\(index):\(payload)".utf8))
@@ -146,7 +146,7 @@ import Testing
         #expect(last == .closed(code: 4008, reason: "slow consumer"))
         #expect(handler.wait { _, closed in closed.contains { $0.connection == slowID && $0.code == 4008 } })
 
-        server.execute { server.send(OutboundFrame(text: Array("end".utf8)), to: healthyID) }
+        server.execute { server in server.send(OutboundFrame(text: Array("end".utf8)), to: healthyID) }
         var expected = 0
         while true {
             guard case .text(let text) = try healthy.receive() else {
@@ -171,7 +171,7 @@ import Testing
         defer { client.close() }
         #expect(handler.wait { opened, _ in opened.count == 1 })
         let id = handler.opened[0]
-        server.execute {
+        server.execute { server in
             var previous: OutboundFrame?
             for index in 0..<10 {
                 let move = OutboundFrame(text: Array("t\(index)".utf8))
@@ -182,7 +182,7 @@ import Testing
         }
         var texts: [String] = []
         while case .text(let text) = try client.receive(), text != "end" { texts.append(text) }
-        return (texts, onServiceThread(server) { server.stats.conflatedFrames })
+        return (texts, onServiceThread(server) { server in server.stats.conflatedFrames })
     }
 
     @Test func aReceiverThatKeepsUpGetsEveryTransientFrame() throws {
@@ -217,7 +217,7 @@ import Testing
         let frame = OutboundFrame(text: Array(String(repeating: "q", count: 16 * 1024).utf8))
         var queued = 0
         for _ in 0..<10_000 {
-            queued = onServiceThread(server) {
+            queued = onServiceThread(server) { server in
                 for _ in 0..<2 { server.send(frame, to: id) }
                 return server.queuedBytes(of: id)
             }
@@ -226,7 +226,7 @@ import Testing
         #expect(queued > 512 * 1024)
         // Keep it paused until a tick has decided to close it (after the grace period).
         let decided = ResultBox<Bool>()
-        server.execute {
+        server.execute { server in
             handler.onTick = { server in
                 if server.stats.slowConsumerCloses > 0 { decided.set(true) }
             }
@@ -237,7 +237,7 @@ import Testing
         while case .text = last { last = try slow.receive(timeout: .seconds(10)) }
         #expect(last == .closed(code: 4008, reason: "slow consumer"))
         #expect(handler.wait { _, closed in closed.contains { $0.connection == id && $0.code == 4008 } })
-        #expect(onServiceThread(server) { server.stats.slowConsumerCloses } == 1)
+        #expect(onServiceThread(server) { server in server.stats.slowConsumerCloses } == 1)
     }
 
     @Test func keepalivePingsDoNotCorruptPreFramedWrites() throws {
@@ -254,7 +254,7 @@ import Testing
         #expect(handler.wait { opened, _ in opened.count == 1 })
         let id = handler.opened[0]
         // About 3 s of frames from the tick, spanning several PING/PONG exchanges, then "done".
-        server.execute {
+        server.execute { server in
             let start = server.now
             var sequence = 0
             handler.onTick = { server in
@@ -309,8 +309,8 @@ import Testing
         let http = try HTTPConnection(port: port)
         #expect(try http.get("/readyz").status == 200)
 
-        server.execute { server.stop() }  // on the service thread: begins the drain, returns
-        _ = onServiceThread(server) { true }
+        server.execute { loop in loop.server.stop() }  // on the service thread: begins the drain, returns
+        _ = onServiceThread(server) { _ in true }
         let draining = try http.get("/readyz")
         #expect(draining.status == 503)
         #expect(draining.body == #"{"status":"draining"}"#)

@@ -34,8 +34,9 @@ final class MemoryHubs {
                 place: count == 1 ? nil : HubPlace(hub: i, relay: relay, board: board, loads: loads))
         }
         for i in 0..<count where count > 1 {
-            let hub = LoopBound(value: hubs[i]), outbound = outbounds[i]
-            relay.onPost(to: i) { outbound.execute { hub.value.takeRelayed(on: outbound) } }
+            let thread = outbounds[i].thread
+            let bound = LoopBound((hub: hubs[i], outbound: outbounds[i]), on: thread)
+            relay.onPost(to: i) { thread.enqueue { bound.value.hub.takeRelayed(on: bound.value.outbound) } }
         }
         self.relay = relay
         self.outbounds = outbounds

@@ -16,15 +16,14 @@ final class MemoryOutbound: Outbound {
         /// A message whose fragments are still arriving, per connection.
         var partial: [ConnectionID: [UInt8]] = [:]
         var closed: [ConnectionID: (code: UInt16, reason: String)] = [:]
-        var work: [@Sendable () -> Void] = []
     }
 
     private let state = Mutex(State())
-    /// Signalled once per piece of work handed back; several outbounds may share one.
-    private let workArrived: DispatchSemaphore
+    private let memoryThread: MemoryThread
+    var thread: any HubThread { memoryThread }
 
     init(workArrived: DispatchSemaphore = DispatchSemaphore(value: 0)) {
-        self.workArrived = workArrived
+        memoryThread = MemoryThread(workArrived: workArrived)
     }
     let sharedFrames = SharedFrameLedger(budget: 1 << 30)
 
@@ -53,11 +52,6 @@ final class MemoryOutbound: Outbound {
         }
     }
 
-    func execute(_ body: @escaping @Sendable () -> Void) {
-        state.withLock { $0.work.append(body) }
-        workArrived.signal()
-    }
-
     /// Takes the messages queued for `connection`, oldest first.
     func take(_ connection: ConnectionID) -> [[UInt8]] {
         state.withLock { $0.inbox.removeValue(forKey: connection) ?? [] }
@@ -67,23 +61,13 @@ final class MemoryOutbound: Outbound {
 
     /// Runs the work handed back so far; false if there was none.
     @discardableResult
-    func runWork() -> Bool {
-        let work = state.withLock { s in
-            defer { s.work.removeAll() }
-            return s.work
-        }
-        for body in work {
-            _ = workArrived.wait(timeout: .now())
-            body()
-        }
-        return !work.isEmpty
-    }
+    func runWork() -> Bool { memoryThread.runWork() }
 
     /// Waits up to `timeout` for work from another thread, then runs it.
     func awaitWork(timeout: Duration = .seconds(5)) -> Bool {
         let (s, atto) = timeout.components
-        guard workArrived.wait(timeout: .now() + .nanoseconds(Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000))) == .success else { return false }
-        workArrived.signal()
+        guard memoryThread.workArrived.wait(timeout: .now() + .nanoseconds(Int(s) * 1_000_000_000 + Int(atto / 1_000_000_000))) == .success else { return false }
+        memoryThread.workArrived.signal()
         return runWork()
     }
 
@@ -109,5 +93,38 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+/// The hub's "thread" in memory: the thread that made it (the test's), where work handed back
+/// from the store's threads waits until the test runs it.
+final class MemoryThread: HubThread {
+    private let work = Mutex<[@Sendable () -> Void]>([])
+    /// Signalled once per piece of work handed back; several threads may share one.
+    let workArrived: DispatchSemaphore
+    private let owner = pthread_self()
+
+    init(workArrived: DispatchSemaphore) {
+        self.workArrived = workArrived
+    }
+
+    var isCurrent: Bool { pthread_equal(owner, pthread_self()) != 0 }
+
+    func enqueue(_ body: @escaping @Sendable () -> Void) {
+        work.withLock { $0.append(body) }
+        workArrived.signal()
+    }
+
+    /// Runs the work handed back so far; false if there was none.
+    func runWork() -> Bool {
+        let taken = work.withLock { work in
+            defer { work.removeAll() }
+            return work
+        }
+        for body in taken {
+            _ = workArrived.wait(timeout: .now())
+            body()
+        }
+        return !taken.isEmpty
     }
 }

@@ -2,7 +2,7 @@ import MeridianTransportCore
 internal import CLibWebSockets
 
 /// The RFC 6455 checks of ``InboundCheck``, applied where lws hands the server a client's data.
-extension WebSocketServer {
+extension ServerLoop {
     /// LWS_CALLBACK_RECEIVE, for each piece of a text message before it is buffered: closes the
     /// connection (1007) and returns false when the client broke a rule.
     func inboundConforms(_ connection: Connection, wsi: OpaquePointer, input: UnsafeMutableRawPointer?, length: Int) -> Bool {

@@ -6,7 +6,7 @@ struct AdmittedConnection {
     var handshake: Handshake
 }
 
-extension WebSocketServer {
+extension ServerLoop {
     /// LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, on the HTTP protocol before lws picks a subprotocol:
     /// the first two checks (draining, subprotocol). lws would drop an upgrade that offers only
     /// subprotocols it lacks (`chat`, `meridian.v2`) with no answer at all, before

@@ -2,10 +2,10 @@ import Foundation
 import MeridianTransportCore
 internal import CLibWebSockets
 
-extension WebSocketServer: ServiceLoop {
+extension ServerLoop: ServiceLoop {
     /// Runs first on the service thread: creates the context and reads back the bound port.
     /// On failure, frees what it made and drops the handler.
-    func startService() throws(TransportError) -> ServiceStart<WebSocketServer, Int> {
+    func startService() throws(TransportError) -> ServiceStart<ServerLoop, Int> {
         guard let context = makeContext() else {
             allocations.freeAll()
             handler = nil
@@ -63,7 +63,7 @@ extension WebSocketServer: ServiceLoop {
 
     /// Ends the service loop after the current `lws_service` pass; no tick follows.
     func requestLoopExit() {
-        serviceThread.requestExit()
+        server.serviceThread.requestExit()
     }
 
     func makeContext() -> OpaquePointer? {

@@ -9,11 +9,11 @@ func serverCallback(
     guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else {
         return 0
     }
-    let server = Unmanaged<WebSocketServer>.fromOpaque(owner).takeUnretainedValue()
+    let server = Unmanaged<ServerLoop>.fromOpaque(owner).takeUnretainedValue()
     return server.handleCallback(wsi: wsi, reason: reason, user: user, input: input, length: length)
 }
 
-extension WebSocketServer {
+extension ServerLoop {
     func handleCallback(
         wsi: OpaquePointer, reason: lws_callback_reasons,
         user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
@@ -142,7 +142,7 @@ extension WebSocketServer {
     }
 }
 
-extension WebSocketServer {
+extension ServerLoop {
     /// Tells the handler about connections the server is closing, without
     /// waiting for lws to finish: a slow consumer may hold its close frame
     /// back for the whole close timeout, and the session should not wait for

@@ -9,7 +9,7 @@ final class PendingHTTPBody {
     init(_ request: HTTPRequest) { self.request = request }
 }
 
-extension WebSocketServer {
+extension ServerLoop {
     /// LWS_CALLBACK_HTTP_BODY: one chunk, kept up to the limit (beyond it, dropped and answered 413).
     func httpBody(user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         guard let id = user?.load(as: UInt64.self), let pending = httpBodies[id], let input, length > 0 else { return 0 }

@@ -1,19 +1,18 @@
 import MeridianTransportCore
 internal import CLibWebSockets
 
-extension WebSocketServer {
-    /// Queues a frame for one connection. Service thread only. Frames are never dropped
+extension ServerLoop {
+    /// Queues a frame for one connection. Frames are never dropped
     /// (except when the connection is closed, or as ``broadcast(_:to:except:superseding:)``
     /// allows).
     public func send(_ frame: OutboundFrame, to connection: ConnectionID) {
-        assertOnServiceThread()
         guard let connection = connections[connection] else { return }
         enqueue(frame, for: connection)
         counters.deliveries += 1
         counters.bytesQueued += frame.byteCount
     }
 
-    /// Queues the same frame for every connection in `members` but `skip`. Service thread only.
+    /// Queues the same frame for every connection in `members` but `skip`.
     ///
     /// `previous`, when given, is an earlier transient frame of the same kind (a camera move,
     /// a drag move of one participant): wherever it still waits unwritten in a queue that is
@@ -24,7 +23,6 @@ extension WebSocketServer {
         _ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID? = nil,
         superseding previous: OutboundFrame? = nil
     ) {
-        assertOnServiceThread()
         previous?.superseded = true
         let exempt = frame.ledger?.isWithinBudget ?? false
         let highWater = configuration.queueHighWaterBytes
@@ -79,9 +77,8 @@ extension WebSocketServer {
     }
 
     /// Closes a connection with `code` and `reason` (at most 123 bytes): its queued frames are
-    /// dropped and the close frame goes out from its next WRITEABLE. Service thread only.
+    /// dropped and the close frame goes out from its next WRITEABLE.
     public func close(_ connection: ConnectionID, code: UInt16, reason: String) {
-        assertOnServiceThread()
         guard let connection = connections[connection] else { return }
         close(connection, code: code, reason: reason)
     }

@@ -47,7 +47,7 @@ final class HTTPExchange {
     deinit { free(buffer) }
 }
 
-extension WebSocketServer {
+extension ServerLoop {
     /// LWS_CALLBACK_HTTP: ask for the answer; a request with a body is asked once it is whole.
     func httpRequest(
         wsi: OpaquePointer, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
@@ -94,7 +94,7 @@ extension WebSocketServer {
         }
         guard let handler else { return respond(exchange, .notFound) }
         exchange.asking = true
-        handler.transport(self, handle: request, responder: HTTPResponder(server: self, connection: id, serial: exchange.serial))
+        handler.transport(self, handle: request, responder: HTTPResponder(server: server, connection: id, serial: exchange.serial))
         exchange.asking = false
         guard let response = exchange.immediate else { return 0 }
         return respond(exchange, response)
