@@ -12,7 +12,7 @@ extension MeridianClient {
             "name": .string(configuration.name), "hidden": .bool(configuration.hidden),
         ]
         if let role = configuration.role { join["role"] = .string(role.rawValue) }
-        if let token = lock.withLock({ currentToken }) { join["token"] = .string(token) }
+        if let token = shared.withLock({ $0.currentToken }) { join["token"] = .string(token) }
         if let color = configuration.color { join["color"] = .string(color) }
         if let interest = configuration.interest { join["interest"] = .interest(interest) }
         if let resume {
@@ -78,9 +78,7 @@ extension MeridianClient {
                 finish(ref: ref) { _ in .failure(ClientError.rejected(code: code, message: text, field: field)) }
             }
         case .event(let e):
-            lock.lock()
-            let result = mirror?.apply(e) ?? .stale
-            lock.unlock()
+            let result = shared.withLock { $0.mirror?.apply(e) ?? .stale }
             switch result {
             case .applied:
                 delegate?.client(self, didApply: e)
@@ -89,19 +87,13 @@ extension MeridianClient {
             case .gap: return false
             }
         case .live(let live):
-            lock.lock()
-            mirror?.applyLive(live)
-            lock.unlock()
+            shared.withLock { $0.mirror?.applyLive(live) }
             emit(.liveStateRestored)
         case .area(let message):
-            lock.lock()
-            mirror?.applyArea(message)
-            lock.unlock()
+            shared.withLock { $0.mirror?.applyArea(message) }
             emit(.areaDidChange(message))
         case .skipped(let seq):
-            lock.lock()
-            mirror?.skip(through: seq)
-            lock.unlock()
+            shared.withLock { $0.mirror?.skip(through: seq) }
         case .clusters(let message):
             emit(.clustersDidChange(message))
         case .welcome:
@@ -112,10 +104,10 @@ extension MeridianClient {
 
     /// Waits with backoff and joins again with `resume`; nil when closed or out of attempts.
     private func reconnect(after code: UInt16?) -> (any ClientTransport)? {
-        lock.lock()
-        transport = nil
-        let closed = isClosed
-        lock.unlock()
+        let closed = shared.withLock { shared in
+            shared.transport = nil
+            return shared.isClosed
+        }
         failPending(closed ? .closed : .disconnected)
         if closed { return nil }
         emit(.didDisconnect(code: code))
@@ -127,12 +119,14 @@ extension MeridianClient {
             if let max = configuration.reconnect.maxAttempts, attempt >= max { close(); return nil }
             let wait = configuration.reconnect.delay(attempt: attempt)
             attempt += 1
-            lock.lock()
-            let deadline = Date(timeIntervalSinceNow: wait.timeInterval)
-            while !isClosed, lock.wait(until: deadline) {}
-            let resume = lastWelcome.map { (epoch: $0.epoch, seq: mirror?.seq ?? $0.seq) }
-            let closed = isClosed
-            lock.unlock()
+            // Waits out the backoff unless the client is closed meanwhile; a close is final, so
+            // its wake-up is passed on to any other waiter.
+            if !shared.withLock({ $0.isClosed }), closing.wait(timeout: .now() + wait.timeInterval) == .success {
+                closing.signal()
+            }
+            let (resume, closed) = shared.withLock { shared in
+                (shared.lastWelcome.map { (epoch: $0.epoch, seq: shared.mirror?.seq ?? $0.seq) }, shared.isClosed)
+            }
             if closed { return nil }
             let t: any ClientTransport, welcome: Welcome
             do {
@@ -144,11 +138,13 @@ extension MeridianClient {
             } catch {
                 continue
             }
-            lock.lock()
-            if isClosed { lock.unlock(); t.close(); return nil }
-            transport = t
-            adopt(welcome)
-            lock.unlock()
+            let closedMeanwhile = shared.withLock { shared in
+                guard !shared.isClosed else { return true }
+                shared.transport = t
+                shared.adopt(welcome)
+                return false
+            }
+            if closedMeanwhile { t.close(); return nil }
             emit(.didConnect(welcome))
             return t
         }

@@ -1,13 +1,15 @@
 import Foundation
 import MeridianCore
+import Synchronization
 
 /// A Protocol v1 client: joins one session, mirrors its state (``state``), reports updates
 /// (``updates`` and ``delegate``), correlates requests with their answers by `ref`, and
 /// reconnects with backoff and resume when the connection drops.
 ///
 /// `connect()` blocks until joined; a reader thread then applies events in `seq` order.
-/// Updates are delivered on that thread, after the mirror has applied them.
-public final class MeridianClient: @unchecked Sendable {
+/// Updates are delivered on that thread, after the mirror has applied them. Every method may
+/// be called from any thread: what the reader and the callers share is under one mutex.
+public final class MeridianClient: Sendable {
     /// The answer to an accepted request.
     public struct Ack: Hashable, Sendable {
         /// The session seq after the request (§2).
@@ -19,17 +21,30 @@ public final class MeridianClient: @unchecked Sendable {
     public let configuration: ClientConfiguration
     let makeTransport: @Sendable () -> any ClientTransport
 
-    // MARK: Guarded by `lock`.
-    let lock = NSCondition()
-    var transport: (any ClientTransport)?
-    var mirror: SessionState?
-    var lastWelcome: Welcome?
-    var nextRef = 1
-    var pending: [Int: (type: String, continuation: CheckedContinuation<Ack, any Error>)] = [:]
-    var isClosed = false
-    /// The token joins carry: the configured one until ``refreshToken(_:)``.
-    var currentToken: String?
-    weak var delegateStorage: (any MeridianClientDelegate)?
+    /// What the reader thread shares with the client's callers.
+    struct Shared {
+        var transport: (any ClientTransport)?
+        var mirror: SessionState?
+        var lastWelcome: Welcome?
+        var nextRef = 1
+        var pending: [Int: (type: String, continuation: CheckedContinuation<Ack, any Error>)] = [:]
+        var isClosed = false
+        /// The token joins carry: the configured one until ``refreshToken(_:)``.
+        var currentToken: String?
+        weak var delegate: (any MeridianClientDelegate)?
+
+        /// Installs a welcome: a fresh snapshot replaces the mirror; a resume keeps it.
+        mutating func adopt(_ welcome: Welcome) {
+            lastWelcome = welcome
+            if !welcome.resumed || mirror == nil {
+                mirror = SessionState(snapshot: welcome.snapshot ?? .object(["seq": .number(Double(welcome.seq))]))
+            }
+        }
+    }
+
+    let shared: Mutex<Shared>
+    /// Signalled by ``close()``, and passed on by whoever it wakes: ends a reconnect's backoff.
+    let closing = DispatchSemaphore(value: 0)
 
     /// Every update in order; finishes when the client is closed or gives up reconnecting.
     public let updates: AsyncStream<ClientUpdate>
@@ -39,7 +54,7 @@ public final class MeridianClient: @unchecked Sendable {
     public init(configuration: ClientConfiguration, transport: @escaping @Sendable () -> any ClientTransport) {
         self.configuration = configuration
         self.makeTransport = transport
-        self.currentToken = configuration.token
+        self.shared = Mutex(Shared(currentToken: configuration.token))
         (updates, updatesContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -49,25 +64,27 @@ public final class MeridianClient: @unchecked Sendable {
     }
 
     public var delegate: (any MeridianClientDelegate)? {
-        get { lock.withLock { delegateStorage } }
-        set { lock.withLock { delegateStorage = newValue } }
+        get { shared.withLock { $0.delegate } }
+        set { shared.withLock { $0.delegate = newValue } }
     }
 
     /// The mirror of the session (nil before the first join).
-    public var state: SessionState? { lock.withLock { mirror } }
+    public var state: SessionState? { shared.withLock { $0.mirror } }
 
     /// This connection's participant id and the session epoch, from the latest welcome.
-    public var welcome: Welcome? { lock.withLock { lastWelcome } }
+    public var welcome: Welcome? { shared.withLock { $0.lastWelcome } }
 
     /// Connects and joins; returns the welcome. Then keeps the session mirrored until ``close()``.
     @discardableResult
     public func connect() throws -> Welcome {
         let (t, welcome) = try handshake(resume: nil)
-        lock.lock()
-        guard !isClosed else { lock.unlock(); t.close(); throw ClientError.closed }
-        transport = t
-        adopt(welcome)
-        lock.unlock()
+        let closed = shared.withLock { shared in
+            guard !shared.isClosed else { return true }
+            shared.transport = t
+            shared.adopt(welcome)
+            return false
+        }
+        if closed { t.close(); throw ClientError.closed }
         emit(.didConnect(welcome))
         let reader = Thread { [self] in readLoop(t) }
         reader.name = "meridian-client"
@@ -80,17 +97,24 @@ public final class MeridianClient: @unchecked Sendable {
     @discardableResult
     public func send(_ request: SessionRequest) async throws -> Ack {
         try await withCheckedThrowingContinuation { continuation in
-            lock.lock()
-            guard !isClosed, let t = transport else {
-                lock.unlock()
-                continuation.resume(throwing: isClosed ? ClientError.closed : ClientError.disconnected)
-                return
+            let registered = shared.withLock { shared -> Result<(ref: Int, transport: any ClientTransport), ClientError> in
+                guard !shared.isClosed, let t = shared.transport else {
+                    return .failure(shared.isClosed ? .closed : .disconnected)
+                }
+                let ref = shared.nextRef
+                shared.nextRef += 1
+                shared.pending[ref] = (request.type, continuation)
+                return .success((ref, t))
             }
-            let ref = nextRef
-            nextRef += 1
-            pending[ref] = (request.type, continuation)
-            lock.unlock()
-            t.send(request.encoded(ref: ref))
+            let ref: Int
+            switch registered {
+            case .failure(let error):
+                continuation.resume(throwing: error)
+                return
+            case .success(let sent):
+                ref = sent.ref
+                sent.transport.send(request.encoded(ref: ref))
+            }
             let timeout = configuration.requestTimeout
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) { [weak self] in
                 self?.finish(ref: ref) { .failure(ClientError.timeout($0)) }
@@ -103,19 +127,20 @@ public final class MeridianClient: @unchecked Sendable {
     @discardableResult
     public func refreshToken(_ token: String) async throws -> Ack {
         let ack = try await send(.refreshToken(token))
-        lock.withLock { currentToken = token }
+        shared.withLock { $0.currentToken = token }
         return ack
     }
 
     /// Closes the connection and stops reconnecting. Idempotent.
     public func close() {
-        lock.lock()
-        guard !isClosed else { lock.unlock(); return }
-        isClosed = true
-        let t = transport
-        transport = nil
-        lock.broadcast()
-        lock.unlock()
+        let (wasOpen, t) = shared.withLock { shared -> (Bool, (any ClientTransport)?) in
+            guard !shared.isClosed else { return (false, nil) }
+            shared.isClosed = true
+            defer { shared.transport = nil }
+            return (true, shared.transport)
+        }
+        guard wasOpen else { return }
+        closing.signal()
         t?.close()
         failPending(.closed)
     }
@@ -124,31 +149,21 @@ public final class MeridianClient: @unchecked Sendable {
 
     // MARK: Internals shared with the reader.
 
-    /// Installs a welcome: a fresh snapshot replaces the mirror; a resume keeps it. Lock held.
-    func adopt(_ welcome: Welcome) {
-        lastWelcome = welcome
-        if !welcome.resumed || mirror == nil {
-            mirror = SessionState(snapshot: welcome.snapshot ?? .object(["seq": .number(Double(welcome.seq))]))
-        }
-    }
-
     func emit(_ update: ClientUpdate) {
         updatesContinuation.yield(update)
         if let d = delegate { d.client(self, didReceive: update) }
     }
 
     func finish(ref: Int, _ result: (String) -> Result<Ack, any Error>) {
-        lock.lock()
-        let entry = pending.removeValue(forKey: ref)
-        lock.unlock()
+        let entry = shared.withLock { $0.pending.removeValue(forKey: ref) }
         if let entry { entry.continuation.resume(with: result(entry.type)) }
     }
 
     func failPending(_ error: ClientError) {
-        lock.lock()
-        let all = pending
-        pending.removeAll()
-        lock.unlock()
+        let all = shared.withLock { shared in
+            defer { shared.pending.removeAll() }
+            return shared.pending
+        }
         for entry in all.values { entry.continuation.resume(throwing: error) }
     }
 }

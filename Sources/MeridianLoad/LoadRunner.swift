@@ -18,10 +18,10 @@ public enum LoadRunner {
         let threads = max(1, min(c.threads, c.clients))
         let timeline = LoadTimeline(start: LoadClock.nowMicros() + 100_000, configuration: c)
         let workers = (0..<threads).map { w in
-            LoadWorker(configuration: c, timeline: timeline, clientIndices: Array(stride(from: w, to: c.clients, by: threads)))
+            WorkerHandle(configuration: c, timeline: timeline, clientIndices: Array(stride(from: w, to: c.clients, by: threads)))
         }
         do {
-            for w in workers { try w.start() }
+            for w in workers { try w.group.start() }
         } catch {
             for w in workers { w.group.stop() }
             throw LoadError.startFailed("\(error)")
@@ -33,7 +33,7 @@ public enum LoadRunner {
         while LoadClock.nowMicros() < end {
             Thread.sleep(forTimeInterval: min(1, Double(end - LoadClock.nowMicros()) / 1e6))
             var total = WorkerStats()
-            for w in workers { total.merge(w.snapshot()) }
+            for w in workers { total.merge(w.board.snapshot()) }
             let now = LoadClock.nowMicros()
             let dt = max(Double(now - previousAt) / 1e6, 0.001)
             func rate(_ a: UInt64, _ b: UInt64) -> Int { Int(Double(a &- b) / dt) }
@@ -48,14 +48,16 @@ public enum LoadRunner {
             previousAt = now
         }
 
-        for w in workers { w.group.execute { w.stopped = true; w.publish() } }
+        for w in workers { w.board.requestStop() }
         var total = WorkerStats()
         var tail: [(session: Int, seq: UInt64)] = []
         for w in workers {
             w.group.stop()
-            total.merge(w.stats)
+            // Reported by the worker at its loop's end, which stop() waited for.
+            guard let result = w.board.result else { continue }
+            total.merge(result.stats)
+            tail += result.clientSeqs
         }
-        for w in workers { tail += w.clientSeqs() }
         // Events a client never received by the end (past the drain) count as lost.
         for entry in tail { total.lost += total.sessionSeq[entry.session, default: entry.seq] - entry.seq }
         let cpu = LoadClock.cpuSeconds() - cpuStart

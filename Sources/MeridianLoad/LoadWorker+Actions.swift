@@ -1,7 +1,9 @@
+import MeridianClientTransport
+
 extension LoadWorker {
     var moveInterval: UInt64 { UInt64(1_000_000 / max(configuration.dragRate, 0.001)) }
 
-    func tick(now: UInt64) {
+    func tick(now: UInt64, on group: ClientGroupLoop) {
         let elapsed = lastTick == 0 ? 0 : now - lastTick
         lastTick = now
         // Ramp-up: start the connections whose time has come (bounded per tick).
@@ -20,33 +22,33 @@ extension LoadWorker {
             publish()
         }
         guard !stopped, now < timeline.windowEnd else { return }
-        for index in actors { act(index, now) }
-        churn(elapsed: elapsed)
+        for index in actors { act(index, now, on: group) }
+        churn(elapsed: elapsed, on: group)
     }
 
-    private func act(_ index: Int, _ now: UInt64) {
+    private func act(_ index: Int, _ now: UInt64, on group: ClientGroupLoop) {
         guard let c = clients[index], c.phase == .joined, c.ready, now >= c.nextActionAt else { return }
         switch c.role {
         case .dragger(let annotation):
-            drag(index, annotation, c, now)
+            drag(index, annotation, c, now, on: group)
         case .cameraMover:
             let step = c.cameraStep % 12
             let camera = cameraJSON(c, step: step)
             if step == 0 {
-                send(#"{"type":"camera.begin","ref":\#(ref(index, .camera))}"#, to: index)
+                send(#"{"type":"camera.begin","ref":\#(ref(index, .camera))}"#, to: index, on: group)
             } else if step == 11 {
-                send(#"{"type":"camera.end","ref":\#(ref(index, .camera)),"camera":\#(camera)}"#, to: index)
+                send(#"{"type":"camera.end","ref":\#(ref(index, .camera)),"camera":\#(camera)}"#, to: index, on: group)
             } else {
-                send(#"{"type":"camera.changing","ref":\#(ref(index, .camera)),"camera":\#(camera)}"#, to: index)
+                send(#"{"type":"camera.changing","ref":\#(ref(index, .camera)),"camera":\#(camera)}"#, to: index, on: group)
             }
             clients[index]!.cameraStep += 1
             clients[index]!.nextActionAt = now + UInt64(1_000_000 / max(configuration.cameraRate, 0.001))
         case .selector:
             let selecting = c.cameraStep % 2 == 0
             if selecting, configuration.draggers > 0 {
-                send(#"{"type":"select","ref":\#(ref(index, .select)),"id":"d0"}"#, to: index)
+                send(#"{"type":"select","ref":\#(ref(index, .select)),"id":"d0"}"#, to: index, on: group)
             } else {
-                send(#"{"type":"deselect","ref":\#(ref(index, .select))}"#, to: index)
+                send(#"{"type":"deselect","ref":\#(ref(index, .select))}"#, to: index, on: group)
             }
             clients[index]!.cameraStep += 1
             clients[index]!.nextActionAt = now + UInt64(configuration.selectInterval * 1_000_000)
@@ -66,11 +68,11 @@ extension LoadWorker {
         return #"{"center":{"latitude":10,"longitude":\#(lon)},"zoom":12}"#
     }
 
-    private func drag(_ index: Int, _ n: Int, _ c: SimulatedClient, _ now: UInt64) {
+    private func drag(_ index: Int, _ n: Int, _ c: SimulatedClient, _ now: UInt64, on group: ClientGroupLoop) {
         let annotation = "d\(n)"
         switch c.drag {
         case .idle:
-            send(#"{"type":"drag","ref":\#(ref(index, .dragStart)),"id":"\#(annotation)","state":"starting"}"#, to: index)
+            send(#"{"type":"drag","ref":\#(ref(index, .dragStart)),"id":"\#(annotation)","state":"starting"}"#, to: index, on: group)
             clients[index]!.drag = .awaitingGrant
             // Should no answer come (a server busy with a join storm can take seconds), try again later.
             clients[index]!.nextActionAt = now + 10_000_000
@@ -82,21 +84,21 @@ extension LoadWorker {
             let lat = moveCodings[n].latitude(move: configuration.movesPerDrag - left + 1)
             let lon = moveCodings[n].longitude(sentAt: now)
             if timeline.inWindow(now) { stats.movesSent += 1 }
-            send(#"{"type":"drag","ref":\#(ref(index, .dragMove)),"id":"\#(annotation)","state":"dragging","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}"#, to: index)
+            send(#"{"type":"drag","ref":\#(ref(index, .dragMove)),"id":"\#(annotation)","state":"dragging","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}"#, to: index, on: group)
             clients[index]!.drag = left > 1 ? .moving(left: left - 1) : .ending
             clients[index]!.nextActionAt = max(c.nextActionAt + moveInterval, now - moveInterval)
         case .ending:
             // Committed at the last move's number, so receivers can tell the moves they missed at the end.
             let lat = moveCodings[n].latitude(move: configuration.movesPerDrag)
             let lon = moveCodings[n].origin.longitude
-            send(#"{"type":"drag","ref":\#(ref(index, .dragEnd)),"id":"\#(annotation)","state":"ending","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}"#, to: index)
+            send(#"{"type":"drag","ref":\#(ref(index, .dragEnd)),"id":"\#(annotation)","state":"ending","coordinate":{"latitude":\#(lat),"longitude":\#(lon)}}"#, to: index, on: group)
             clients[index]!.drag = .idle
             clients[index]!.nextActionAt = c.nextActionAt + moveInterval
         }
     }
 
     /// Leave-and-rejoin churn among listeners, at this worker's share of the rate.
-    private func churn(elapsed: UInt64) {
+    private func churn(elapsed: UInt64, on group: ClientGroupLoop) {
         guard configuration.churnRate > 0, !listeners.isEmpty else { return }
         churnCredit += configuration.churnRate / Double(max(configuration.threads, 1)) * Double(elapsed) / 1e6
         while churnCredit >= 1 {

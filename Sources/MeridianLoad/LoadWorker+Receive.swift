@@ -1,5 +1,7 @@
+import MeridianClientTransport
+
 extension LoadWorker {
-    func welcomed(_ m: FrameScanner, _ id: Int) {
+    func welcomed(_ m: FrameScanner, _ id: Int, on group: ClientGroupLoop) {
         let now = LoadClock.nowMicros()
         guard let c = clients[id] else { return }
         clients[id]!.phase = .joined
@@ -19,7 +21,7 @@ extension LoadWorker {
             // Create the dragged annotation (in the dragger's city on a big map); `already_exists`
             // (another dragger, or a big map's seeder, was first) is fine.
             let at = configuration.interest == .viewport ? cities.centre(n) : GeoPoint(latitude: Double(c.session % 80), longitude: 0)
-            send(#"{"type":"annotation.add","ref":\#(ref(id, .annotationAdd)),"annotation":{"id":"d\#(n)","type":"point","draggable":true,"coordinate":{"latitude":\#(at.latitude),"longitude":\#(at.longitude)}}}"#, to: id)
+            send(#"{"type":"annotation.add","ref":\#(ref(id, .annotationAdd)),"annotation":{"id":"d\#(n)","type":"point","draggable":true,"coordinate":{"latitude":\#(at.latitude),"longitude":\#(at.longitude)}}}"#, to: id, on: group)
         default:
             clients[id]!.ready = true
         }

@@ -1,15 +1,65 @@
 import Foundation
 import MeridianClientTransport
+import Synchronization
 
-/// Drives its share of the simulated clients on one ``WebSocketClientGroup`` (one thread).
-/// Everything but `start`, `snapshot` and the final reads runs on that group's thread.
-final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
+/// A worker as the runner holds it: the client group whose thread drives the worker's share of
+/// the simulated clients, and the board through which that thread reports.
+struct WorkerHandle: Sendable {
+    let group: WebSocketClientGroup
+    let board: WorkerBoard
+
+    init(configuration c: LoadConfiguration, timeline: LoadTimeline, clientIndices: [Int]) {
+        let board = WorkerBoard()
+        self.board = board
+        group = WebSocketClientGroup(
+            configuration: ClientGroupConfiguration(
+                host: c.host, port: c.port, coalescing: c.coalescing, sourceAddresses: c.sourceAddresses,
+                // A client reads the head of a welcome (its seq), never its snapshot.
+                eventLoop: c.eventLoop, keptMessagePrefix: 64 << 10),
+            handler: LoadWorker(configuration: c, timeline: timeline, clientIndices: clientIndices, board: board))
+    }
+}
+
+/// What a worker's thread shares with the runner: the stats it publishes while it runs, a
+/// request to stop acting, and what it reports once its loop has ended.
+final class WorkerBoard: Sendable {
+    /// What a worker reports at its end.
+    struct Final: Sendable {
+        var stats: WorkerStats
+        /// Each joined client's session and last seq (see ``LoadWorker/clientSeqs()``).
+        var clientSeqs: [(session: Int, seq: UInt64)]
+    }
+
+    private let published = Mutex(WorkerStats())
+    private let final = Mutex<Final?>(nil)
+    private let stopping = Atomic<Bool>(false)
+
+    /// The latest published copy of the stats.
+    func snapshot() -> WorkerStats { published.withLock { $0 } }
+
+    func publish(_ stats: WorkerStats) { published.withLock { $0 = stats } }
+
+    /// Asks the worker to stop acting and counting closes (any thread).
+    func requestStop() { stopping.store(true, ordering: .releasing) }
+
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    /// What the worker reported at its end; nil before (read it after the group has stopped).
+    var result: Final? { final.withLock { $0 } }
+
+    func finish(_ result: Final) { final.withLock { $0 = result } }
+}
+
+/// Drives its share of the simulated clients as the handler of one ``WebSocketClientGroup``:
+/// made on the runner's thread, then handed to the group's service thread, where alone it
+/// runs. It shares only its ``WorkerBoard`` with other threads.
+final class LoadWorker: ClientGroupHandler {
     let configuration: LoadConfiguration
     let timeline: LoadTimeline
     let cities: Cities
     /// How the moves of each dragged annotation (`d<N>` at index N) carry their number and send time.
     let moveCodings: [MoveCoding]
-    var group: WebSocketClientGroup!
+    let board: WorkerBoard
     var clients: ClientTable
     /// Client indices in connect order, and how many have been started.
     var connectOrder: [Int] = []
@@ -20,14 +70,11 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
     var churnCredit = 0.0
     var lastTick: UInt64 = 0
     var lastPublish: UInt64 = 0
-    var stopped = false
 
-    private let publishLock = NSLock()
-    private var published = WorkerStats()
-
-    init(configuration: LoadConfiguration, timeline: LoadTimeline, clientIndices: [Int]) {
+    init(configuration: LoadConfiguration, timeline: LoadTimeline, clientIndices: [Int], board: WorkerBoard = WorkerBoard()) {
         self.configuration = configuration
         self.timeline = timeline
+        self.board = board
         let cities = Cities(configuration)
         self.cities = cities
         moveCodings = (0..<configuration.draggers).map { n in
@@ -43,13 +90,10 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
             connectOrder.append(index)
             if clients[index]!.isActor { actors.append(index) } else { listeners.append(index) }
         }
-        group = WebSocketClientGroup(
-            host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
-        group.sourceAddresses = configuration.sourceAddresses
-        group.eventLoop = configuration.eventLoop
-        // A client reads the head of a welcome (its seq), never its snapshot.
-        group.keptMessagePrefix = 64 << 10
     }
+
+    /// The runner asked the worker to stop: no more actions, closes no longer counted.
+    var stopped: Bool { board.isStopping }
 
     /// Draggers first, then camera movers, then selectors; the rest listen. A dragger drags
     /// annotation `d<rank>`, which lies in its city on a big map; with contention (not on a big
@@ -64,17 +108,11 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         return .listener
     }
 
-    func start() throws { try group.start() }
-
-    /// The latest published copy of the stats (any thread).
-    func snapshot() -> WorkerStats { publishLock.withLock { published } }
-
     func publish() {
-        let copy = stats
-        publishLock.withLock { published = copy }
+        board.publish(stats)
     }
 
-    /// The last seq of every client that is in a session (read after the thread ended). None on a
+    /// The last seq of every client that is in a session (reported at the loop's end). None on a
     /// big map: a filtered stream marks the events it left out only before the next one it carries,
     /// so a client's last seq tells nothing about what it missed at the end.
     func clientSeqs() -> [(session: Int, seq: UInt64)] {
@@ -84,7 +122,7 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
 
     // MARK: Sending
 
-    func send(_ text: String, to index: Int) {
+    func send(_ text: String, to index: Int, on group: ClientGroupLoop) {
         group.send(Array(text.utf8), to: index)
         stats.messagesOut += 1
     }
@@ -107,15 +145,15 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
 
     // MARK: ClientGroupHandler
 
-    func group(_ group: WebSocketClientGroup, didOpen id: Int) {
+    func group(_ group: ClientGroupLoop, didOpen id: Int) {
         guard let c = clients[id] else { return }
         stats.connected += 1
         clients[id]!.phase = .joining
         clients[id]!.joinSentAt = LoadClock.nowMicros()
-        send(joinRequest(c), to: id)
+        send(joinRequest(c), to: id, on: group)
     }
 
-    func group(_ group: WebSocketClientGroup, didClose id: Int, code: UInt16?, failed: Bool) {
+    func group(_ group: ClientGroupLoop, didClose id: Int, code: UInt16?, failed: Bool) {
         guard let c = clients[id] else { return }
         if !failed { stats.connected -= 1 }
         if c.phase == .leaving, !stopped {
@@ -136,15 +174,23 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         }
     }
 
-    func group(_ group: WebSocketClientGroup, didReceive message: UnsafeRawBufferPointer, from id: Int) {
-        stats.messagesIn += 1
+    func group(_ group: ClientGroupLoop, didReceive message: UnsafeRawBufferPointer, from id: Int) {
         let m = FrameScanner(bytes: message)
+        if m.typeIs("welcome") {
+            stats.messagesIn += 1
+            welcomed(m, id, on: group)
+        } else {
+            receive(m, from: id)
+        }
+    }
+
+    /// A message other than a welcome (the only one a client answers by sending).
+    func receive(_ m: FrameScanner, from id: Int) {
+        stats.messagesIn += 1
         if m.typeIs("drag") {
             event(m, id)
         } else if m.typeIs("ack") || m.typeIs("error") {
             answer(m, from: id)
-        } else if m.typeIs("welcome") {
-            welcomed(m, id)
         } else if m.typeIs("skipped") || m.typeIs("interest") {
             accountFor(m, id)
         } else if !m.typeIs("live") && !m.typeIs("clusters") {
@@ -152,7 +198,12 @@ final class LoadWorker: ClientGroupHandler, @unchecked Sendable {
         }
     }
 
-    func groupTick(_ group: WebSocketClientGroup) {
-        tick(now: LoadClock.nowMicros())
+    func groupTick(_ group: ClientGroupLoop) {
+        tick(now: LoadClock.nowMicros(), on: group)
+    }
+
+    /// Publishes the final stats and the clients' last seqs, after the last event.
+    func groupWillEnd(_ group: ClientGroupLoop) {
+        board.finish(WorkerBoard.Final(stats: stats, clientSeqs: clientSeqs()))
     }
 }

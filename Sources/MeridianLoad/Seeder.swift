@@ -1,46 +1,81 @@
 import Foundation
 import MeridianClientTransport
+import Synchronization
 
 /// Fills each session with `count` annotations before the simulated clients join
 /// (for the join storm: a large snapshot; for a big map: annotations around every city). One
-/// editor connection per session, adds pipelined up to ``window`` unanswered.
-final class Seeder: ClientGroupHandler, @unchecked Sendable {
+/// editor connection per session, adds pipelined up to ``SeedingHandler/window`` unanswered.
+struct Seeder {
     let configuration: LoadConfiguration
-    let cities: Cities
-    var group: WebSocketClientGroup!
-    var sent: [Int: Int] = [:]
-    var answered: [Int: Int] = [:]
-    let done = NSCondition()
-    var finished = 0
-    var failure: String?
-    static let window = 256
-
-    init(configuration: LoadConfiguration) {
-        self.configuration = configuration
-        cities = Cities(configuration)
-        group = WebSocketClientGroup(
-            host: configuration.host, port: configuration.port, coalescing: configuration.coalescing, handler: self)
-    }
 
     /// Seeds every session; throws if a connection fails or `timeout` passes.
     func run(timeout: TimeInterval = 300) throws {
+        let progress = SeedingProgress()
+        let group = WebSocketClientGroup(
+            configuration: ClientGroupConfiguration(host: configuration.host, port: configuration.port, coalescing: configuration.coalescing),
+            handler: SeedingHandler(configuration: configuration, progress: progress))
         try group.start()
         defer { group.stop() }
-        group.execute { [self] in for s in 0..<configuration.sessions { group.connect(s) } }
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        done.lock()
-        defer { done.unlock() }
-        while finished < configuration.sessions && failure == nil {
-            if !done.wait(until: deadline) { throw LoadError.seedingFailed("timed out") }
+        let sessions = configuration.sessions
+        group.execute { loop in for s in 0..<sessions { loop.connect(s) } }
+        try progress.wait(forSessions: sessions, until: DispatchTime.now() + timeout)
+    }
+}
+
+/// How far seeding got: sessions finished and the first failure, under a mutex, written by the
+/// group's thread and waited for by the seeder's caller (woken by a semaphore at each change).
+final class SeedingProgress: Sendable {
+    private struct State {
+        var finished = 0
+        var failure: String?
+    }
+
+    private let state = Mutex(State())
+    private let changed = DispatchSemaphore(value: 0)
+
+    func finishedOne() {
+        state.withLock { $0.finished += 1 }
+        changed.signal()
+    }
+
+    func fail(_ reason: String) {
+        state.withLock { $0.failure = reason }
+        changed.signal()
+    }
+
+    /// Returns once `sessions` sessions are seeded; throws on a failure or at `deadline`.
+    func wait(forSessions sessions: Int, until deadline: DispatchTime) throws {
+        while true {
+            let (finished, failure) = state.withLock { ($0.finished, $0.failure) }
+            if let failure { throw LoadError.seedingFailed(failure) }
+            if finished >= sessions { return }
+            if changed.wait(timeout: deadline) == .timedOut {
+                // A change may have come with the deadline.
+                let (finished, failure) = state.withLock { ($0.finished, $0.failure) }
+                if let failure { throw LoadError.seedingFailed(failure) }
+                if finished >= sessions { return }
+                throw LoadError.seedingFailed("timed out")
+            }
         }
-        if let failure { throw LoadError.seedingFailed(failure) }
+    }
+}
+
+/// The seeding connections, one per session, on the seeder's group thread.
+final class SeedingHandler: ClientGroupHandler {
+    let configuration: LoadConfiguration
+    let cities: Cities
+    let progress: SeedingProgress
+    var sent: [Int: Int] = [:]
+    var answered: [Int: Int] = [:]
+    static let window = 256
+
+    init(configuration: LoadConfiguration, progress: SeedingProgress) {
+        self.configuration = configuration
+        self.progress = progress
+        cities = Cities(configuration)
     }
 
-    private func fail(_ reason: String) {
-        done.withLock { failure = reason; done.broadcast() }
-    }
-
-    private func pump(_ s: Int) {
+    private func pump(_ s: Int, on group: ClientGroupLoop) {
         while sent[s, default: 0] < configuration.annotations, sent[s, default: 0] - answered[s, default: 0] < Self.window {
             let n = sent[s, default: 0]
             sent[s] = n + 1
@@ -64,35 +99,35 @@ final class Seeder: ClientGroupHandler, @unchecked Sendable {
         return (p.latitude, p.longitude)
     }
 
-    func group(_ group: WebSocketClientGroup, didOpen id: Int) {
+    func group(_ group: ClientGroupLoop, didOpen id: Int) {
         group.send(Array(#"{"type":"join","ref":"join","session":"load-\#(id)","name":"seeder-\#(id)","role":"editor"\#(configuration.tokenField(configuration.clients + id))}"#.utf8), to: id)
     }
 
-    func group(_ group: WebSocketClientGroup, didReceive message: UnsafeRawBufferPointer, from id: Int) {
+    func group(_ group: ClientGroupLoop, didReceive message: UnsafeRawBufferPointer, from id: Int) {
         let m = FrameScanner(bytes: message)
         if m.typeIs("welcome") {
-            pump(id)
+            pump(id, on: group)
         } else if m.typeIs("ack") || m.typeIs("error") {
             if m.typeIs("error"), let code = m.string(after: .code), code != "already_exists" {
-                fail("annotation.add refused: \(code)")
+                progress.fail("annotation.add refused: \(code)")
                 return
             }
             answered[id, default: 0] += 1
             if answered[id]! == configuration.annotations {
-                done.withLock { finished += 1; done.broadcast() }
+                progress.finishedOne()
             } else {
-                pump(id)
+                pump(id, on: group)
             }
         }
     }
 
-    func group(_ group: WebSocketClientGroup, didClose id: Int, code: UInt16?, failed: Bool) {
+    func group(_ group: ClientGroupLoop, didClose id: Int, code: UInt16?, failed: Bool) {
         if answered[id, default: 0] < configuration.annotations {
-            fail("seeding connection \(id) closed (\(code.map(String.init) ?? "no code"))")
+            progress.fail("seeding connection \(id) closed (\(code.map(String.init) ?? "no code"))")
         }
     }
 
-    func groupTick(_ group: WebSocketClientGroup) {}
+    func groupTick(_ group: ClientGroupLoop) {}
 }
 
 /// Why a run could not be carried out.

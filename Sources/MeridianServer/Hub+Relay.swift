@@ -104,7 +104,7 @@ extension Hub {
     /// it comes after the answers to the requests forwarded before it.
     func reply(_ frame: OutboundFrame, to connection: ConnectionID, on server: any Outbound) {
         if let place, isLocal(connection), let route = connections[connection]?.route {
-            place.relay.post(.echo(RelayedFrame(frame: frame, token: nil, supersedes: nil), to: connection), to: route.home)
+            place.relay.post(.echo(RelayedFrame(frame: frame.relayable, token: nil, supersedes: nil), to: connection), to: route.home)
         } else {
             server.send(frame, to: connection)
         }
@@ -142,7 +142,7 @@ extension Hub {
             case .gather(let gather):
                 self.gather(gather, on: local)
             case .echo(let relayed, let connection):
-                out.send(relayed.frame, to: connection)
+                out.send(OutboundFrame(relayed: relayed.frame, ledger: local.sharedFrames), to: connection)
             case .closed(let connection, let code, let reason):
                 closed(connection, code: code, reason: reason, on: local)
             case .frame(let relayed, let members, let skip):
@@ -175,9 +175,10 @@ extension Hub {
         if admit(request, from: connection, on: out) { handle(request, from: connection, on: out) }
     }
 
-    /// At an edge: a frame from a home hub, copied once and queued for the members here.
+    /// At an edge: a frame from a home hub, wrapped once (its bytes are not copied) and queued
+    /// for the members here.
     private func queue(_ relayed: RelayedFrame, for members: [ConnectionID], except skip: ConnectionID?, on local: any Outbound) {
-        let frame = OutboundFrame(copying: relayed.frame, ledger: local.sharedFrames)
+        let frame = OutboundFrame(relayed: relayed.frame, ledger: local.sharedFrames)
         let previous = relayed.supersedes.flatMap { relayedTransients.removeValue(forKey: $0) }
         if let token = relayed.token { relayedTransients[token] = frame }
         if members.count == 1, relayed.token == nil {

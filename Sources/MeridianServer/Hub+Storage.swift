@@ -192,8 +192,9 @@ extension Hub {
     }
 }
 
-/// An ack that is sent once its change is committed.
-struct PendingAck: Sendable {
+/// An ack that is sent once its change is committed. It belongs to the hub's thread (its frame
+/// is not `Sendable`): it waits for the writer inside the hub's ``LoopBound`` completion.
+struct PendingAck {
     var connection: ConnectionID
     var frame: OutboundFrame
     var ref: RequestRef

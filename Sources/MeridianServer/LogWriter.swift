@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,7 +13,7 @@ import Glibc
 /// `meridian_log_lines_dropped_total`), and once there is room again the writer says how
 /// many were lost in a line of its own. Lines are formatted (timestamp, metadata) on the
 /// writer thread, in the format of swift-log's `StreamLogHandler`.
-public final class LogWriter: @unchecked Sendable {
+public final class LogWriter: Sendable {
     /// One log call, as queued.
     struct Line {
         var time: time_t
@@ -25,12 +26,21 @@ public final class LogWriter: @unchecked Sendable {
 
     public let capacity: Int
     private let fd: Int32
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var queue: [Line] = []
-    private var writing = false
-    private var droppedTotal = 0
-    private var droppedUnreported = 0
+    /// What the writer thread shares with the threads that log and flush.
+    private struct State {
+        var queue: [Line] = []
+        var writing = false
+        var droppedTotal = 0
+        var droppedUnreported = 0
+        /// The writer thread found the queue empty and waits on `wake`: the next line clears
+        /// this and signals, once.
+        var sleeping = false
+        /// Threads in ``flush()``, woken whenever the writer has written everything queued.
+        var waiters: [DispatchSemaphore] = []
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
 
     /// A writer to file descriptor `fd` (default: standard error) holding at most `capacity` lines.
     public init(fd: Int32 = 2, capacity: Int = 10_000) {
@@ -43,40 +53,57 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// Lines dropped so far because the queue was full.
-    public var dropped: Int { condition.withLock { droppedTotal } }
+    public var dropped: Int { state.withLock { $0.droppedTotal } }
 
     /// Queues a line; drops it (counted) if the queue is full. Never blocks on output.
     func enqueue(_ line: Line) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard queue.count < capacity else {
-            droppedTotal += 1
-            droppedUnreported += 1
-            return
+        let wakeWriter = state.withLock { state -> Bool in
+            guard state.queue.count < capacity else {
+                state.droppedTotal += 1
+                state.droppedUnreported += 1
+                return false
+            }
+            state.queue.append(line)
+            defer { state.sleeping = false }
+            return state.sleeping
         }
-        queue.append(line)
-        if queue.count == 1 { condition.signal() }
+        if wakeWriter { wake.signal() }
     }
 
     /// Waits until every line queued so far is written: before the process exits.
     public func flush() {
-        condition.lock()
-        defer { condition.unlock() }
-        while !queue.isEmpty || writing { condition.wait() }
+        while true {
+            let woken = DispatchSemaphore(value: 0)
+            let done = state.withLock { state in
+                if state.queue.isEmpty && !state.writing { return true }
+                state.waiters.append(woken)
+                return false
+            }
+            if done { return }
+            woken.wait()
+        }
     }
 
     private func run() {
         var out: [UInt8] = []
         var lines: [Line] = []
         while true {
-            condition.lock()
-            while queue.isEmpty { condition.wait() }
-            // The two buffers trade places: neither is copied or reallocated.
-            swap(&lines, &queue)
-            let lost = droppedUnreported
-            droppedUnreported = 0
-            writing = true
-            condition.unlock()
+            // nil: the queue was empty and the writer sleeps; else the lines dropped unreported.
+            let taken = state.withLock { state -> Int? in
+                if state.queue.isEmpty {
+                    state.sleeping = true
+                    return nil
+                }
+                // The two buffers trade places: neither is copied or reallocated.
+                swap(&lines, &state.queue)
+                defer { state.droppedUnreported = 0 }
+                state.writing = true
+                return state.droppedUnreported
+            }
+            guard let lost = taken else {
+                wake.wait()
+                continue
+            }
 
             out.removeAll(keepingCapacity: true)
             for line in lines { Self.format(line, into: &out) }
@@ -87,10 +114,13 @@ public final class LogWriter: @unchecked Sendable {
             write(out)
             lines.removeAll(keepingCapacity: true)
 
-            condition.lock()
-            writing = false
-            condition.broadcast()
-            condition.unlock()
+            let waiters = state.withLock { state in
+                state.writing = false
+                guard state.queue.isEmpty else { return [DispatchSemaphore]() }
+                defer { state.waiters.removeAll() }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.signal() }
         }
     }
 

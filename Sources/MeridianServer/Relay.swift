@@ -30,11 +30,11 @@ enum RelayMessage: Sendable {
 }
 
 /// A frame encoded once by the home hub, on its way to the hubs of the members it is for.
-/// The edge copies the bytes into a frame of its own (its queues count their holders), so the
-/// home's frame is only read there.
+/// It carries the frame's immutable bytes; the edge wraps them, without a copy, in a frame of
+/// its own (its queues count their holders), and the home's frame never leaves the home.
 struct RelayedFrame: Sendable {
-    /// Immutable once built; read by the edge while the home may still queue it.
-    let frame: OutboundFrame
+    /// Read by the edge while the home may still be writing them to its own connections.
+    let frame: RelayableFrame
     let token: UInt64?
     let supersedes: UInt64?
 }

@@ -28,7 +28,7 @@ final class RoutedOutbound: Outbound {
     func send(_ frame: OutboundFrame, to connection: ConnectionID) {
         let target = LocalRelay.hub(of: connection)
         if target == hub { return local.send(frame, to: connection) }
-        relay.post(.frame(RelayedFrame(frame: frame, token: nil, supersedes: nil), to: [connection], except: nil), to: target)
+        relay.post(.frame(RelayedFrame(frame: frame.relayable, token: nil, supersedes: nil), to: [connection], except: nil), to: target)
     }
 
     func broadcast(_ frame: OutboundFrame, to members: [ConnectionID], except skip: ConnectionID?, superseding previous: OutboundFrame?, transient: Bool) {
@@ -47,7 +47,7 @@ final class RoutedOutbound: Outbound {
         let supersedes = previous.map { tokens.token(of: $0) }
         let token = transient ? tokens.token(of: frame) : nil
         for (target, ids) in remote.enumerated() where !ids.isEmpty {
-            relay.post(.frame(RelayedFrame(frame: frame, token: token, supersedes: supersedes), to: ids, except: skip), to: target)
+            relay.post(.frame(RelayedFrame(frame: frame.relayable, token: token, supersedes: supersedes), to: ids, except: skip), to: target)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import MeridianCore
 import MeridianProtocol
+import Synchronization
 
 /// Writes event logs on a thread of its own. The server's service thread only
 /// queues what happened (`record`, `checkpoint`: a lock and an append); this
@@ -9,7 +10,7 @@ import MeridianProtocol
 /// The queue is bounded: if the store falls behind by more than `maxPending`
 /// items, the oldest are dropped (and counted) rather than blocking the server.
 /// Log rows are not acknowledged to anyone: a crash loses what was still queued.
-public final class EventLogWriter: @unchecked Sendable {
+public final class EventLogWriter: Sendable {
     enum Item {
         case events(session: String, epoch: String, timeMs: Int64, [Emitted])
         case checkpoint(Session, timeMs: Int64)
@@ -29,14 +30,37 @@ public final class EventLogWriter: @unchecked Sendable {
     private let pruneInterval: Duration
     private let onError: @Sendable (StorageError) -> Void
     private let onDropped: @Sendable (Int) -> Void
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var queue: [Item] = []
-    private var queued = 0
-    private var inFlight = false
-    private var stopping = false
-    private var running = true
-    private var droppedCount = 0
+    /// What the writer thread shares with the threads that queue, flush and stop.
+    private struct State {
+        var queue: [Item] = []
+        var queued = 0
+        var inFlight = false
+        var stopping = false
+        var running = true
+        var droppedCount = 0
+        /// The writer thread waits on `wake` (until its next prune at the latest): the next to
+        /// give it work clears this and signals, once.
+        var sleeping = false
+        /// Threads in ``flush()`` or ``stop()``, woken whenever the writer goes idle or ends
+        /// (each then looks again at what it waits for).
+        var waiters: [DispatchSemaphore] = []
+
+        var isIdle: Bool { queue.isEmpty && !inFlight }
+
+        /// Clears `sleeping`; true if it was set, when the caller must signal `wake`.
+        mutating func takeSleeping() -> Bool {
+            defer { sleeping = false }
+            return sleeping
+        }
+
+        mutating func takeWaiters() -> [DispatchSemaphore] {
+            defer { waiters.removeAll() }
+            return waiters
+        }
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
 
     /// `onError` is told of failed writes, `onDropped` of entries dropped since it was last told
     /// (both on the writer's thread).
@@ -71,40 +95,65 @@ public final class EventLogWriter: @unchecked Sendable {
     }
 
     /// Items dropped because the store fell behind.
-    public var dropped: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return droppedCount
-    }
+    public var dropped: Int { state.withLock { $0.droppedCount } }
 
     private func enqueue(_ item: Item) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopping else { return }
-        queue.append(item)
-        queued += item.count
-        while queued > maxPending, queue.count > 1 {
-            let old = queue.removeFirst()
-            queued -= old.count
-            droppedCount += old.count
+        let wakeWriter = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.queue.append(item)
+            state.queued += item.count
+            while state.queued > maxPending, state.queue.count > 1 {
+                let old = state.queue.removeFirst()
+                state.queued -= old.count
+                state.droppedCount += old.count
+            }
+            return state.takeSleeping()
         }
-        condition.signal()
+        if wakeWriter { wake.signal() }
     }
 
     /// Blocks until everything queued so far is written.
     public func flush() {
-        condition.lock()
-        defer { condition.unlock() }
-        while !queue.isEmpty || inFlight { condition.wait() }
+        wait { $0.isIdle }
     }
 
     /// Writes what is queued, then ends the thread.
     public func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while running { condition.wait() }
-        condition.unlock()
+        let sleeping = state.withLock { state in
+            state.stopping = true
+            return state.takeSleeping()
+        }
+        if sleeping { wake.signal() }
+        wait { !$0.running }
+    }
+
+    /// Blocks until `done` holds, looking again each time the writer goes idle or ends.
+    private func wait(until done: (State) -> Bool) {
+        while true {
+            let woken = DispatchSemaphore(value: 0)
+            let holds = state.withLock { state in
+                if done(state) { return true }
+                state.waiters.append(woken)
+                return false
+            }
+            if holds { return }
+            woken.wait()
+        }
+    }
+
+    private enum Step {
+        case sleep
+        case end([DispatchSemaphore])
+        case write([Item], dropped: Int)
+    }
+
+    /// Sleeps until woken or until `deadline`. A wake-up that raced the timeout is taken, so
+    /// the next sleep does not end early.
+    private func sleep(until deadline: ContinuousClock.Instant) {
+        let timeout = DispatchTime.now() + Self.seconds(deadline - ContinuousClock.now)
+        guard wake.wait(timeout: timeout) == .timedOut else { return }
+        let signalled = state.withLock { !$0.takeSleeping() }
+        if signalled { wake.wait() }
     }
 
     private func run() {
@@ -114,22 +163,32 @@ public final class EventLogWriter: @unchecked Sendable {
         var droppedReported = 0
         let countSlack = max(1, retention.maxEntries / 10)
         while true {
-            condition.lock()
-            while queue.isEmpty && !stopping && ContinuousClock.now < nextAgePrune {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.seconds(nextAgePrune - ContinuousClock.now)))
+            let step = state.withLock { state -> Step in
+                if state.queue.isEmpty && !state.stopping && ContinuousClock.now < nextAgePrune {
+                    state.sleeping = true
+                    return .sleep
+                }
+                if state.queue.isEmpty && state.stopping {
+                    state.running = false
+                    return .end(state.takeWaiters())
+                }
+                let batch = state.queue
+                state.queue.removeAll(keepingCapacity: true)
+                state.queued = 0
+                state.inFlight = true
+                return .write(batch, dropped: state.droppedCount)
             }
-            if queue.isEmpty && stopping {
-                running = false
-                condition.broadcast()
-                condition.unlock()
+            let batch: [Item], dropped: Int
+            switch step {
+            case .sleep:
+                sleep(until: nextAgePrune)
+                continue
+            case .end(let waiters):
+                for waiter in waiters { waiter.signal() }
                 return
+            case .write(let items, let count):
+                (batch, dropped) = (items, count)
             }
-            let batch = queue
-            queue.removeAll(keepingCapacity: true)
-            queued = 0
-            inFlight = true
-            let dropped = droppedCount
-            condition.unlock()
             if dropped > droppedReported {
                 onDropped(dropped - droppedReported)
                 droppedReported = dropped
@@ -159,10 +218,11 @@ public final class EventLogWriter: @unchecked Sendable {
                 onError(error)
             }
 
-            condition.lock()
-            inFlight = false
-            condition.broadcast()
-            condition.unlock()
+            let waiters = state.withLock { state in
+                state.inFlight = false
+                return state.isIdle ? state.takeWaiters() : []
+            }
+            for waiter in waiters { waiter.signal() }
         }
     }
 

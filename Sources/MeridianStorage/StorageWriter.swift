@@ -1,5 +1,6 @@
 import Foundation
 import MeridianCore
+import Synchronization
 
 /// Commits changes on its own thread, grouping them: whatever arrived while
 /// the previous transaction ran is written in the next one, so many changes
@@ -7,7 +8,7 @@ import MeridianCore
 ///
 /// Each change's completion is called on the writer thread after its
 /// transaction committed (or failed); completions run in submission order.
-public final class StorageWriter: @unchecked Sendable {
+public final class StorageWriter: Sendable {
     public typealias Completion = @Sendable (Result<Void, StorageError>) -> Void
 
     /// One committed batch, for metrics.
@@ -17,16 +18,39 @@ public final class StorageWriter: @unchecked Sendable {
         public var failed: Bool
     }
 
+    /// What the writer thread shares with the threads that submit, flush and stop.
+    private struct State {
+        var queue: [(change: SessionChange?, done: Completion?)] = []
+        var inFlight = 0
+        var stopping = false
+        var ended = false
+        /// The writer thread found nothing to do and waits on `wake`: the next to give it work
+        /// clears this and signals, once.
+        var sleeping = false
+        /// Threads in ``flush()`` or ``stop()``, woken whenever the writer goes idle or ends
+        /// (each then looks again at what it waits for).
+        var waiters: [DispatchSemaphore] = []
+
+        var isIdle: Bool { queue.isEmpty && inFlight == 0 }
+
+        /// Clears `sleeping`; true if it was set, when the caller must signal `wake`.
+        mutating func takeSleeping() -> Bool {
+            defer { sleeping = false }
+            return sleeping
+        }
+
+        mutating func takeWaiters() -> [DispatchSemaphore] {
+            defer { waiters.removeAll() }
+            return waiters
+        }
+    }
+
     public let store: any SessionStore
     /// Most changes in one transaction.
     public let maxBatch: Int
     private let onBatch: @Sendable (Batch) -> Void
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var queue: [(change: SessionChange?, done: Completion?)] = []
-    private var inFlight = 0
-    private var stopping = false
-    private var thread: Thread?
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
 
     public init(store: any SessionStore, maxBatch: Int = 1_024, onBatch: @escaping @Sendable (Batch) -> Void = { _ in }) {
         self.store = store
@@ -35,52 +59,86 @@ public final class StorageWriter: @unchecked Sendable {
         // The thread keeps the writer alive until `stop()` ends it.
         let thread = Thread { self.run() }
         thread.name = "meridian-storage"
-        self.thread = thread
         thread.start()
     }
 
     /// Queues a change (nil: a barrier that only waits for earlier changes).
     public func submit(_ change: SessionChange?, completion: Completion? = nil) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopping else {
+        // nil: refused; else whether the writer thread sleeps and must be woken.
+        let queued = state.withLock { state -> Bool? in
+            guard !state.stopping else { return nil }
+            state.queue.append((change, completion))
+            return state.takeSleeping()
+        }
+        guard let wakeWriter = queued else {
             completion?(.failure(.writeFailed("the server is shutting down")))
             return
         }
-        queue.append((change, completion))
-        condition.broadcast()
+        if wakeWriter { wake.signal() }
     }
 
     /// Blocks until everything submitted so far is committed.
     public func flush() {
-        condition.lock()
-        defer { condition.unlock() }
-        while !queue.isEmpty || inFlight > 0 { condition.wait() }
+        wait { $0.isIdle }
     }
 
     /// Commits what is queued, refuses new changes and ends the thread.
     public func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while !queue.isEmpty || inFlight > 0 || thread != nil { condition.wait() }
-        condition.unlock()
+        let sleeping = state.withLock { state in
+            state.stopping = true
+            return state.takeSleeping()
+        }
+        if sleeping { wake.signal() }
+        wait { $0.ended }
+    }
+
+    /// Blocks until `done` holds, looking again each time the writer goes idle or ends.
+    private func wait(until done: (State) -> Bool) {
+        while true {
+            let woken = DispatchSemaphore(value: 0)
+            let holds = state.withLock { state in
+                if done(state) { return true }
+                state.waiters.append(woken)
+                return false
+            }
+            if holds { return }
+            woken.wait()
+        }
+    }
+
+    private enum Step {
+        case sleep
+        case end([DispatchSemaphore])
+        case commit([(change: SessionChange?, done: Completion?)])
     }
 
     private func run() {
         while true {
-            condition.lock()
-            while queue.isEmpty && !stopping { condition.wait() }
-            if queue.isEmpty && stopping {
-                thread = nil
-                condition.broadcast()
-                condition.unlock()
-                return
+            let step = state.withLock { state -> Step in
+                if state.queue.isEmpty {
+                    if state.stopping {
+                        state.ended = true
+                        return .end(state.takeWaiters())
+                    }
+                    state.sleeping = true
+                    return .sleep
+                }
+                let batch = Array(state.queue.prefix(maxBatch))
+                state.queue.removeFirst(batch.count)
+                state.inFlight = batch.count
+                return .commit(batch)
             }
-            let batch = Array(queue.prefix(maxBatch))
-            queue.removeFirst(batch.count)
-            inFlight = batch.count
-            condition.unlock()
+            let batch: [(change: SessionChange?, done: Completion?)]
+            switch step {
+            case .sleep:
+                wake.wait()
+                continue
+            case .end(let waiters):
+                for waiter in waiters { waiter.signal() }
+                return
+            case .commit(let items):
+                batch = items
+            }
 
             let changes = batch.compactMap(\.change)
             let start = ContinuousClock.now
@@ -96,10 +154,11 @@ public final class StorageWriter: @unchecked Sendable {
             }
             for item in batch { item.done?(result) }
 
-            condition.lock()
-            inFlight = 0
-            condition.broadcast()
-            condition.unlock()
+            let waiters = state.withLock { state in
+                state.inFlight = 0
+                return state.isIdle ? state.takeWaiters() : []
+            }
+            for waiter in waiters { waiter.signal() }
         }
     }
 }

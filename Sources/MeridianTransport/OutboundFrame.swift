@@ -1,18 +1,68 @@
-/// An immutable, pre-framed server->client WebSocket frame (7/16/64-bit length, unmasked),
-/// built once and shared by every recipient.
+/// The wire bytes of a pre-framed server->client WebSocket frame: immutable once built, so
+/// they may be held and read on any thread. An ``OutboundFrame`` (a frame on one service
+/// thread's queues) wraps them; the frames of several service threads may wrap the same bytes
+/// (``OutboundFrame/init(relayed:ledger:)``), which are freed when the last of them goes.
+public final class FrameBytes: Sendable {
+    /// The buffer, header and payload from `start`. Written only by `init` and freed by
+    /// `deinit`: between the two it is only read, from any thread (what makes this `Sendable`).
+    private nonisolated(unsafe) let storage: UnsafeMutablePointer<UInt8>
+    private let start: Int
+    /// Header plus payload: what goes on the wire.
+    public let byteCount: Int
+    /// The payload length.
+    public let payloadCount: Int
+
+    fileprivate init(buffer: UnsafeMutablePointer<UInt8>, count total: Int, opcodeAndFin: UInt8) {
+        precondition(total >= OutboundFrame.headerRoom, "the payload must follow OutboundFrame.headerRoom reserved bytes")
+        let count = total - OutboundFrame.headerRoom
+        let headerLength = count < 126 ? 2 : count <= 0xFFFF ? 4 : 10
+        let start = OutboundFrame.headerRoom - headerLength
+        buffer[start] = opcodeAndFin
+        if count < 126 {
+            buffer[start + 1] = UInt8(count)
+        } else if count <= 0xFFFF {
+            buffer[start + 1] = 126
+            buffer[start + 2] = UInt8(count >> 8)
+            buffer[start + 3] = UInt8(count & 0xFF)
+        } else {
+            buffer[start + 1] = 127
+            for i in 0..<8 { buffer[start + 2 + i] = UInt8((UInt64(count) >> UInt64(56 - 8 * i)) & 0xFF) }
+        }
+        self.storage = buffer
+        self.start = start
+        self.byteCount = total - start
+        self.payloadCount = count
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    /// Calls `body` with the wire bytes.
+    @inline(__always)
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        body(UnsafeRawBufferPointer(start: storage + start, count: byteCount))
+    }
+}
+
+/// A pre-framed server->client WebSocket frame (7/16/64-bit length, unmasked), built once and
+/// shared by every recipient on its service thread.
 ///
 /// Server frames are never masked, so the same bytes are valid on every connection
 /// that did not negotiate an extension; the server writes them with `LWS_WRITE_RAW`.
 /// A message is usually one final text frame; a large message that is mostly shared
 /// between recipients (a snapshot) can be sent as fragments, some of them shared
 /// (``init(takingBuffer:count:first:last:shared:)``).
-public final class OutboundFrame: @unchecked Sendable {
+///
+/// A frame belongs to the service thread that queues it, which alone touches its bookkeeping
+/// (``holders``, ``superseded``, ``relayToken``): it is not `Sendable`. What crosses to another
+/// service thread is its ``relayable`` part, immutable bytes that frame wraps without a copy.
+public final class OutboundFrame {
     /// Room to leave in front of a payload for the header: the longest header.
     public static let headerRoom = 10
 
-    /// The buffer the frame owns; header and payload start at `start`.
-    private let storage: UnsafeMutablePointer<UInt8>
-    private let start: Int
+    /// The wire bytes, which other service threads' frames may share.
+    public let wire: FrameBytes
     /// Header plus payload: what goes on the wire.
     public let byteCount: Int
     /// The payload length.
@@ -38,15 +88,20 @@ public final class OutboundFrame: @unchecked Sendable {
         self.init(takingBuffer: buffer, count: Self.headerRoom + payload.count)
     }
 
-    /// The same frame in a buffer of its own, for the queues of another service thread (which
-    /// count their holders on the frame); accounted in `ledger` when the original is shared.
-    /// Reads only the original's bytes, which never change.
-    public convenience init(copying other: OutboundFrame, ledger: SharedFrameLedger?) {
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: Self.headerRoom + other.payloadCount)
-        let payload = other.storage + other.start + (other.byteCount - other.payloadCount)
-        (buffer + Self.headerRoom).initialize(from: payload, count: other.payloadCount)
-        self.init(buffer: buffer, count: Self.headerRoom + other.payloadCount, opcodeAndFin: other.storage[other.start],
-                  ledger: other.ledger == nil ? nil : ledger)
+    /// What of this frame may go to another service thread: its bytes, and whether it is shared.
+    public var relayable: RelayableFrame {
+        RelayableFrame(wire: wire, isShared: ledger != nil)
+    }
+
+    /// A frame of this service thread around bytes from another one (``relayable``), for this
+    /// thread's queues (which count their holders on the frame): the bytes are not copied. A
+    /// shared frame is accounted in `ledger`, as the frame it came from was in its own.
+    public init(relayed: RelayableFrame, ledger: SharedFrameLedger?) {
+        self.wire = relayed.wire
+        self.byteCount = relayed.wire.byteCount
+        self.payloadCount = relayed.wire.payloadCount
+        self.ledger = relayed.isShared ? ledger : nil
+        self.ledger?.add(byteCount)
     }
 
     /// Frames the UTF-8 encoding of `text`.
@@ -71,41 +126,28 @@ public final class OutboundFrame: @unchecked Sendable {
         self.init(buffer: buffer, count: count, opcodeAndFin: (first ? 0x01 : 0x00) | (last ? 0x80 : 0x00), ledger: ledger)
     }
 
-    private init(buffer: UnsafeMutablePointer<UInt8>, count total: Int, opcodeAndFin: UInt8, ledger: SharedFrameLedger?) {
-        precondition(total >= Self.headerRoom, "the payload must follow OutboundFrame.headerRoom reserved bytes")
-        let count = total - Self.headerRoom
-        let headerLength = count < 126 ? 2 : count <= 0xFFFF ? 4 : 10
-        let start = Self.headerRoom - headerLength
-        buffer[start] = opcodeAndFin
-        if count < 126 {
-            buffer[start + 1] = UInt8(count)
-        } else if count <= 0xFFFF {
-            buffer[start + 1] = 126
-            buffer[start + 2] = UInt8(count >> 8)
-            buffer[start + 3] = UInt8(count & 0xFF)
-        } else {
-            buffer[start + 1] = 127
-            for i in 0..<8 { buffer[start + 2 + i] = UInt8((UInt64(count) >> UInt64(56 - 8 * i)) & 0xFF) }
-        }
-        self.storage = buffer
-        self.start = start
-        self.byteCount = total - start
-        self.payloadCount = count
-        self.ledger = ledger
-        ledger?.add(byteCount)
+    private convenience init(buffer: UnsafeMutablePointer<UInt8>, count total: Int, opcodeAndFin: UInt8, ledger: SharedFrameLedger?) {
+        self.init(relayed: RelayableFrame(
+            wire: FrameBytes(buffer: buffer, count: total, opcodeAndFin: opcodeAndFin), isShared: ledger != nil), ledger: ledger)
     }
 
     deinit {
         ledger?.remove(byteCount)
-        storage.deallocate()
     }
 
     /// The wire bytes (a copy).
-    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage + start, count: byteCount)) }
+    public var bytes: [UInt8] { wire.withBytes { Array($0) } }
 
     /// Calls `body` with the wire bytes.
     @inline(__always)
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        body(UnsafeRawBufferPointer(start: storage + start, count: byteCount))
+        wire.withBytes(body)
     }
+}
+
+/// A frame on its way to another service thread: its immutable bytes, and whether it is a
+/// shared frame (accounted in the receiving server's ``SharedFrameLedger``).
+public struct RelayableFrame: Sendable {
+    public let wire: FrameBytes
+    public let isShared: Bool
 }

@@ -76,13 +76,13 @@ final class TickCounter: ClientGroupHandler, Sendable {
 
     init(stopAfter: Int? = nil) { self.stopAfter = stopAfter }
 
-    func group(_ group: WebSocketClientGroup, didOpen id: Int) {}
-    func group(_ group: WebSocketClientGroup, didReceive message: UnsafeRawBufferPointer, from id: Int) {}
-    func group(_ group: WebSocketClientGroup, didClose id: Int, code: UInt16?, failed: Bool) {}
+    func group(_ group: ClientGroupLoop, didOpen id: Int) {}
+    func group(_ group: ClientGroupLoop, didReceive message: UnsafeRawBufferPointer, from id: Int) {}
+    func group(_ group: ClientGroupLoop, didClose id: Int, code: UInt16?, failed: Bool) {}
 
-    func groupTick(_ group: WebSocketClientGroup) {
+    func groupTick(_ group: ClientGroupLoop) {
         let count = ticks.add(1, ordering: .relaxed).newValue
-        if let stopAfter, count == stopAfter { group.stop() }
+        if let stopAfter, count == stopAfter { group.group.stop() }
     }
 }
 
@@ -90,38 +90,38 @@ final class TickCounter: ClientGroupHandler, Sendable {
 final class FailureRecorder: ClientGroupHandler, Sendable {
     let failed = Mutex<[Int]>([])
 
-    func group(_ group: WebSocketClientGroup, didOpen id: Int) {}
-    func group(_ group: WebSocketClientGroup, didReceive message: UnsafeRawBufferPointer, from id: Int) {}
-    func group(_ group: WebSocketClientGroup, didClose id: Int, code: UInt16?, failed: Bool) {
+    func group(_ group: ClientGroupLoop, didOpen id: Int) {}
+    func group(_ group: ClientGroupLoop, didReceive message: UnsafeRawBufferPointer, from id: Int) {}
+    func group(_ group: ClientGroupLoop, didClose id: Int, code: UInt16?, failed: Bool) {
         if failed { self.failed.withLock { $0.append(id) } }
     }
-    func groupTick(_ group: WebSocketClientGroup) {}
+    func groupTick(_ group: ClientGroupLoop) {}
 }
 
 @Suite("WebSocket client groups without a server")
 struct ClientGroupLifecycleTests {
     @Test func workFromOtherThreadsRunsBeforeStopReturns() throws {
         let handler = TickCounter()
-        let group = WebSocketClientGroup(port: try closedPort(), handler: handler)
+        let group = WebSocketClientGroup(configuration: .init(port: try closedPort()), handler: handler)
         try group.start()
         let ran = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            for _ in 0..<100 { group.execute { ran.add(1, ordering: .relaxed) } }
+            for _ in 0..<100 { group.execute { _ in ran.add(1, ordering: .relaxed) } }
         }
         group.stop()
         #expect(ran.load(ordering: .relaxed) == 400)
         group.stop()
-        group.execute { ran.add(1, ordering: .relaxed) }
+        group.execute { _ in ran.add(1, ordering: .relaxed) }
         #expect(ran.load(ordering: .relaxed) == 400, "work after the end is dropped")
         #expect(throws: TransportError.alreadyStarted) { try group.start() }
     }
 
     @Test func aConnectionToAClosedPortIsReportedAsFailed() throws {
         let handler = FailureRecorder()
-        let group = WebSocketClientGroup(port: try closedPort(), handler: handler)
+        let group = WebSocketClientGroup(configuration: .init(port: try closedPort()), handler: handler)
         try group.start()
         defer { group.stop() }
-        group.execute { for id in 0..<3 { group.connect(id) } }
+        group.execute { loop in for id in 0..<3 { loop.connect(id) } }
         let deadline = ContinuousClock.now + .seconds(5)
         while handler.failed.withLock({ $0.count }) < 3 && ContinuousClock.now < deadline { usleep(1_000) }
         #expect(handler.failed.withLock { $0.sorted() } == [0, 1, 2])
@@ -129,7 +129,7 @@ struct ClientGroupLifecycleTests {
 
     @Test func stopFromTheServiceThreadEndsTheGroup() throws {
         let handler = TickCounter(stopAfter: 3)
-        let group = WebSocketClientGroup(port: try closedPort(), tickInterval: .milliseconds(1), handler: handler)
+        let group = WebSocketClientGroup(configuration: .init(port: try closedPort(), tickInterval: .milliseconds(1)), handler: handler)
         try group.start()
         let deadline = ContinuousClock.now + .seconds(5)
         while handler.ticks.load(ordering: .relaxed) < 3 && ContinuousClock.now < deadline { usleep(1_000) }

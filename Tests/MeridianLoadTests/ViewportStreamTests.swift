@@ -14,7 +14,7 @@ struct ViewportStreamTests {
     }
 
     private func receive(_ w: LoadWorker, _ text: String) {
-        Array(text.utf8).withUnsafeBytes { w.group(w.group, didReceive: $0, from: 5) }
+        Array(text.utf8).withUnsafeBytes { w.receive(FrameScanner(bytes: $0), from: 5) }
     }
 
     /// A move of `d0` around city 0, as the server relays it.

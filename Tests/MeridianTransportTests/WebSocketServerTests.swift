@@ -119,11 +119,12 @@ import Testing
         let payload = String(repeating: "p", count: 1000)
         var sent = 0
         var stats = TransportStats()
-        var previous: OutboundFrame?
+        // The last transient frame queued, superseded by the next batch's first. Frames belong to
+        // the service thread: only the batches, which run there one after another, touch it.
+        nonisolated(unsafe) var previous: OutboundFrame?
         for _ in 0..<4000 {
             let first = sent
-            (stats, previous) = onServiceThread(server) { [previous] server in
-                var previous = previous
+            stats = onServiceThread(server) { server in
                 for index in first..<(first + 32) {
                     let frame = OutboundFrame(text: Array("d\(index):\(payload)".utf8))
                     server.send(frame, to: healthyID)
@@ -132,7 +133,7 @@ import Testing
                     server.broadcast(transient, to: [healthyID, slowID], superseding: previous)
                     previous = transient
                 }
-                return (server.stats, previous)
+                return server.stats
             }
             sent += 32
             if stats.slowConsumerCloses > 0 { break }
@@ -214,10 +215,11 @@ import Testing
         // Fill socket buffers until the server's own queue grows well above the high-water mark.
         // Between batches (32 KiB) the server writes up to 256 KiB, so only a backed-up socket
         // lets the queue reach 512 KiB.
-        let frame = OutboundFrame(text: Array(String(repeating: "q", count: 16 * 1024).utf8))
+        let text = Array(String(repeating: "q", count: 16 * 1024).utf8)
         var queued = 0
         for _ in 0..<10_000 {
             queued = onServiceThread(server) { server in
+                let frame = OutboundFrame(text: text)
                 for _ in 0..<2 { server.send(frame, to: id) }
                 return server.queuedBytes(of: id)
             }

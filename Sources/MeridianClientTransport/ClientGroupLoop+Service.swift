@@ -2,25 +2,27 @@ import Foundation
 import MeridianTransportCore
 internal import CLibWebSockets
 
-/// The C entry point of client-group contexts; the group is the context's user pointer and
+/// The C entry point of client-group contexts; the loop is the context's user pointer and
 /// each wsi's opaque user data is its integer id plus one (never a reference).
 func clientGroupCallback(
     _ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
     _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int
 ) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else { return 0 }
-    let group = Unmanaged<WebSocketClientGroup>.fromOpaque(owner).takeUnretainedValue()
+    let loop = Unmanaged<ClientGroupLoop>.fromOpaque(owner).takeUnretainedValue()
     guard let tag = lws_get_opaque_user_data(wsi) else { return 0 }
-    return group.handle(wsi: wsi, id: Int(bitPattern: tag) - 1, reason: reason, input: input, length: length)
+    return loop.handle(wsi: wsi, id: Int(bitPattern: tag) - 1, reason: reason, input: input, length: length)
 }
 
-extension WebSocketClientGroup: ServiceLoop {
+extension ClientGroupLoop: ServiceLoop {
     /// Runs first on the service thread: creates the context (no connections yet).
-    func startService() throws(TransportError) -> ServiceStart<WebSocketClientGroup, Void> {
+    func startService() throws(TransportError) -> ServiceStart<ClientGroupLoop, Void> {
         configureLWSLogging()
-        let names = (host: allocations.string(host), raw: allocations.string("RAW"), protocolName: allocations.string(subprotocol))
+        let names = (
+            host: allocations.string(configuration.host), raw: allocations.string("RAW"),
+            protocolName: allocations.string(configuration.subprotocol))
         cStrings = names
-        sourceCStrings = sourceAddresses.map { allocations.string($0) }
+        sourceCStrings = configuration.sourceAddresses.map { allocations.string($0) }
         let protocols = allocations.zeroed(lws_protocols.self, count: 2)
         protocols[0].name = UnsafePointer(names.protocolName)
         protocols[0].callback = clientGroupCallback
@@ -29,12 +31,12 @@ extension WebSocketClientGroup: ServiceLoop {
         var info = lws_context_creation_info()
         info.port = CONTEXT_PORT_NO_LISTEN
         info.protocols = UnsafePointer(protocols)
-        // Valid while the context lives: the service thread holds the group until then.
+        // Valid while the context lives: the service thread holds the loop until then.
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.count_threads = 1
         // Raw sockets read into this buffer: large reads carry many frames each.
         info.pt_serv_buf_size = UInt32(Self.readBufferSize)
-        let eventLoop = self.eventLoop == .libev ? mrd_ev_loop_new() : nil
+        let eventLoop = configuration.eventLoop == .libev ? mrd_ev_loop_new() : nil
         if let eventLoop {
             let loops = allocations.zeroed(UnsafeMutableRawPointer?.self, count: 1)
             loops[0] = eventLoop
@@ -51,11 +53,11 @@ extension WebSocketClientGroup: ServiceLoop {
         }
         self.context = context
         libevLoop = eventLoop
-        return ServiceStart(loop: self, context: context, tickInterval: max(tickInterval, .microseconds(100)))
+        return ServiceStart(loop: self, context: context, tickInterval: max(configuration.tickInterval, .microseconds(100)))
     }
 
     package func serviceTick() {
-        handlerStorage?.groupTick(self)
+        handler?.groupTick(self)
     }
 
     package static var timesServicePasses: Bool { true }
@@ -64,14 +66,16 @@ extension WebSocketClientGroup: ServiceLoop {
     /// fuller wake-ups cost far less per message. A message still arriving (a large snapshot)
     /// is read on at once, not a poll at a time.
     package func servicePassEnded(began: ContinuousClock.Instant) {
-        let rest = messageInFlight ? .zero : coalescing - (ContinuousClock.now - began)
+        let rest = messageInFlight ? .zero : configuration.coalescing - (ContinuousClock.now - began)
         messageInFlight = false
         if rest > .zero { usleep(UInt32(clamping: rest.microseconds)) }
     }
 
-    /// The handler hears nothing of the connections the context's destruction closes.
+    /// The handler's last call; it hears nothing of the connections the context's destruction
+    /// closes, and is released here, on its own thread.
     package func serviceWillDestroyContext() {
-        handlerStorage = nil
+        handler?.groupWillEnd(self)
+        handler = nil
     }
 
     package func serviceDidDestroyContext() {
@@ -85,35 +89,35 @@ extension WebSocketClientGroup: ServiceLoop {
         allocations.freeAll()
     }
 
-    /// Starts connecting `id` (service thread). The outcome arrives as didOpen or didClose.
+    /// Starts connecting `id`. The outcome arrives as didOpen or didClose.
     /// The connection is a raw lws socket: the upgrade and the framing are ``FrameReader``'s and ``FrameWriter``'s.
     public func connect(_ id: Int) {
         guard let context, let names = cStrings, links[id] == nil else { return }
         var info = lws_client_connect_info()
         info.context = context
         info.address = UnsafePointer(names.host)
-        info.port = Int32(port)
+        info.port = Int32(configuration.port)
         info.host = info.address
         info.method = UnsafePointer(names.raw)
         info.local_protocol_name = UnsafePointer(names.protocolName)
         if !sourceCStrings.isEmpty { info.iface = UnsafePointer(sourceCStrings[id % sourceCStrings.count]) }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: id + 1)
-        links[id] = Link(reader: FrameReader(keptPrefix: keptMessagePrefix))
+        links[id] = Link(reader: FrameReader(keptPrefix: configuration.keptMessagePrefix))
         if let wsi = lws_client_connect_via_info(&info) {
             if links[id] != nil { links[id]?.wsi = wsi }
         } else if links.removeValue(forKey: id) != nil {
-            handlerStorage?.group(self, didClose: id, code: nil, failed: true)
+            handler?.group(self, didClose: id, code: nil, failed: true)
         }
     }
 
-    /// Queues one text message for `id` (service thread).
+    /// Queues one text message for `id`.
     public func send(_ bytes: [UInt8], to id: Int) {
         guard let wsi = links[id]?.wsi, links[id]?.opened == true, links[id]?.closing == false else { return }
         bytes.withUnsafeBytes { FrameWriter.append(opcode: FrameWriter.text, payload: $0, mask: nextMask(), to: &links[id]!.outgoing) }
         lws_callback_on_writable(wsi)
     }
 
-    /// Closes `id` with a close frame carrying `code` (service thread).
+    /// Closes `id` with a close frame carrying `code`.
     public func close(_ id: Int, code: UInt16 = 1000) {
         guard let wsi = links[id]?.wsi, links[id]?.closing == false else { return }
         links[id]!.outgoing.removeAll()
@@ -144,12 +148,14 @@ extension WebSocketClientGroup: ServiceLoop {
             guard links[id] != nil else { return -1 }
             links[id]!.wsi = wsi
             let key = (0..<16).map { _ in UInt8.random(in: 0...255) }
-            links[id]!.outgoing = FrameWriter.upgradeRequest(host: host, port: port, path: path, subprotocol: subprotocol, key: key)
+            links[id]!.outgoing = FrameWriter.upgradeRequest(
+                host: configuration.host, port: configuration.port, path: configuration.path,
+                subprotocol: configuration.subprotocol, key: key)
             lws_callback_on_writable(wsi)
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
             if var link = links.removeValue(forKey: id) {
                 link.buffer.release()
-                handlerStorage?.group(self, didClose: id, code: nil, failed: true)
+                handler?.group(self, didClose: id, code: nil, failed: true)
             }
         case LWS_CALLBACK_RAW_RX:
             guard links[id] != nil, let input, length > 0 else { return 0 }
@@ -157,7 +163,7 @@ extension WebSocketClientGroup: ServiceLoop {
         case LWS_CALLBACK_RAW_CLOSE:
             if var link = links.removeValue(forKey: id) {
                 link.buffer.release()
-                handlerStorage?.group(self, didClose: id, code: link.peerClose, failed: !link.opened)
+                handler?.group(self, didClose: id, code: link.peerClose, failed: !link.opened)
             }
         case LWS_CALLBACK_RAW_WRITEABLE:
             return writable(wsi, id)
@@ -171,9 +177,9 @@ extension WebSocketClientGroup: ServiceLoop {
     private func received(_ chunk: UnsafeRawBufferPointer, wsi: OpaquePointer, id: Int) -> Int32 {
         var reader = links[id]!.reader
         links[id]!.reader = FrameReader()  // Not used while the chunk is read: events may send or close.
-        let handler = handlerStorage
+        let handler = self.handler
         var failed = false
-        let ok = reader.feed(chunk, subprotocol: subprotocol) { frame in
+        let ok = reader.feed(chunk, subprotocol: configuration.subprotocol) { frame in
             switch frame {
             case .upgraded:
                 links[id]?.opened = true
