@@ -188,6 +188,13 @@ extension Hub {
         }
     }
 
+    /// At an edge: forgets the relayed transient frames no queue holds any more. A later frame
+    /// that supersedes one of them finds nothing to skip, which is right: it was all written.
+    func forgetWrittenTransients() {
+        guard !relayedTransients.isEmpty else { return }
+        relayedTransients = relayedTransients.filter { $0.value.isQueued }
+    }
+
     /// At an edge: the home's word on a connection's session. Requests held behind the join or
     /// leave go on, in order: to the home, or served here (a join elsewhere) when in none.
     private func membership(of connection: ConnectionID, is session: String?, from home: Int, place: HubPlace, on local: any Outbound) {

@@ -149,6 +149,7 @@ final class Hub: TransportHandler {
         unloadIdleSessions(on: server)
         closeExpiredTokens(on: server)
         tickOverview(server)
+        forgetWrittenTransients()
     }
 
     func transport(_ server: ServerLoop, handle request: HTTPRequest, responder: HTTPResponder) {

@@ -70,6 +70,8 @@ public final class OutboundFrame {
     /// How many connection queues hold this frame; touched only on the server's service
     /// thread, by ``ConnectionQueue`` (which retains the frame once while this is above zero).
     var holders = 0
+    /// True while a connection's queue holds the frame (it is not all written yet).
+    public var isQueued: Bool { holders > 0 }
     /// Set on the service thread when a newer frame of the same transient kind was queued
     /// behind this one for everyone who holds it: queues then skip it instead of writing it.
     var superseded = false

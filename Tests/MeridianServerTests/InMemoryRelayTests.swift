@@ -76,6 +76,28 @@ struct InMemoryRelayTests {
         #expect(hubs.drain(winner == ann ? ben : ann).filter { $0["type"]?.string == "drag" } == events)
     }
 
+    @Test func anEdgeForgetsRelayedMovesOnceTheyAreWritten() throws {
+        let hubs = try MemoryHubs(count: 2)
+        let session = hubs.session(homedOn: 0, prefix: "moves")
+        let dragger = hubs.connect(to: 0), watcher = hubs.connect(to: 1)
+        for (c, name) in [(dragger, "Dan"), (watcher, "Wes")] {
+            try hubs.request("join", ["session": .string(session), "name": .string(name), "role": "editor"], from: c)
+        }
+        let point: JSONValue = ["type": "point", "id": "pin", "coordinate": ["latitude": 1, "longitude": 2], "draggable": true]
+        try hubs.request("annotation.add", ["annotation": point], from: dragger)
+        try hubs.request("drag", ["id": "pin", "state": "starting"], from: dragger)
+        for step in 0..<20 {
+            _ = hubs.post("drag", ["id": "pin", "state": "dragging", "coordinate": ["latitude": 1, "longitude": .number(2 + Double(step) / 100)]], from: dragger)
+        }
+        hubs.settle()
+        #expect(hubs.drain(watcher).filter { $0["type"]?.string == "drag" }.count > 1)
+        // The edge keeps the latest move of the kind, for the next one to supersede …
+        #expect(hubs.hubs[1].relayedTransients.count == 1)
+        // … until a tick finds it written: nothing is kept per move kind for ever.
+        hubs.tick()
+        #expect(hubs.hubs[1].relayedTransients.isEmpty)
+    }
+
     @Test func requestsRightAfterALeaveFollowTheConnectionToItsNextSession() throws {
         let hubs = try MemoryHubs(count: 4)
         let first = hubs.session(homedOn: 2, prefix: "first"), second = hubs.session(homedOn: 3, prefix: "second")
