@@ -4,7 +4,7 @@ import Logging
 import MeridianCore
 @testable import MeridianServer
 import MeridianTransport
-import Synchronization
+import MeridianSync
 
 /// The hub's outbound seam in memory: frames are kept per connection as whole text messages,
 /// the clock moves only when told, and work handed back from other threads (session loads)
@@ -19,7 +19,7 @@ final class MemoryOutbound: Outbound {
         var work: [@Sendable () -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Signalled once per piece of work handed back; several outbounds may share one.
     private let workArrived: DispatchSemaphore
 
