@@ -31,35 +31,37 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // Locked<Value>: the one lock of every other target, a Mutex that ThreadSanitizer sees.
+        .target(name: "MeridianSync"),
         // The session model and its rules: no I/O, no clocks, no threads.
         .target(name: "MeridianCore"),
         // Protocol v1: JSON text frames <-> core commands and events.
         .target(name: "MeridianProtocol", dependencies: ["MeridianCore"]),
         // What the server and the client transports share: the libwebsockets service thread
         // (lifecycle, cross-thread work queue, tick), C allocations, lws logging, TransportError.
-        .target(name: "MeridianTransportCore", dependencies: ["CLibWebSockets"]),
+        .target(name: "MeridianTransportCore", dependencies: ["MeridianSync", "CLibWebSockets"]),
         // WebSocket clients on libwebsockets: one connection (WebSocketClient, under the Swift
         // client) or many on one thread (WebSocketClientGroup, for load). Nothing of the server.
         .target(
             name: "MeridianClientTransport",
             dependencies: [
-                "MeridianTransportCore", "CLibWebSockets",
+                "MeridianTransportCore", "MeridianSync", "CLibWebSockets",
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
         // The server transport: WebSocket + HTTP on libwebsockets, one service thread, framed
         // fan-out, handshake checks and admissions.
-        .target(name: "MeridianTransport", dependencies: ["MeridianTransportCore", "CLibWebSockets"]),
+        .target(name: "MeridianTransport", dependencies: ["MeridianTransportCore", "MeridianSync", "CLibWebSockets"]),
         // Bearer tokens (JWT: HS256, ES256, RS256): who a connection is and what it may join.
         .target(
             name: "MeridianAuth",
-            dependencies: ["MeridianCore", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["MeridianCore", "MeridianSync", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")]
         ),
         // Durable sessions: the SessionStore seam, SQLite (GRDB) and in-memory stores, group commit.
         .target(
             name: "MeridianStorage",
             dependencies: [
-                "MeridianCore", "MeridianProtocol",
+                "MeridianCore", "MeridianProtocol", "MeridianSync",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -67,7 +69,7 @@ let package = Package(
         .target(
             name: "MeridianServer",
             dependencies: [
-                "MeridianCore", "MeridianProtocol", "MeridianTransport", "MeridianStorage", "MeridianAuth",
+                "MeridianCore", "MeridianProtocol", "MeridianTransport", "MeridianStorage", "MeridianAuth", "MeridianSync",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -83,12 +85,12 @@ let package = Package(
         ),
         // A Swift client of Protocol v1: typed messages, session mirror, reconnect and resume.
         // Only the client transport: `make check-client-deps` fails if the server creeps in.
-        .target(name: "MeridianClient", dependencies: ["MeridianCore", "MeridianProtocol", "MeridianClientTransport"]),
+        .target(name: "MeridianClient", dependencies: ["MeridianCore", "MeridianProtocol", "MeridianClientTransport", "MeridianSync"]),
         // `meridian load`: many simulated clients on a few lws client threads, with latency histograms.
         .target(
             name: "MeridianLoad",
             dependencies: [
-                "MeridianClientTransport", "MeridianTransportCore",
+                "MeridianClientTransport", "MeridianTransportCore", "MeridianSync",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
@@ -112,16 +114,17 @@ let package = Package(
             name: "MeridianTesting",
             dependencies: ["MeridianServer", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(name: "MeridianSyncTests", dependencies: ["MeridianSync"]),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
-        .testTarget(name: "MeridianTransportCoreTests", dependencies: ["MeridianTransportCore", "CLibWebSockets"]),
-        .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport", "MeridianTransportCore"]),
+        .testTarget(name: "MeridianTransportCoreTests", dependencies: ["MeridianTransportCore", "MeridianSync", "CLibWebSockets"]),
+        .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport", "MeridianTransportCore", "MeridianSync"]),
         .testTarget(
             name: "MeridianTransportTests",
             dependencies: ["MeridianTransport", "MeridianClientTransport", "MeridianTransportCore"]
         ),
         .testTarget(name: "MeridianAuthTests", dependencies: ["MeridianAuth", "MeridianCore"]),
-        .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore"]),
+        .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore", "MeridianSync"]),
         .testTarget(
             name: "MeridianClientTests",
             dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianAuth"]
@@ -132,7 +135,7 @@ let package = Package(
             name: "MeridianServerTests",
             dependencies: [
                 "MeridianServer", "MeridianTransport", "MeridianClientTransport", "MeridianTransportCore", "MeridianProtocol",
-                "MeridianCore", "MeridianStorage", "MeridianTesting", "MeridianAuth", "MeridianClient",
+                "MeridianCore", "MeridianStorage", "MeridianTesting", "MeridianAuth", "MeridianClient", "MeridianSync",
             ]
         ),
     ]

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import MeridianSync
 
 /// Grants of tokens verified before, so that each token's signature is checked once: an ES256
 /// or RS256 signature costs tens to hundreds of microseconds on the service thread, and a
@@ -10,7 +10,7 @@ public final class TokenCache: Sendable {
     public let verifier: TokenVerifier
     /// Most tokens kept; 0 verifies every time.
     public let capacity: Int
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var grants: [String: AccessGrant] = [:]
@@ -30,7 +30,7 @@ public final class TokenCache: Sendable {
     public init(verifier: TokenVerifier, capacity: Int? = nil) {
         self.verifier = verifier
         self.capacity = max(0, capacity ?? (verifier.algorithms.allSatisfy { $0 == "HS256" } ? 0 : Self.defaultCapacity))
-        state = Mutex(State())
+        state = Locked(State())
     }
 
     /// The grant `token` carries, or why it is refused: from the cache if the token verified

@@ -1,6 +1,6 @@
+import MeridianSync
 import Foundation
 import MeridianCore
-import Synchronization
 
 /// A Protocol v1 client: joins one session, mirrors its state (``state``), reports updates
 /// (``updates`` and ``delegate``), correlates requests with their answers by `ref`, and
@@ -42,7 +42,7 @@ public final class MeridianClient: Sendable {
         }
     }
 
-    let shared: Mutex<Shared>
+    let shared: Locked<Shared>
     /// Signalled by ``close()``, and passed on by whoever it wakes: ends a reconnect's backoff.
     let closing = DispatchSemaphore(value: 0)
 
@@ -54,7 +54,7 @@ public final class MeridianClient: Sendable {
     public init(configuration: ClientConfiguration, transport: @escaping @Sendable () -> any ClientTransport) {
         self.configuration = configuration
         self.makeTransport = transport
-        self.shared = Mutex(Shared(currentToken: configuration.token))
+        self.shared = Locked(Shared(currentToken: configuration.token))
         (updates, updatesContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 

@@ -1,7 +1,7 @@
 import DequeModule
 import Dispatch
 import MeridianTransportCore
-import Synchronization
+import MeridianSync
 
 /// What a ``WebSocketClient``'s service thread hands to the threads that use the client: the
 /// connection's phase, the messages received and how the connection ended.
@@ -32,7 +32,7 @@ final class ClientMailbox: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let settled = DispatchSemaphore(value: 0)
     private let arrived = DispatchSemaphore(value: 0)
 

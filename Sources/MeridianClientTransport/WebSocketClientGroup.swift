@@ -1,3 +1,4 @@
+import MeridianSync
 import Foundation
 import MeridianTransportCore
 import Synchronization
@@ -47,13 +48,13 @@ public final class WebSocketClientGroup: Sendable {
     /// The service thread, its work queue and its tick.
     let serviceThread = ServiceThread<ClientGroupLoop>(name: "meridian-client-group", stackSize: 1 << 20)
     /// The handler, until ``start()`` hands it to the loop on the service thread.
-    private let handlerToStart: Mutex<(any ClientGroupHandler)?>
+    private let handlerToStart: Locked<(any ClientGroupHandler)?>
 
     /// Creates a group; nothing happens until ``start()``. The handler goes to the service
     /// thread, where alone it is called, and is held there until the loop ends.
     public init(configuration: ClientGroupConfiguration, handler: sending any ClientGroupHandler) {
         self.configuration = configuration
-        self.handlerToStart = Mutex(handler)
+        self.handlerToStart = Locked(handler)
     }
 
     /// Starts the service thread; returns once its context exists.

@@ -1,3 +1,4 @@
+import MeridianSync
 import Foundation
 import MeridianClientTransport
 import Synchronization
@@ -30,8 +31,8 @@ final class WorkerBoard: Sendable {
         var clientSeqs: [(session: Int, seq: UInt64)]
     }
 
-    private let published = Mutex(WorkerStats())
-    private let final = Mutex<Final?>(nil)
+    private let published = Locked(WorkerStats())
+    private let final = Locked<Final?>(nil)
     private let stopping = Atomic<Bool>(false)
 
     /// The latest published copy of the stats.

@@ -1,6 +1,6 @@
+import MeridianSync
 import Foundation
 import MeridianClientTransport
-import Synchronization
 
 /// Fills each session with `count` annotations before the simulated clients join
 /// (for the join storm: a large snapshot; for a big map: annotations around every city). One
@@ -30,7 +30,7 @@ final class SeedingProgress: Sendable {
         var failure: String?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let changed = DispatchSemaphore(value: 0)
 
     func finishedOne() {

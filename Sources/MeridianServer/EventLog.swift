@@ -1,12 +1,12 @@
 import Logging
 import MeridianCore
 import MeridianStorage
-import Synchronization
+import MeridianSync
 
 /// The server's event logs: the store (SQLite beside the sessions, or memory)
 /// and its writer thread, opened by ``MeridianServer/start()``.
 final class EventLog: Sendable {
-    private let opened = Mutex<EventLogWriter?>(nil)
+    private let opened = Locked<EventLogWriter?>(nil)
 
     var writer: EventLogWriter? { opened.withLock { $0 } }
 

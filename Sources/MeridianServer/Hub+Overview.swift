@@ -1,7 +1,7 @@
 import MeridianCore
 import MeridianProtocol
 import MeridianTransport
-import Synchronization
+import MeridianSync
 
 /// Subscribers of the server overview and the counters its rates come from.
 struct OverviewState {
@@ -106,7 +106,7 @@ private extension Duration {
 
 /// The overview of a server with several hubs: each hub's sessions as it last posted them.
 final class OverviewBoard: Sendable {
-    private let posted: Mutex<[Int: (entries: [OverviewEntry], connections: Int)]> = Mutex([:])
+    private let posted: Locked<[Int: (entries: [OverviewEntry], connections: Int)]> = Locked([:])
 
     func post(_ entries: [OverviewEntry], connections: Int, from hub: Int) {
         posted.withLock { $0[hub] = (entries, connections) }

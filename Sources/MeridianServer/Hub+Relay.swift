@@ -1,7 +1,7 @@
 import MeridianAuth
 import MeridianProtocol
 import MeridianTransport
-import Synchronization
+import MeridianSync
 
 /// Where a hub stands among the hubs of one server: its index (the high byte of the ids of
 /// its connections) and the relay to the others.
@@ -16,7 +16,7 @@ struct HubPlace {
 
 /// Each hub's sessions, loaded and loading.
 final class LoadCounts: Sendable {
-    private let counts = Mutex<[Int: (loaded: Int, loading: Int)]>([:])
+    private let counts = Locked<[Int: (loaded: Int, loading: Int)]>([:])
 
     func post(loaded: Int, loading: Int, from hub: Int) { counts.withLock { $0[hub] = (loaded, loading) } }
 

@@ -1,6 +1,6 @@
+import MeridianSync
 import Foundation
 import Logging
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,7 +39,7 @@ public final class LogWriter: Sendable {
         var waiters: [DispatchSemaphore] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
 
     /// A writer to file descriptor `fd` (default: standard error) holding at most `capacity` lines.

@@ -1,6 +1,7 @@
 import Logging
 import MeridianTransport
 import Glibc
+import MeridianSync
 import Synchronization
 
 /// A Meridian server: sessions hosted on libwebsockets transports, one per service thread.
@@ -113,7 +114,7 @@ public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
 
 /// The transports of threads 1…, and the turn of the next accepted connection.
 private final class OtherThreads: Sendable {
-    let servers = Mutex<[WebSocketServer]>([])
+    let servers = Locked<[WebSocketServer]>([])
     private let accepted = Atomic<Int>(0)
 
     /// Hands every `threads`-th accepted socket to each thread in turn (the first keeps its

@@ -1,7 +1,7 @@
 import MeridianAuth
 import MeridianProtocol
 import MeridianTransport
-import Synchronization
+import MeridianSync
 
 /// What the hubs of one server (one per service thread) hand each other. A session lives on
 /// its home hub, which applies its commands in one total order; a member connected to another
@@ -67,18 +67,14 @@ extension Relay {
 /// The relay between the hubs of one process: an inbox per hub, and a wake-up of that hub's
 /// thread when its inbox stops being empty (so a busy hub drains many messages per wake-up).
 final class LocalRelay: Relay {
-    private final class Inbox: Sendable {
-        let messages = Mutex<[RelayMessage]>([])
-    }
-
     let hubs: Int
-    private let inboxes: [Inbox]
-    private let wakes: Mutex<[(@Sendable () -> Void)?]>
+    private let inboxes: [Locked<[RelayMessage]>]
+    private let wakes: Locked<[(@Sendable () -> Void)?]>
 
     init(hubs: Int) {
         self.hubs = hubs
-        inboxes = (0..<hubs).map { _ in Inbox() }
-        wakes = Mutex(Array(repeating: nil, count: hubs))
+        inboxes = (0..<hubs).map { _ in Locked([]) }
+        wakes = Locked(Array(repeating: nil, count: hubs))
     }
 
     /// Sets how hub `hub`'s thread is woken to take its messages (before anything is posted).
@@ -87,7 +83,7 @@ final class LocalRelay: Relay {
     }
 
     func post(_ message: RelayMessage, to hub: Int) {
-        let wasEmpty = inboxes[hub].messages.withLock { messages in
+        let wasEmpty = inboxes[hub].withLock { messages in
             messages.append(message)
             return messages.count == 1
         }
@@ -95,7 +91,7 @@ final class LocalRelay: Relay {
     }
 
     func take(for hub: Int) -> [RelayMessage] {
-        inboxes[hub].messages.withLock { messages in
+        inboxes[hub].withLock { messages in
             defer { messages.removeAll(keepingCapacity: true) }
             return messages
         }

@@ -1,5 +1,5 @@
 import MeridianStorage
-import Synchronization
+import MeridianSync
 
 /// The store a server runs with, opened by ``MeridianServer/start()`` and
 /// shared with the hub. With a data directory, changes go through a
@@ -14,7 +14,7 @@ final class StorageSlot: Sendable {
         var reader: StorageReader
     }
 
-    private let opened = Mutex<Opened?>(nil)
+    private let opened = Locked<Opened?>(nil)
 
     var current: Opened? { opened.withLock { $0 } }
 

@@ -1,7 +1,7 @@
+import MeridianSync
 import Foundation
 import MeridianCore
 import MeridianProtocol
-import Synchronization
 
 /// Writes event logs on a thread of its own. The server's service thread only
 /// queues what happened (`record`, `checkpoint`: a lock and an append); this
@@ -59,7 +59,7 @@ public final class EventLogWriter: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
 
     /// `onError` is told of failed writes, `onDropped` of entries dropped since it was last told

@@ -1,4 +1,4 @@
-import Synchronization
+import MeridianSync
 
 /// Event logs in memory, for servers without a data directory and for tests.
 /// Besides the retention, all logs together keep at most `maxEntries`: beyond
@@ -9,7 +9,7 @@ public final class InMemoryEventLogStore: EventLogStore {
         var lastPosition: Int64 = 0
         var count = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     public let maxEntries: Int
 
     public init(maxEntries: Int = 1_000_000) {

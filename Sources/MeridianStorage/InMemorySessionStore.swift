@@ -1,9 +1,9 @@
 import MeridianCore
-import Synchronization
+import MeridianSync
 
 /// A store in memory, for unit tests and servers run without a data directory.
 public final class InMemorySessionStore: SessionStore {
-    private let sessions = Mutex<[String: (header: SessionUpdate, annotations: [String: Annotation])]>([:])
+    private let sessions = Locked<[String: (header: SessionUpdate, annotations: [String: Annotation])]>([:])
 
     public init() {}
 

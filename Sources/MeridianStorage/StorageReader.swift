@@ -1,5 +1,5 @@
+import MeridianSync
 import Foundation
-import Synchronization
 
 /// Reads from a store on a few threads of its own, so that whoever asks
 /// (the server's service thread) never waits for the disk. Reads run in
@@ -24,7 +24,7 @@ public final class StorageReader: Sendable {
     }
 
     public let store: any SessionStore
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
 
     public init(store: any SessionStore, threads count: Int = 4) {

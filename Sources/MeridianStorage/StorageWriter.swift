@@ -1,6 +1,6 @@
+import MeridianSync
 import Foundation
 import MeridianCore
-import Synchronization
 
 /// Commits changes on its own thread, grouping them: whatever arrived while
 /// the previous transaction ran is written in the next one, so many changes
@@ -49,7 +49,7 @@ public final class StorageWriter: Sendable {
     /// Most changes in one transaction.
     public let maxBatch: Int
     private let onBatch: @Sendable (Batch) -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
 
     public init(store: any SessionStore, maxBatch: Int = 1_024, onBatch: @escaping @Sendable (Batch) -> Void = { _ in }) {

@@ -21,9 +21,14 @@ public final class TestServer: Sendable {
 
     public func stop() { server.stop() }
 
-    /// The `meridian` executable built alongside the tests (`.build/debug/meridian`).
+    /// The `meridian` executable built alongside the tests: the one next to the test binary
+    /// (so a `--build-path .build/tsan` run starts the ThreadSanitizer build of the server),
+    /// else `.build/debug/meridian`.
     public static var executable: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let running = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let beside = running.deletingLastPathComponent().appendingPathComponent("meridian")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent(".build/debug/meridian")
     }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import MeridianSync
 
 /// Counts the WebSocket connections admitted (upgrade accepted, open or still completing the
 /// handshake) in total and per peer IP, for the connection limits. Plain value, no I/O.
@@ -44,10 +44,10 @@ struct Admissions {
 /// The connection limits of one server, shared by its service threads' transports
 /// (``TransportConfiguration/connectionLimits``): counted under a lock.
 public final class ConnectionLimits: Sendable {
-    private let admissions: Mutex<Admissions>
+    private let admissions: Locked<Admissions>
 
     public init(maxTotal: Int, maxPerPeer: Int) {
-        admissions = Mutex(Admissions(maxTotal: maxTotal, maxPerPeer: maxPerPeer))
+        admissions = Locked(Admissions(maxTotal: maxTotal, maxPerPeer: maxPerPeer))
     }
 
     /// The refusal a new connection from `peer` would get now, or nil if it fits.

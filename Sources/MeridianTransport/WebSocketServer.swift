@@ -1,6 +1,6 @@
+import MeridianSync
 import Foundation
 import MeridianTransportCore
-import Synchronization
 internal import CLibWebSockets
 
 /// A WebSocket + HTTP server on libwebsockets with one service thread: the handle other
@@ -20,14 +20,14 @@ public final class WebSocketServer: Sendable {
     /// The service thread, its work queue and its tick.
     let serviceThread = ServiceThread<ServerLoop>(name: "meridian-transport")
     /// The handler, until ``start()`` hands it to the loop on the service thread.
-    private let handlerToStart: Mutex<TransportHandler?>
+    private let handlerToStart: Locked<TransportHandler?>
 
     /// Creates a server; nothing happens until ``start()``. The handler goes to the service
     /// thread, where alone it is called.
     public init(configuration: TransportConfiguration, handler: sending TransportHandler) {
         self.configuration = configuration
         self.sharedFrames = SharedFrameLedger(budget: configuration.sharedFrameBudgetBytes)
-        self.handlerToStart = Mutex(handler)
+        self.handlerToStart = Locked(handler)
     }
 
     /// Monotonic time since the server was created.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MeridianSync
 import Synchronization
 internal import CLibWebSockets
 
@@ -41,7 +42,7 @@ package final class ServiceThread<Loop: ServiceLoop>: Sendable {
     /// on another thread; what it captures crosses threads with it.
     package typealias Work = @Sendable (Loop) -> Void
 
-    private let shared = Mutex(Shared())
+    private let shared = Locked(Shared())
     /// Set by ``requestExit()``: the loop ends after the work it is draining.
     private let exitRequested = Atomic<Bool>(false)
     /// The running thread's id (0 when none), for ``isCurrent``.
@@ -96,7 +97,7 @@ package final class ServiceThread<Loop: ServiceLoop>: Sendable {
         guard canStart else { throw .alreadyStarted }
         // The caller must wait for the thread to have made its context, or failed to: a
         // semaphore signalled once, with the outcome handed over under a mutex.
-        let outcome = Mutex<Result<Ready, TransportError>?>(nil)
+        let outcome = Locked<Result<Ready, TransportError>?>(nil)
         let decided = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             run(setUp) { result in

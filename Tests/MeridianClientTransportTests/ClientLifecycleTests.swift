@@ -1,6 +1,7 @@
 import Foundation
 import MeridianClientTransport
 import MeridianTransportCore
+import MeridianSync
 import Synchronization
 import Testing
 #if canImport(Glibc)
@@ -88,7 +89,7 @@ final class TickCounter: ClientGroupHandler, Sendable {
 
 /// Records the ids of a group's connections that failed.
 final class FailureRecorder: ClientGroupHandler, Sendable {
-    let failed = Mutex<[Int]>([])
+    let failed = Locked<[Int]>([])
 
     func group(_ group: ClientGroupLoop, didOpen id: Int) {}
     func group(_ group: ClientGroupLoop, didReceive message: UnsafeRawBufferPointer, from id: Int) {}

@@ -2,7 +2,7 @@ import Dispatch
 @testable import MeridianClient
 import MeridianCore
 import MeridianTesting
-import Synchronization
+import MeridianSync
 import Testing
 
 /// Eight service threads on this two-core machine: sessions whose members are connected to
@@ -18,7 +18,7 @@ struct ThreadStressTests {
             $0.rateLimit = .unlimited
         }
         defer { server.stop() }
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: Self.sessions) { index in
             do {
                 try Self.drive(session: "stress-\(index)", seed: UInt64(index + 1), on: server)

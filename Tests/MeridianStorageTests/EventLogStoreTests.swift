@@ -1,7 +1,7 @@
 import Foundation
 import MeridianCore
 import MeridianStorage
-import Synchronization
+import MeridianSync
 import Testing
 
 @Suite("Event logs: SQLite and in memory")
@@ -117,7 +117,7 @@ struct EventLogStoreTests {
 
     @Test func aStalledStoreNeverHoldsUpTheCallerAndTheQueueStaysBounded() throws {
         let store = StalledStore()
-        let reported = Mutex(0)
+        let reported = Locked(0)
         let writer = EventLogWriter(store: store, retention: EventLogRetention(), maxPending: 1_000,
                                     onDropped: { n in reported.withLock { $0 += n } })
         let now = EventLogWriter.nowMs()

@@ -1,7 +1,7 @@
 import Foundation
 import MeridianCore
 import MeridianStorage
-import Synchronization
+import MeridianSync
 import Testing
 
 /// A store that holds its first commit until released, so a test knows what queued behind it.
@@ -9,8 +9,8 @@ final class GatedStore: SessionStore {
     let inner: any SessionStore
     let firstCommitStarted = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
-    private let commits = Mutex(0)
-    let fail = Mutex(false)
+    private let commits = Locked(0)
+    let fail = Locked(false)
 
     init(_ inner: any SessionStore) { self.inner = inner }
 
@@ -38,9 +38,9 @@ final class GatedStore: SessionStore {
         defer { cleanup(dir) }
         let sqlite = try SQLiteSessionStore(directory: dir)
         let store = GatedStore(sqlite)
-        let batches = Mutex<[Int]>([])
+        let batches = Locked<[Int]>([])
         let writer = StorageWriter(store: store, maxBatch: 200, onBatch: { b in batches.withLock { $0.append(b.changes) } })
-        let done = Mutex<[Int]>([])
+        let done = Locked<[Int]>([])
         writer.submit(change(0)) { r in if (try? r.get()) != nil { done.withLock { $0.append(0) } } }
         store.firstCommitStarted.wait()
         for i in 1...500 {
@@ -61,7 +61,7 @@ final class GatedStore: SessionStore {
         let store = GatedStore(InMemorySessionStore())
         store.fail.withLock { $0 = true }
         let writer = StorageWriter(store: store)
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         writer.submit(change(0)) { r in if case .failure(let e) = r { failures.withLock { $0.append(e.message) } } }
         store.firstCommitStarted.wait()
         writer.submit(change(1)) { r in if case .failure(let e) = r { failures.withLock { $0.append(e.message) } } }
@@ -71,7 +71,7 @@ final class GatedStore: SessionStore {
         #expect(try store.load("s") == nil)
         writer.stop()
         // After stop, changes are refused with a clear error, not dropped silently.
-        let late = Mutex<StorageError?>(nil)
+        let late = Locked<StorageError?>(nil)
         writer.submit(change(2)) { r in if case .failure(let e) = r { late.withLock { $0 = e } } }
         #expect(late.withLock { $0 }?.isWriteFailure == true)
     }
@@ -79,7 +79,7 @@ final class GatedStore: SessionStore {
     @Test func barriersCompleteInOrderWithoutWriting() throws {
         let store = InMemorySessionStore()
         let writer = StorageWriter(store: store)
-        let order = Mutex<[String]>([])
+        let order = Locked<[String]>([])
         writer.submit(change(1)) { _ in order.withLock { $0.append("change") } }
         writer.submit(nil) { _ in order.withLock { $0.append("barrier") } }
         writer.stop()

@@ -1,12 +1,12 @@
 import Foundation
 import MeridianTransportCore
-import Synchronization
+import MeridianSync
 import Testing
 internal import CLibWebSockets
 
 /// What happened, in order, from any thread.
 final class Journal: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = Locked<[String]>([])
 
     func add(_ entry: String) { entries.withLock { $0.append(entry) } }
     var all: [String] { entries.withLock { $0 } }

@@ -17,9 +17,12 @@ struct IdleBufferTests {
 
         // Each tick reports the buffers held; wait (on a condition, with a deadline) until none.
         let released = ResultBox<Bool>()
-        handler.onTick = { server in if server.stats.writeBufferBytes == 0 { released.set(true) } }
+        // Set on the service thread, which reads it on every tick.
+        server.execute { _ in
+            handler.onTick = { server in if server.stats.writeBufferBytes == 0 { released.set(true) } }
+        }
         #expect(released.get(timeout: 5) == true, "released after a quiet second")
-        handler.onTick = nil
+        server.execute { _ in handler.onTick = nil }
 
         // The next write allocates again and arrives intact.
         let big = String(repeating: "x", count: 60_000)

@@ -17,6 +17,8 @@ final class EchoHandler: TransportHandler, @unchecked Sendable {
     private var _opened: [ConnectionID] = []
     private var _closed: [Close] = []
     private var _handshakes: [ConnectionID: Handshake] = [:]
+    // `echo`, `verdict` and `onTick` are read on the service thread: set them before the server
+    // starts, or on the service thread (`server.execute { handler.onTick = … }`).
     var echo = true
     /// Decides upgrades, on the service thread; nil accepts all (the protocol's default).
     var verdict: ((Handshake) -> HandshakeVerdict)?

@@ -4,7 +4,7 @@ import Logging
 import MeridianCore
 @testable import MeridianServer
 import MeridianTransport
-import Synchronization
+import MeridianSync
 
 /// The hub's outbound seam in memory: frames are kept per connection as whole text messages,
 /// the clock moves only when told, and work handed back from other threads (session loads)
@@ -18,7 +18,7 @@ final class MemoryOutbound: Outbound {
         var closed: [ConnectionID: (code: UInt16, reason: String)] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let memoryThread: MemoryThread
     var thread: any HubThread { memoryThread }
 
@@ -99,7 +99,7 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 /// The hub's "thread" in memory: the thread that made it (the test's), where work handed back
 /// from the store's threads waits until the test runs it.
 final class MemoryThread: HubThread {
-    private let work = Mutex<[@Sendable () -> Void]>([])
+    private let work = Locked<[@Sendable () -> Void]>([])
     /// Signalled once per piece of work handed back; several threads may share one.
     let workArrived: DispatchSemaphore
     private let owner = pthread_self()
