@@ -80,9 +80,15 @@ public enum JSONWriter {
         s.withUTF8 { utf8 in
             out.append(UInt8(ascii: "\""))
             var runStart = 0
-            for (i, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
-                runStart = i + 1
+            // An index loop, not `enumerated()`: unoptimized builds pay for the generic iterator
+            // on every byte, and strings of tens of kilobytes (metadata) go through here.
+            var i = 0
+            while i < utf8.count {
+                let byte = utf8[i]
+                i += 1
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<(i - 1)]))
+                runStart = i
                 switch byte {
                 case 0x22: out.append(contentsOf: [92, 34])
                 case 0x5C: out.append(contentsOf: [92, 92])

@@ -81,10 +81,17 @@ public struct JSONOutput: ~Copyable {
             reserve(utf8.count + 2)
             append(UInt8(ascii: "\""))
             var runStart = 0
-            for (i, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                if i > runStart { append(utf8.baseAddress! + runStart, i - runStart) }
-                runStart = i + 1
-                escape(byte)
+            // An index loop, not `enumerated()`: unoptimized builds pay for the generic iterator
+            // on every byte, and strings of tens of kilobytes (metadata) go through here.
+            var i = 0
+            while i < utf8.count {
+                let byte = utf8[i]
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                    if i > runStart { append(utf8.baseAddress! + runStart, i - runStart) }
+                    runStart = i + 1
+                    escape(byte)
+                }
+                i += 1
             }
             if utf8.count > runStart { append(utf8.baseAddress! + runStart, utf8.count - runStart) }
             append(UInt8(ascii: "\""))

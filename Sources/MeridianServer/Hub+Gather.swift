@@ -30,7 +30,7 @@ struct HubGather: Sendable {
             sessions += hub.sessions.count
             loaded.merge(hub.loadedRows()) { kept, _ in kept }
         case .overview:
-            overview += hub.overviewEntries(now: local.now, advance: false)
+            overview += hub.overviewEntries(now: local.now, rates: .none)
             connections += hub.localConnectionCount
         }
         visited += 1

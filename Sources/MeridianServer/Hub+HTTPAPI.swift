@@ -147,8 +147,13 @@ extension Hub {
             switch outcome {
             case .absent?: return responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
             case .failed(let error)?: return responder.respond(Self.storageDown(error.message))
-            case .loaded?, .written?, nil:
-                if let refusal = makeRoom(on: server) ?? startLoad(id, on: server) {
+            case .full(let refusal)?: return responder.respond(Self.apiError(503, refusal.code.rawValue, refusal.message))
+            case .loaded?, .written?, .roomMade?, nil:
+                let room = makeRoom(for: id, on: server)
+                if case .refused(let refusal) = room {
+                    return responder.respond(Self.apiError(503, refusal.code.rawValue, refusal.message))
+                }
+                if case .made = room, let refusal = startLoad(id, on: server) {
                     return responder.respond(Self.apiError(503, refusal.code.rawValue, refusal.message))
                 }
                 _ = waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, body, responder, after: outcome, on: server) })

@@ -7,7 +7,12 @@ import MeridianTransport
 /// (the session is not in memory yet) or an HTTP API write (create, delete) in flight. It keeps
 /// every request for a session in arrival order while the service thread goes on serving others.
 struct SessionGate {
-    enum Work { case loading, writing }
+    enum Work {
+        case loading, writing
+        /// Room for the session is asked of the other hubs, one after the other: `asking` is
+        /// the hub asked now, `next` those left to ask (see ``Hub/makeRoom(for:on:)``).
+        case evicting(asking: Int, next: [Int])
+    }
     var work: Work
     /// Run on the service thread, in arrival order, when the work is done.
     var waiters: [(GateOutcome) -> Void] = []
@@ -23,6 +28,10 @@ enum GateOutcome {
     case failed(StorageError)
     /// An HTTP API write ended.
     case written
+    /// Another hub unloaded an idle session: there is room now (the join tries again).
+    case roomMade
+    /// The server is full and no hub had an idle session to unload.
+    case full(SessionError)
 }
 
 /// Joins waiting for their session to load, and the requests their connections sent since:
@@ -62,15 +71,27 @@ extension Hub {
         switch outcome {
         case .failed(let error)?:
             return .refused(SessionError(.storageUnavailable, "session \(id) cannot be loaded: \(error.message)"))
+        case .full(let refusal)?:
+            return .refused(refusal)
         case .absent?:
             guard create else {
                 return .refused(SessionError(.sessionNotFound, "no session \(id): a hidden join watches a session and never creates one"))
             }
-            if let refusal = makeRoom(on: server) { return .refused(refusal) }
-            let session = Session(id: id, epoch: Self.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
-            return .ready(install(session, restored: false))
-        case .loaded?, .written?, nil:
-            if let refusal = makeRoom(on: server) ?? startLoad(id, on: server) { return .refused(refusal) }
+            switch makeRoom(for: id, on: server) {
+            case .refused(let refusal): return .refused(refusal)
+            case .asking:
+                waitForJoin(id, connection: connection, on: server, retry: retry)
+                return .waiting
+            case .made:
+                let session = Session(id: id, epoch: Self.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
+                return .ready(install(session, restored: false))
+            }
+        case .loaded?, .written?, .roomMade?, nil:
+            switch makeRoom(for: id, on: server) {
+            case .refused(let refusal): return .refused(refusal)
+            case .asking: break
+            case .made: if let refusal = startLoad(id, on: server) { return .refused(refusal) }
+            }
             waitForJoin(id, connection: connection, on: server, retry: retry)
             return .waiting
         }
@@ -128,17 +149,58 @@ extension Hub {
         return host
     }
 
-    /// Nil if one more session fits (unloading the longest-idle empty one if needed; loads in
-    /// flight count as loaded), else the refusal.
-    func makeRoom(on server: any Outbound) -> SessionError? {
+    /// Whether one more session fits, for `id`.
+    enum Room {
+        /// It fits (the longest-idle empty session of this hub may have been unloaded for it).
+        case made
+        /// This hub has no idle session to unload: the other hubs are asked, behind a gate on
+        /// `id` that ends with ``GateOutcome/roomMade`` or ``GateOutcome/full(_:)``.
+        case asking
+        case refused(SessionError)
+    }
+
+    /// Makes room for one more session (`id`) when the server holds its limit (loads in flight
+    /// count as loaded): the longest-idle empty session of this hub is unloaded, else, the limit
+    /// being the server's, another hub is asked to unload its own (Hub+Relay).
+    func makeRoom(for id: String, on server: any Outbound) -> Room {
+        guard let refusal = capacityRefusal() else { return .made }
+        if unloadLongestIdle(on: server) { return .made }
+        guard let place, place.relay.hubs > 1, place.loads.total(except: place.hub).loaded > 0 else { return .refused(refusal) }
+        // The others in a fixed order, from the next hub on.
+        let others = (1..<place.relay.hubs).map { (place.hub + $0) % place.relay.hubs }
+        durability.gates[id] = SessionGate(work: .evicting(asking: others[0], next: Array(others.dropFirst())))
+        place.relay.post(.evict(for: id, from: place.hub), to: others[0])
+        return .asking
+    }
+
+    /// Nil when one more session fits, else the refusal: the server holds its limit.
+    func capacityRefusal() -> SessionError? {
         let limit = configuration.storage.maxLoadedSessions
-        // The limit is the server's: the other threads' sessions count too (only this thread's
-        // empty sessions can be unloaded to make room here).
+        // The limit is the server's: the other threads' sessions count too.
         let elsewhere = place.map { $0.loads.total(except: $0.hub) } ?? (loaded: 0, loading: 0)
         let loads = durability.loads + elsewhere.loading, held = sessions.count + elsewhere.loaded + loads
-        guard held >= limit, !unloadLongestIdle(on: server) else { return nil }
+        guard held >= limit else { return nil }
         let loading = loads > 0 ? " (\(loads) of them loading)" : ""
         return SessionError(.capacityExceeded, "the server holds \(held) sessions\(loading), its limit; try again later")
+    }
+
+    /// At the hub that asked for room for `id`: hub `hub`'s answer. Room made, or no hub left to
+    /// ask: the gate ends and what waits behind it goes on (a join tries again, or is refused).
+    func roomAnswer(for id: String, freed: Bool, from hub: Int) {
+        guard case .evicting(let asking, var next)? = durability.gates[id]?.work, asking == hub, let place else { return }
+        if !freed, !next.isEmpty {
+            let following = next.removeFirst()
+            durability.gates[id]?.work = .evicting(asking: following, next: next)
+            return place.relay.post(.evict(for: id, from: place.hub), to: following)
+        }
+        guard let gate = durability.gates.removeValue(forKey: id) else { return }
+        let outcome: GateOutcome
+        if freed {
+            outcome = .roomMade
+        } else {
+            outcome = .full(capacityRefusal() ?? SessionError(.capacityExceeded, "the server holds as many sessions as it may; try again later"))
+        }
+        for waiter in gate.waiters { waiter(outcome) }
     }
 
     /// The join waits behind the session's gate; requests its connection sends meanwhile are held.

@@ -11,7 +11,22 @@ struct OverviewState {
     var lastCounts: [String: (requests: Int, deliveries: Int)] = [:]
     /// The last overview sent: a slow watcher only needs the newest.
     var latest: OutboundFrame?
+    /// Each session's rates over the last interval (messages, deliveries per second).
+    var rates: [String: (messages: Double, deliveries: Double)] = [:]
+    /// Among several hubs: sessions were loaded or unloaded since this hub last posted its part
+    /// of the overview (``OverviewBoard``), which it then posts again at the next tick.
+    var sessionsChanged = true
     static let interval: Duration = .seconds(1)
+}
+
+/// The rates an overview's entries carry.
+enum OverviewRates {
+    /// Over the time since the previous advance, which are remembered with the counters.
+    case advance
+    /// Those of the last advance (a part of the overview posted again between two of them).
+    case latest
+    /// None yet (zero).
+    case none
 }
 
 extension Hub {
@@ -21,7 +36,7 @@ extension Hub {
         let seq = connections[connection].map(seq(of:)) ?? 0
         server.send(OutboundFrame.encoding { ServerMessage.ack(ref: ref, seq: seq, into: &$0) }, to: connection)
         if place != nil { return gather(HubGather(.overview(watcher: connection)), on: server) }
-        server.send(OutboundFrame(text: ServerMessage.overview(overviewEntries(now: server.now, advance: false), connections: connections.count)), to: connection)
+        server.send(OutboundFrame(text: ServerMessage.overview(overviewEntries(now: server.now, rates: .none), connections: connections.count)), to: connection)
     }
 
     /// This hub's own connections (a home also keeps the state of members served elsewhere).
@@ -32,56 +47,80 @@ extension Hub {
     /// Called on every transport tick; sends the overview when it is due.
     func tickOverview(_ server: any Outbound) {
         let now = server.now
+        if let place {
+            return tickSharedOverview(now, board: place.board, hub: place.hub, on: server)
+        }
         guard let last = overview.lastSent else {
             // The first interval starts now; sessions count from zero.
             overview.lastSent = now
             return
         }
         if now - last < OverviewState.interval { return }
-        if let board = place?.board {
-            // Every hub posts its sessions; each sends all of them to its own watchers.
-            board.post(overviewEntries(now: now, advance: true), connections: localConnectionCount, from: place!.hub)
-            guard !overview.watchers.isEmpty else { return }
-            let (entries, connections) = board.all()
-            let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections))
-            server.broadcast(frame, to: Array(overview.watchers), except: nil, superseding: overview.latest, transient: true)
-            overview.latest = frame
-            return
-        }
         guard !overview.watchers.isEmpty else {
             // Nobody watches: only move the rates' starting point.
             overview.lastSent = now
             overview.lastCounts = sessions.mapValues { ($0.requestsIn, $0.deliveriesOut) }
             return
         }
-        let entries = overviewEntries(now: now, advance: true)
+        let entries = overviewEntries(now: now, rates: .advance)
         let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections.count))
         server.broadcast(frame, to: Array(overview.watchers), except: nil, superseding: overview.latest, transient: true)
         overview.latest = frame
     }
 
-    /// One entry per session, sorted by id. With `advance`, the rates cover the
-    /// time since the previous advance and the counters are remembered.
-    func overviewEntries(now: Duration, advance: Bool) -> [OverviewEntry] {
+    /// Among several hubs: every hub posts its sessions to the board, at its first tick, once
+    /// an interval (advancing the rates) and whenever its sessions changed (a watcher must
+    /// never miss a session another hub holds); each hub sends all of them to its own watchers.
+    private func tickSharedOverview(_ now: Duration, board: OverviewBoard, hub: Int, on server: any Outbound) {
+        let due: Bool
+        if let last = overview.lastSent {
+            due = now - last >= OverviewState.interval
+        } else {
+            // The first interval starts now; sessions count from zero.
+            overview.lastSent = now
+            due = false
+        }
+        guard due || overview.sessionsChanged else { return }
+        board.post(overviewEntries(now: now, rates: due ? .advance : .latest), connections: localConnectionCount, from: hub)
+        overview.sessionsChanged = false
+        guard due, !overview.watchers.isEmpty else { return }
+        let (entries, connections) = board.all()
+        let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections))
+        server.broadcast(frame, to: Array(overview.watchers), except: nil, superseding: overview.latest, transient: true)
+        overview.latest = frame
+    }
+
+    /// One entry per session, sorted by id, with `rates`.
+    func overviewEntries(now: Duration, rates: OverviewRates) -> [OverviewEntry] {
         let elapsed = overview.lastSent.map { (now - $0).seconds } ?? 0
         let entries = sessions.keys.sorted().map { id -> OverviewEntry in
             let host = sessions[id]!
-            let previous = overview.lastCounts[id] ?? (0, 0)
-            let rate = { (count: Int, before: Int) in elapsed > 0 ? Double(count - before) / elapsed : 0 }
+            let rate: (messages: Double, deliveries: Double)
+            switch rates {
+            case .advance:
+                let previous = overview.lastCounts[id] ?? (0, 0)
+                let perSecond = { (count: Int, before: Int) in elapsed > 0 ? Double(count - before) / elapsed : 0 }
+                rate = (perSecond(host.requestsIn, previous.requests), perSecond(host.deliveriesOut, previous.deliveries))
+            case .latest:
+                rate = overview.rates[id] ?? (0, 0)
+            case .none:
+                rate = (0, 0)
+            }
             let listed = host.session.visibleParticipants.count
             return OverviewEntry(
                 session: id, seq: host.session.seq, participants: listed,
                 dashboards: host.hiddenMembers(in: host.session).count,
                 annotations: host.session.annotations.count,
                 drags: host.session.drags.values.reduce(0) { $0 + $1.drags.count },
-                messagesPerSecond: advance ? rate(host.requestsIn, previous.requests) : 0,
-                deliveriesPerSecond: advance ? rate(host.deliveriesOut, previous.deliveries) : 0,
+                messagesPerSecond: rate.messages,
+                deliveriesPerSecond: rate.deliveries,
                 names: host.session.visibleParticipants.prefix(OverviewEntry.maxNames).map(\.name),
                 lastActivityMs: lastActivityMs(of: host))
         }
-        if advance {
+        if case .advance = rates {
             overview.lastSent = now
             overview.lastCounts = sessions.mapValues { ($0.requestsIn, $0.deliveriesOut) }
+            overview.rates = Dictionary(uniqueKeysWithValues: entries.map { ($0.session, ($0.messagesPerSecond, $0.deliveriesPerSecond)) })
         }
         return entries
     }

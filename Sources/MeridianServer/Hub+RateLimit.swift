@@ -32,6 +32,12 @@ extension Hub {
                 message: "\(request.typeName): over \(Int(limit.perSecond)) requests/s (burst \(limit.burst)); retry later",
                 retryAfterMs: bucket.retryAfterMs(limit))
             server.send(OutboundFrame(text: frame), to: connection)
+            // A member's edge holds its requests behind a join or leave until the home says
+            // where the connection is: a refused one is answered that way too.
+            switch request.body {
+            case .join, .leave: settled(connection)
+            default: break
+            }
             countProtocolError(connection, on: server)
             return false
         }

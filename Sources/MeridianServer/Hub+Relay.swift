@@ -77,7 +77,17 @@ extension Hub {
         if case .overviewWatch = request.body { return false }
         switch state.route {
         case .pending(let home, var held)?:
-            guard held.count < Self.maxHeldRequests else { return false }
+            guard held.count < Self.maxHeldRequests else {
+                // Refused here, through the home (after the answers to what went before): served
+                // here, a join would open its session on this hub, not on the session's home.
+                metrics.error(.notJoined)
+                metrics.messageOut("error")
+                let frame = ServerMessage.error(
+                    ref: request.ref, code: .notJoined,
+                    message: "\(request.typeName): the join or leave before it is still waiting for its answer, with \(held.count) requests behind it")
+                place.relay.post(.echo(RelayedFrame(frame: OutboundFrame(text: frame).relayable, token: nil, supersedes: nil), to: connection), to: home)
+                return true
+            }
             held.append(request)
             connections[connection]?.route = .pending(home: home, held: held)
             return true
@@ -130,28 +140,62 @@ extension Hub {
     }
 
     /// Takes and serves what the other hubs posted to this one. `local`: this hub's transport.
+    ///
+    /// A slice at a time: a home busy with forwarded requests (each of which may cost as much as
+    /// one read from a socket) serves what it took for at most ``relaySlice``, then lets its
+    /// transport write and read before it serves the rest. Served in one go, a large inbox
+    /// would hold every write of the hub back (and its members' queues would grow past their
+    /// limits, as if they read too slowly); a single thread interleaves reads and writes the same way.
     func takeRelayed(on local: any Outbound) {
         guard let place else { return }
+        relayedBacklog.append(contentsOf: place.relay.take(for: place.hub))
         let out = outbound(for: local)
-        for message in place.relay.take(for: place.hub) {
-            switch message {
-            case .request(let request, let connection, let peer, let grant):
-                serveForwarded(request, from: connection, peer: peer, handshakeGrant: grant, place: place, on: out)
-            case .http(let request, let responder):
-                answer(request, responder: responder, on: local)
-            case .gather(let gather):
-                self.gather(gather, on: local)
-            case .echo(let relayed, let connection):
-                out.send(OutboundFrame(relayed: relayed.frame, ledger: local.sharedFrames), to: connection)
-            case .closed(let connection, let code, let reason):
-                closed(connection, code: code, reason: reason, on: local)
-            case .frame(let relayed, let members, let skip):
-                queue(relayed, for: members, except: skip, on: local)
-            case .close(let connection, let code, let reason):
-                local.close(connection, code: code, reason: reason)
-            case .membership(let connection, let session, let home):
-                membership(of: connection, is: session, from: home, place: place, on: local)
+        let deadline = local.now + Self.relaySlice
+        while let message = relayedBacklog.popFirst() {
+            serveRelayed(message, place: place, out: out, local: local)
+            guard !relayedBacklog.isEmpty, local.now >= deadline else { continue }
+            if !relayedResumeQueued {
+                relayedResumeQueued = true
+                let thread = local.thread
+                let bound = LoopBound((hub: self, local: local), on: thread)
+                thread.enqueue {
+                    let (hub, local) = bound.value
+                    hub.relayedResumeQueued = false
+                    hub.takeRelayed(on: local)
+                }
             }
+            return
+        }
+        // All served: let the slice's storage go.
+        relayedBacklog = []
+    }
+
+    /// How long a hub serves relayed messages before its transport has a turn.
+    static let relaySlice: Duration = .milliseconds(5)
+
+    private func serveRelayed(_ message: RelayMessage, place: HubPlace, out: any Outbound, local: any Outbound) {
+        switch message {
+        case .request(let request, let connection, let peer, let grant):
+            serveForwarded(request, from: connection, peer: peer, handshakeGrant: grant, place: place, on: out)
+        case .http(let request, let responder):
+            answer(request, responder: responder, on: local)
+        case .gather(let gather):
+            self.gather(gather, on: local)
+        case .echo(let relayed, let connection):
+            out.send(OutboundFrame(relayed: relayed.frame, ledger: local.sharedFrames), to: connection)
+        case .closed(let connection, let code, let reason):
+            closed(connection, code: code, reason: reason, on: local)
+        case .frame(let relayed, let members, let skip):
+            queue(relayed, for: members, except: skip, on: local)
+        case .close(let connection, let code, let reason):
+            local.close(connection, code: code, reason: reason)
+        case .membership(let connection, let session, let home):
+            membership(of: connection, is: session, from: home, place: place, on: local)
+        case .evict(let session, let asker):
+            let freed = unloadLongestIdle(on: local)
+            place.relay.post(.evicted(for: session, freed: freed, by: place.hub), to: asker)
+        case .evicted(let session, let freed, let hub):
+            roomAnswer(for: session, freed: freed, from: hub)
         }
     }
 

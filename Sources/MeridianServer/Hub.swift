@@ -13,7 +13,10 @@ final class Hub: TransportHandler {
     let configuration: ServerConfiguration
     let logger: Logger
     var sessions: [String: SessionHost] = [:] {
-        didSet { postLoad() }
+        didSet {
+            postLoad()
+            overview.sessionsChanged = true
+        }
     }
     var connections: [ConnectionID: ConnectionState] = [:]
     /// `overview.watch` subscribers and the counts behind the overview's rates.
@@ -37,6 +40,10 @@ final class Hub: TransportHandler {
     var routed: RoutedOutbound?
     /// The latest transient frame relayed here for each token still in use (Hub+Relay).
     var relayedTransients: [UInt64: OutboundFrame] = [:]
+    /// Relayed messages taken and not served yet, oldest first, and whether a turn to serve
+    /// them is queued (Hub+Relay: they are served a slice at a time).
+    var relayedBacklog: ArraySlice<RelayMessage> = []
+    var relayedResumeQueued = false
 
     struct ConnectionState {
         var peer: String
@@ -338,7 +345,8 @@ final class Hub: TransportHandler {
         metrics.messageOut("error")
         let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)
         reply(OutboundFrame(text: frame), to: connection, on: server)
-        if request == "join" { settled(connection) }
+        // The edge of a member served elsewhere holds later requests until it hears the outcome.
+        if request == "join" || request == "leave" { settled(connection) }
     }
 
     /// Broadcasts the joins and leaves a large session is holding back (SessionLimits

@@ -27,6 +27,11 @@ enum RelayMessage: Sendable {
     /// Home to edge: the member's session after its join, leave or replacement (nil: none),
     /// from hub `from`.
     case membership(ConnectionID, session: String?, from: Int)
+    /// To another hub, from the home of session `for` when the server holds as many sessions as
+    /// it may: unload your longest-idle empty session to make room.
+    case evict(for: String, from: Int)
+    /// The answer to `evict`, from hub `by`: whether it unloaded a session.
+    case evicted(for: String, freed: Bool, by: Int)
 }
 
 /// A frame encoded once by the home hub, on its way to the hubs of the members it is for.
@@ -80,6 +85,8 @@ final class LocalRelay: Relay {
     /// Sets how hub `hub`'s thread is woken to take its messages (before anything is posted).
     func onPost(to hub: Int, wake: @escaping @Sendable () -> Void) {
         wakes.withLock { $0[hub] = wake }
+        // Posted before the wake-up was set: later posts find the inbox not empty and wake no one.
+        if !inboxes[hub].withLock({ $0.isEmpty }) { wake() }
     }
 
     func post(_ message: RelayMessage, to hub: Int) {

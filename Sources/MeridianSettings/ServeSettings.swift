@@ -24,8 +24,8 @@ public struct ServeSettings: Sendable {
     public let handshakeTimeout = Setting(
         "handshakeTimeout", 10.0, "Seconds a new connection has to complete its HTTP request or upgrade.", .atLeast(1, " s"))
     public let threads = Setting(
-        "threads", 1,
-        "Service threads, each with its own event loop; a session lives on one of them and the others relay to it. 0: one per core available to the process.",
+        "threads", 0,
+        "Service threads, each with its own event loop; a session lives on one of them and the others relay to it. 0 (the default): one per core available to the process.",
         .within(0...64))
     public let eventLoop = Setting(
         "eventLoop", "libev", "Event loop of the transport: libev (epoll) or poll (libwebsockets' own poll() loop).", .oneOf("libev", "poll"))

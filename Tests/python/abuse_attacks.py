@@ -351,7 +351,7 @@ async def nesting(a):
     }
     ws = await open_ws(a, a["source"])
     welcome = await request(ws, {"type": "join", "ref": "j", "session": a["session"], "name": "Nester", "role": "editor"})
-    assert welcome["type"] == "welcome", welcome
+    assert welcome is not None and welcome["type"] == "welcome", (welcome, close_code(ws))
     result = {"answers": {}, "pings": [], "sizes": {k: len(v) for k, v in payloads.items()}}
     for round_ in range(a["rounds"]):
         for name, text in payloads.items():
