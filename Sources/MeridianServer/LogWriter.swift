@@ -27,7 +27,7 @@ public final class LogWriter: Sendable {
     public let capacity: Int
     private let fd: Int32
     /// What the writer thread shares with the threads that log and flush.
-    private struct State {
+    private struct State: Awaitable {
         var queue: [Line] = []
         var writing = false
         var droppedTotal = 0
@@ -72,16 +72,7 @@ public final class LogWriter: Sendable {
 
     /// Waits until every line queued so far is written: before the process exits.
     public func flush() {
-        while true {
-            let woken = DispatchSemaphore(value: 0)
-            let done = state.withLock { state in
-                if state.queue.isEmpty && !state.writing { return true }
-                state.waiters.append(woken)
-                return false
-            }
-            if done { return }
-            woken.wait()
-        }
+        state.wait { $0.queue.isEmpty && !$0.writing }
     }
 
     private func run() {

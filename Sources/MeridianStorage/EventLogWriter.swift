@@ -31,7 +31,7 @@ public final class EventLogWriter: Sendable {
     private let onError: @Sendable (StorageError) -> Void
     private let onDropped: @Sendable (Int) -> Void
     /// What the writer thread shares with the threads that queue, flush and stop.
-    private struct State {
+    private struct State: Awaitable {
         var queue: [Item] = []
         var queued = 0
         var inFlight = false
@@ -114,7 +114,7 @@ public final class EventLogWriter: Sendable {
 
     /// Blocks until everything queued so far is written.
     public func flush() {
-        wait { $0.isIdle }
+        state.wait { $0.isIdle }
     }
 
     /// Writes what is queued, then ends the thread.
@@ -124,21 +124,7 @@ public final class EventLogWriter: Sendable {
             return state.takeSleeping()
         }
         if sleeping { wake.signal() }
-        wait { !$0.running }
-    }
-
-    /// Blocks until `done` holds, looking again each time the writer goes idle or ends.
-    private func wait(until done: (State) -> Bool) {
-        while true {
-            let woken = DispatchSemaphore(value: 0)
-            let holds = state.withLock { state in
-                if done(state) { return true }
-                state.waiters.append(woken)
-                return false
-            }
-            if holds { return }
-            woken.wait()
-        }
+        state.wait { !$0.running }
     }
 
     private enum Step {

@@ -19,7 +19,7 @@ public final class StorageWriter: Sendable {
     }
 
     /// What the writer thread shares with the threads that submit, flush and stop.
-    private struct State {
+    private struct State: Awaitable {
         var queue: [(change: SessionChange?, done: Completion?)] = []
         var inFlight = 0
         var stopping = false
@@ -79,7 +79,7 @@ public final class StorageWriter: Sendable {
 
     /// Blocks until everything submitted so far is committed.
     public func flush() {
-        wait { $0.isIdle }
+        state.wait { $0.isIdle }
     }
 
     /// Commits what is queued, refuses new changes and ends the thread.
@@ -89,21 +89,7 @@ public final class StorageWriter: Sendable {
             return state.takeSleeping()
         }
         if sleeping { wake.signal() }
-        wait { $0.ended }
-    }
-
-    /// Blocks until `done` holds, looking again each time the writer goes idle or ends.
-    private func wait(until done: (State) -> Bool) {
-        while true {
-            let woken = DispatchSemaphore(value: 0)
-            let holds = state.withLock { state in
-                if done(state) { return true }
-                state.waiters.append(woken)
-                return false
-            }
-            if holds { return }
-            woken.wait()
-        }
+        state.wait { $0.ended }
     }
 
     private enum Step {
