@@ -75,8 +75,11 @@ def test_themes_follow_the_system_and_keep_participants_readable(server, session
             seen = {}
             for scheme in ("dark", "light"):
                 await asyncio.to_thread(emulate, page, prefers_color_scheme=scheme)
-                s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["theme"] == scheme and s["settled"], f"the {scheme} theme")
-                water = s["mapBackground"]
+                # The theme switches at once; the map and the participants' colours follow at the
+                # next frame drawn: wait for the map drawn in this theme's water.
+                water = page.js("return getComputedStyle(document.documentElement).getPropertyValue('--map-water').trim()")
+                s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["theme"] == scheme and s["settled"]
+                                            and s["mapBackground"] == water, f"the map drawn in the {scheme} theme")
                 land = page.js("return getComputedStyle(document.documentElement).getPropertyValue('--map-land').trim()")
                 for p in s["participants"]:
                     assert contrast(p["color"], water) >= 3 and contrast(p["color"], land) >= 3, (scheme, p, water, land)
