@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps web-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
+.PHONY: all deps service-deps web-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
 
 all: build
 
@@ -22,6 +22,18 @@ deps:
 	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
 		echo "installing libsqlite3-dev"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libsqlite3-dev; \
+	fi
+	@if ! pkg-config --exists hiredis 2>/dev/null; then \
+		echo "installing libhiredis-dev"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libhiredis-dev; \
+	fi
+
+# The servers a cluster runs on, for the tests (each test starts its own on a free loopback port;
+# the packages' system services are not used).
+service-deps:
+	@if ! command -v redis-server >/dev/null 2>&1; then \
+		echo "installing redis-server"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server; \
 	fi
 
 # Leaflet for the dashboard's Leaflet example page (served at /vendor/leaflet/).
@@ -39,7 +51,7 @@ browser-deps:
 	fi
 
 # Python clients we did not write (websockets, selenium, axe-core through axe-selenium-python), schema validation and pytest.
-test-deps: deps web-deps browser-deps
+test-deps: deps service-deps web-deps browser-deps
 	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml, axe_selenium_python; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
@@ -56,7 +68,7 @@ run: release web-deps
 
 test: test-swift test-tsan check-client-deps test-python test-fuzz-regressions
 
-test-swift: deps
+test-swift: deps service-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -74,8 +86,8 @@ test-python: test-deps
 # TSan cannot see the standard library's Synchronization.Mutex by itself (a futex handed over in the
 # kernel), and took the accesses made under one for races. Latency bounds in the tests get 3 times
 # their usual time (MERIDIAN_TEST_SLOWDOWN): TSan slows the code several times.
-TSAN_TESTS ?= MeridianSyncTests|MeridianTransportCoreTests|MeridianClientTransportTests|MeridianTransportTests|MeridianAuthTests|MeridianStorageTests|MeridianServerTests|MeridianClientTests|MeridianLoadTests
-test-tsan: deps
+TSAN_TESTS ?= MeridianSyncTests|MeridianRedisTests|MeridianTransportCoreTests|MeridianClientTransportTests|MeridianTransportTests|MeridianAuthTests|MeridianStorageTests|MeridianServerTests|MeridianClientTests|MeridianLoadTests
+test-tsan: deps service-deps
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3 $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_TESTS)'
 

@@ -31,6 +31,14 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // hiredis, imported (`internal import`) only by MeridianRedis.
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+        // A small Redis client on hiredis: calls and pipelines, a publisher and a subscriber thread.
+        .target(name: "MeridianRedis", dependencies: ["CHiredis", "MeridianSync"]),
         // Locked<Value>: the one lock of every other target, a Mutex that ThreadSanitizer sees.
         .target(name: "MeridianSync"),
         // The session model and its rules: no I/O, no clocks, no threads.
@@ -70,6 +78,7 @@ let package = Package(
             name: "MeridianServer",
             dependencies: [
                 "MeridianCore", "MeridianProtocol", "MeridianTransport", "MeridianStorage", "MeridianAuth", "MeridianSync",
+                "MeridianRedis",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -112,7 +121,7 @@ let package = Package(
         // A real server in-process on an ephemeral port, for the live test targets.
         .target(
             name: "MeridianTesting",
-            dependencies: ["MeridianServer", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MeridianServer", "MeridianSync", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "MeridianSyncTests", dependencies: ["MeridianSync"]),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
@@ -129,6 +138,7 @@ let package = Package(
             name: "MeridianClientTests",
             dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianAuth"]
         ),
+        .testTarget(name: "MeridianRedisTests", dependencies: ["MeridianRedis", "MeridianSync", "MeridianTesting"]),
         .testTarget(name: "MeridianSettingsTests", dependencies: ["MeridianSettings"]),
         .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer", "MeridianTesting", "MeridianAuth"]),
         .testTarget(

@@ -1,0 +1,171 @@
+import Foundation
+import Glibc
+internal import CHiredis
+import MeridianSync
+
+/// A Redis pub/sub subscription on a thread of its own: channels are added and removed from
+/// any thread, messages are handed to `handler` on the subscriber's thread, in the order Redis
+/// sent them. The thread waits in `poll` on its socket and an eventfd (its wake-up).
+///
+/// Pub/sub keeps nothing for a subscriber that is away: when the connection breaks, the
+/// handler hears `.disconnected` (what was published meanwhile is lost) and, once a new
+/// connection has subscribed again to every channel, `.connected`.
+public final class RedisSubscriber: Sendable {
+    public enum Event: Sendable {
+        case message(channel: String, payload: [UInt8])
+        /// Subscribed again to every channel after a new connection (the first one too).
+        case connected
+        /// The connection broke or could not be made; messages may have been missed.
+        case disconnected(RedisError)
+    }
+
+    private struct State: Awaitable {
+        var wanted: Set<String> = []
+        /// Channels Redis confirmed on the current connection.
+        var confirmed: Set<String> = []
+        var stopping = false
+        var ended = false
+        var waiters: [DispatchSemaphore] = []
+
+        mutating func takeWaiters() -> [DispatchSemaphore] {
+            defer { waiters.removeAll() }
+            return waiters
+        }
+    }
+
+    public let address: RedisAddress
+    private let timeout: Duration
+    /// How long to wait before connecting again after a failure.
+    private let retry: Duration
+    private let handler: @Sendable (Event) -> Void
+    private let state = Locked(State())
+    private let wakeDescriptor: Int32
+
+    public init(address: RedisAddress, timeout: Duration = .seconds(2), retry: Duration = .milliseconds(250),
+                handler: @escaping @Sendable (Event) -> Void) {
+        self.address = address
+        self.timeout = timeout
+        self.retry = retry
+        self.handler = handler
+        wakeDescriptor = mrd_wake_descriptor()
+        let thread = Thread { self.run() }
+        thread.name = "meridian-subscribe"
+        thread.start()
+    }
+
+    deinit { close(wakeDescriptor) }
+
+    public func subscribe(_ channel: String) {
+        if state.withLock({ $0.wanted.insert(channel).inserted }) { signal() }
+    }
+
+    public func unsubscribe(_ channel: String) {
+        if state.withLock({ $0.wanted.remove(channel) != nil }) { signal() }
+    }
+
+    /// Blocks until Redis has confirmed `channel` on the current connection (for a caller that
+    /// must not publish to it before it is heard) or the subscriber stops.
+    public func waitUntilSubscribed(_ channel: String) {
+        state.wait { $0.confirmed.contains(channel) || $0.ended }
+    }
+
+    /// Ends the thread; returns once it has ended.
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        signal()
+        state.wait { $0.ended }
+    }
+
+    private func signal() {
+        var one: UInt64 = 1
+        _ = write(wakeDescriptor, &one, 8)
+    }
+
+    private func drainWake() {
+        var value: UInt64 = 0
+        _ = read(wakeDescriptor, &value, 8)
+    }
+
+    private func run() {
+        var connection: RedisConnection?
+        var onConnection: Set<String> = []
+        // What the handler last heard: nil nothing yet, true connected, false disconnected.
+        var reported: Bool?
+        while !state.withLock({ $0.stopping }) {
+            if connection == nil {
+                do throws(RedisError) {
+                    connection = try RedisConnection(to: address, timeout: timeout)
+                    onConnection = []
+                } catch {
+                    if reported != false { handler(.disconnected(error)) }
+                    reported = false
+                    wait(for: nil, upTo: retry)
+                    continue
+                }
+            }
+            guard let open = connection else { continue }
+            do throws(RedisError) {
+                let wanted = state.withLock { $0.wanted }
+                let added = wanted.subtracting(onConnection)
+                let removed = onConnection.subtracting(wanted)
+                if !added.isEmpty { try open.append([Array("SUBSCRIBE".utf8)] + added.sorted().map { Array($0.utf8) }) }
+                if !removed.isEmpty { try open.append([Array("UNSUBSCRIBE".utf8)] + removed.sorted().map { Array($0.utf8) }) }
+                if !added.isEmpty || !removed.isEmpty { try open.flush() }
+                onConnection = wanted
+                if wanted.isEmpty, reported != true {
+                    // Nothing to confirm on this connection: it is up now.
+                    reported = true
+                    handler(.connected)
+                }
+                guard wait(for: open.descriptor, upTo: nil) else { continue }
+                for reply in try open.readAvailable() { receive(reply, reported: &reported) }
+            } catch {
+                connection = nil
+                let waiters = state.withLock { state in
+                    state.confirmed.removeAll()
+                    return state.takeWaiters()
+                }
+                for waiter in waiters { waiter.signal() }
+                if reported != false { handler(.disconnected(error)) }
+                reported = false
+            }
+        }
+        let waiters = state.withLock { state in
+            state.ended = true
+            return state.takeWaiters()
+        }
+        for waiter in waiters { waiter.signal() }
+    }
+
+    /// Hands a message on, or notes a confirmed (un)subscription.
+    private func receive(_ reply: RedisReply, reported: inout Bool?) {
+        guard let parts = reply.elements, parts.count == 3, let kind = parts[0].text, let channel = parts[1].text else { return }
+        switch kind {
+        case "message":
+            if case .string(let payload) = parts[2] { handler(.message(channel: channel, payload: payload)) }
+        case "subscribe", "unsubscribe":
+            let (waiters, allConfirmed) = state.withLock { state in
+                if kind == "subscribe" { state.confirmed.insert(channel) } else { state.confirmed.remove(channel) }
+                return (state.takeWaiters(), state.wanted.isSubset(of: state.confirmed))
+            }
+            for waiter in waiters { waiter.signal() }
+            if reported != true, allConfirmed {
+                reported = true
+                handler(.connected)
+            }
+        default:
+            break
+        }
+    }
+
+    /// Waits until `descriptor` is readable (true), the wake-up is signalled or `limit` passes (false).
+    @discardableResult
+    private func wait(for descriptor: Int32?, upTo limit: Duration?) -> Bool {
+        var fds = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+        if let descriptor { fds.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
+        let milliseconds = limit.map { Int32($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
+        let ready = poll(&fds, nfds_t(fds.count), milliseconds)
+        if ready > 0, fds[0].revents != 0 { drainWake() }
+        return ready > 0 && fds.count > 1 && fds[1].revents != 0
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import MeridianRedis
+import MeridianSync
+import MeridianTesting
+import Testing
+
+/// The Redis client against a real `redis-server`.
+@Suite struct RedisClientTests {
+    @Test func callsAndPipelinesGetTheirRepliesInOrder() throws {
+        let redis = try RedisServerProcess()
+        let client = RedisClient(address: RedisAddress(host: "127.0.0.1", port: redis.port))
+        #expect(try client.call(["SET", "k", "v"]) == .status("OK"))
+        #expect(try client.call(["GET", "k"]).text == "v")
+        #expect(try client.call(["GET", "missing"]) == .null)
+        #expect(try client.call(["INCR", "n"]) == .integer(1))
+        if case .error(let message) = try client.call(["INCR", "k"]) {
+            #expect(message.contains("not an integer"))
+        } else {
+            Issue.record("INCR of a string should be an error reply")
+        }
+        let replies = try client.pipeline([["INCR", "n"], ["INCR", "n"], ["LRANGE", "none", "0", "-1"]].map { $0.map { Array($0.utf8) } })
+        #expect(replies == [.integer(2), .integer(3), .array([])])
+        // Bytes go through as they are, zero bytes and empty arguments included.
+        let payload: [UInt8] = [0, 1, 2, 255, 0]
+        _ = try client.pipeline([[Array("SET".utf8), Array("bytes".utf8), payload], [Array("SET".utf8), Array("empty".utf8), []]])
+        #expect(try client.call(["GET", "bytes"]) == .string(payload))
+        #expect(try client.call(["GET", "empty"]) == .string([]))
+    }
+
+    @Test func anUnreachableServerIsAClearErrorAndARestartedOneIsUsedAgain() throws {
+        let redis = try RedisServerProcess()
+        let client = RedisClient(address: RedisAddress(host: "127.0.0.1", port: redis.port), timeout: .milliseconds(500))
+        #expect(try client.call(["PING"]) == .status("PONG"))
+        redis.stop()
+        let error = #expect(throws: RedisError.self) { try client.call(["PING"]) }
+        #expect(error?.kind == .unreachable)
+        #expect(error?.message.contains("redis://127.0.0.1:\(redis.port)") == true)
+        try redis.start()
+        #expect(try client.call(["PING"]) == .status("PONG"))
+    }
+
+    @Test func aPausedServerTimesOut() throws {
+        let redis = try RedisServerProcess()
+        let client = RedisClient(address: RedisAddress(host: "127.0.0.1", port: redis.port), timeout: .milliseconds(300))
+        #expect(try client.call(["PING"]) == .status("PONG"))
+        redis.pause()
+        defer { redis.resume() }
+        let error = #expect(throws: RedisError.self) { try client.call(["PING"]) }
+        #expect(error?.kind == .unreachable)
+    }
+
+    @Test func addressesParse() throws {
+        #expect(try RedisAddress.parse("redis://10.0.0.5:6380").get() == RedisAddress(host: "10.0.0.5", port: 6380))
+        #expect(try RedisAddress.parse("redis://redis").get() == RedisAddress(host: "redis", port: 6379))
+        #expect(try RedisAddress.parse("redis://[::1]:7000/").get() == RedisAddress(host: "::1", port: 7000))
+        for bad in ["http://x:1", "redis://", "redis://h:0", "redis://h:99999", "redis://u:p@h:1", "redis://h:1/2"] {
+            #expect(throws: RedisError.self, "\(bad)") { try RedisAddress.parse(bad).get() }
+        }
+    }
+}
+
+/// Publisher and subscriber against a real `redis-server`.
+@Suite struct RedisPubSubTests {
+    /// Collects what a subscriber hears; waiting for a count is a wait on a condition.
+    final class Heard: Sendable {
+        struct State: Awaitable {
+            var events: [String] = []
+            var waiters: [DispatchSemaphore] = []
+        }
+        let state = Locked(State())
+
+        func record(_ event: RedisSubscriber.Event) {
+            let text: String
+            switch event {
+            case .message(let channel, let payload): text = "\(channel):\(String(decoding: payload, as: UTF8.self))"
+            case .connected: text = "connected"
+            case .disconnected: text = "disconnected"
+            }
+            let waiters = state.withLock { state in
+                state.events.append(text)
+                defer { state.waiters.removeAll() }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.signal() }
+        }
+
+        func wait(for count: Int) -> [String] {
+            state.wait { $0.events.count >= count }
+            return state.withLock { $0.events }
+        }
+    }
+
+    @Test func messagesArriveInPublishOrderOnEveryChannelSubscribed() throws {
+        let redis = try RedisServerProcess()
+        let address = RedisAddress(host: "127.0.0.1", port: redis.port)
+        let heard = Heard()
+        let subscriber = RedisSubscriber(address: address) { heard.record($0) }
+        defer { subscriber.stop() }
+        subscriber.subscribe("a")
+        subscriber.subscribe("b")
+        subscriber.waitUntilSubscribed("a")
+        subscriber.waitUntilSubscribed("b")
+        let publisher = RedisPublisher(address: address) { _, _ in }
+        defer { publisher.stop() }
+        var expected = ["connected"]
+        for i in 0..<200 {
+            let channel = i % 3 == 0 ? "b" : i % 3 == 1 ? "a" : "c"
+            publisher.publish(Array("m\(i)".utf8), to: channel)
+            if channel != "c" { expected.append("\(channel):m\(i)") }
+        }
+        #expect(heard.wait(for: expected.count) == expected)
+        #expect(publisher.counts.published == 200)
+    }
+
+    @Test func aSubscriberHearsOfAnOutageAndSubscribesAgainAfterIt() throws {
+        let redis = try RedisServerProcess()
+        let address = RedisAddress(host: "127.0.0.1", port: redis.port)
+        let heard = Heard()
+        let subscriber = RedisSubscriber(address: address, retry: .milliseconds(50)) { heard.record($0) }
+        defer { subscriber.stop() }
+        subscriber.subscribe("a")
+        subscriber.waitUntilSubscribed("a")
+        #expect(heard.wait(for: 1) == ["connected"])
+        redis.stop()
+        #expect(heard.wait(for: 2) == ["connected", "disconnected"])
+        try redis.start()
+        #expect(heard.wait(for: 3) == ["connected", "disconnected", "connected"])
+        let client = RedisClient(address: address)
+        #expect(try client.call(["PUBLISH", "a", "after"]) == .integer(1))
+        #expect(heard.wait(for: 4).last == "a:after")
+    }
+
+    @Test func aPublisherReportsWhatItCouldNotPublish() throws {
+        let redis = try RedisServerProcess()
+        let address = RedisAddress(host: "127.0.0.1", port: redis.port)
+        redis.stop()
+        let lost = Locked<[String]>([])
+        let publisher = RedisPublisher(address: address, timeout: .milliseconds(300)) { messages, _ in
+            lost.withLock { $0.append(contentsOf: messages.map(\.channel)) }
+        }
+        publisher.publish([1], to: "x")
+        publisher.stop()
+        #expect(lost.withLock { $0 } == ["x"])
+        #expect(publisher.counts.failures == 1)
+    }
+}
