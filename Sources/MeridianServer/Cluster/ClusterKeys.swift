@@ -1,0 +1,14 @@
+/// The Redis keys and channels of a Meridian cluster. A session's keys carry its id as a hash
+/// tag (`{…}`), so that a Redis Cluster keeps them on one shard and a script may use both.
+enum ClusterKeys {
+    /// The lease of the node that owns the session: `"NODE FENCE"`, with an expiry.
+    static func lease(_ session: String) -> String { "meridian:{\(session)}:lease" }
+    /// The session's fencing counter: one more for every new owner, never reset.
+    static func fence(_ session: String) -> String { "meridian:{\(session)}:fence" }
+    /// Hands out node numbers, one per node start.
+    static let nodeCounter = "meridian:nodes"
+    /// A node's liveness (its address), with an expiry that the node renews.
+    static func node(_ number: Int) -> String { "meridian:node:\(number)" }
+    /// The pub/sub channel a node hears the messages for it on.
+    static func inbox(_ number: Int) -> String { "meridian:inbox:\(number)" }
+}
