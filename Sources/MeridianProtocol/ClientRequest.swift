@@ -38,6 +38,15 @@ public struct ClientRequest: Hashable, Sendable {
     /// The client-chosen reference echoed in the answer (a string or an integer, as written).
     public var ref: RequestRef
     public var body: Body
+    /// The request as the client sent it, kept only where it may travel on as it is (to the
+    /// node of a cluster that owns its session); nil otherwise.
+    public var text: [UInt8]?
+
+    public init(ref: RequestRef, body: Body, text: [UInt8]? = nil) {
+        self.ref = ref
+        self.body = body
+        self.text = text
+    }
 
     public enum Body: Hashable, Sendable {
         case join(session: String, JoinParameters, resume: ResumePoint?)

@@ -6,9 +6,9 @@ extension Hub {
     /// later when it needs storage), then the configured handler (the dashboard's files).
     func answer(_ request: HTTPRequest, responder: HTTPResponder, on local: any Outbound) {
         if let place, place.relay.hubs > 1 {
-            // A session's requests are answered on its home hub; the list and the metrics
-            // gather every hub's part.
-            if let id = Self.sessionOfAPIRequest(request), case let home = place.relay.home(of: id), home != place.hub {
+            // A session's requests are answered on its home hub (of this node: one that another
+            // node owns is read from the shared store); the list and the metrics gather every hub's part.
+            if let id = Self.sessionOfAPIRequest(request), case let home = place.relay.localHome(of: id), home != place.hub {
                 return place.relay.post(.http(request, responder), to: home)
             }
             if Self.isGathered(request) {

@@ -145,9 +145,15 @@ extension Hub {
         if waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, body, responder, after: outcome, on: server) }) { return }
         guard let host = sessions[id] else {
             switch outcome {
-            case .absent?: return responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
+            case .absent?:
+                place?.cluster?.release(id)
+                durability.fences[id] = nil
+                return responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
             case .failed(let error)?: return responder.respond(Self.storageDown(error.message))
             case .full(let refusal)?: return responder.respond(Self.apiError(503, refusal.code.rawValue, refusal.message))
+            case .elsewhere?:
+                let owner = place?.cluster?.gateway.owner(of: id).map { "node \($0)" } ?? "another node"
+                return responder.respond(Self.apiError(409, "owned_elsewhere", "session \(id) is loaded on \(owner) of the cluster: change its settings there"))
             case .loaded?, .written?, .roomMade?, nil:
                 let room = makeRoom(for: id, on: server)
                 if case .refused(let refusal) = room {

@@ -32,6 +32,8 @@ enum GateOutcome {
     case roomMade
     /// The server is full and no hub had an idle session to unload.
     case full(SessionError)
+    /// Another node of the cluster owns the session (its lease is held there).
+    case elsewhere
 }
 
 /// Joins waiting for their session to load, and the requests their connections sent since:
@@ -53,6 +55,8 @@ extension Hub {
         case ready(SessionHost)
         case waiting
         case refused(SessionError)
+        /// Another node owns the session: the join goes to it through hub `home` (the gateway).
+        case elsewhere(home: Int)
     }
 
     /// The session a join goes into. A session that is not loaded is loaded on a reader
@@ -68,13 +72,19 @@ extension Hub {
             return .waiting
         }
         if let host = sessions[id] { return .ready(host) }
+        if let place, let gateway = place.relay.gateway, place.relay.home(of: id) == gateway { return .elsewhere(home: gateway) }
         switch outcome {
+        case .elsewhere?:
+            // Its owner was known at the load and is not any more (it changed meanwhile).
+            return .refused(SessionError(.storageUnavailable, "session \(id) is moving between nodes; join again"))
         case .failed(let error)?:
             return .refused(SessionError(.storageUnavailable, "session \(id) cannot be loaded: \(error.message)"))
         case .full(let refusal)?:
             return .refused(refusal)
         case .absent?:
             guard create else {
+                place?.cluster?.release(id)
+                durability.fences[id] = nil
                 return .refused(SessionError(.sessionNotFound, "no session \(id): a hidden join watches a session and never creates one"))
             }
             switch makeRoom(for: id, on: server) {
@@ -106,30 +116,43 @@ extension Hub {
         durability.loads += 1
         let epoch = Self.newEpoch()
         let limits = configuration.limits
-        reader.read({ store throws(StorageError) in
+        let (cluster, hub) = (place?.cluster, place?.hub ?? 0)
+        reader.read({ store throws(StorageError) -> LoadResult in
+            // In a cluster, the session is this node's only with its lease (taken here, before
+            // it is read, so that its owner's last commit is in the store).
+            var fence: UInt64?
+            if let cluster {
+                guard let lease = try cluster.acquire(id, hub: hub) else { return .elsewhere }
+                fence = lease.fence
+            }
             // The session is built here too, and a large one's annotation index: restoring a large
             // session is work the loop need not do.
-            try store.load(id).map { stored in
+            let loaded = try store.load(id).map { stored in
                 let session = Session(restoring: stored.record, epoch: epoch, limits: limits)
                 let index = session.annotations.count >= SessionHost.indexAbove
                     ? InterestRouter<ConnectionID>.annotationIndex(of: session) : nil
                 return LoadedSession(session: session, index: index)
             }
+            return .read(loaded, fence: fence)
         }, completion: returning(to: server) { hub, server, result in hub.finishLoad(id, result, on: server) })
         return nil
     }
 
     /// On the service thread: installs what was loaded, then lets the waiters go on in order.
-    private func finishLoad(_ id: String, _ result: Result<LoadedSession?, StorageError>, on server: any Outbound) {
+    private func finishLoad(_ id: String, _ result: Result<LoadResult, StorageError>, on server: any Outbound) {
         guard let gate = durability.gates.removeValue(forKey: id) else { return }
         durability.loads -= 1
         let outcome: GateOutcome
         switch result {
-        case .success(let loaded?):
+        case .success(.read(let loaded?, let fence)):
+            durability.fences[id] = fence
             install(loaded.session, index: loaded.index, restored: true)
             outcome = .loaded
-        case .success(nil):
+        case .success(.read(nil, let fence)):
+            durability.fences[id] = fence
             outcome = .absent
+        case .success(.elsewhere):
+            outcome = .elsewhere
         case .failure(let error):
             logger.error("session load failed", metadata: ["session": "\(id)", "error": "\(error)"])
             outcome = .failed(error)
@@ -140,6 +163,7 @@ extension Hub {
     @discardableResult
     private func install(_ session: Session, index: SpatialIndex<String>? = nil, restored: Bool) -> SessionHost {
         let host = SessionHost(session: session, historySize: configuration.historySize, index: index)
+        host.fence = durability.fences[session.id]
         host.eventLog = SessionLog(writer: eventLog.writer, checkpointEvery: configuration.eventLog.checkpointEvery)
         sessions[session.id] = host
         logger.info("session opened", metadata: [
@@ -272,4 +296,11 @@ extension Hub {
 struct LoadedSession: Sendable {
     var session: Session
     var index: SpatialIndex<String>?
+}
+
+/// What a load found: the stored session (nil: none) and, in a cluster, the fencing number of
+/// this node's lease on it; or that another node owns it.
+enum LoadResult: Sendable {
+    case read(LoadedSession?, fence: UInt64?)
+    case elsewhere
 }

@@ -12,6 +12,8 @@ struct HubPlace {
     let board: OverviewBoard
     /// Each hub's sessions, loaded and loading, for the server's limit (one for all of them).
     let loads: LoadCounts
+    /// This server as a node of a cluster (nil: a single node).
+    var cluster: ClusterNode? = nil
 }
 
 /// Each hub's sessions, loaded and loading.
@@ -124,7 +126,7 @@ extension Hub {
     /// its session's home lets the participant go. True when it was in a session there.
     func forwardClose(_ connection: ConnectionID, _ state: ConnectionState, code: UInt16?, reason: String) -> Bool {
         guard let place, state.homes != 0 else { return false }
-        for home in 0..<place.relay.hubs where state.homes & (1 << UInt64(home)) != 0 {
+        for home in 0..<place.relay.routes where state.homes & (1 << UInt64(home)) != 0 {
             place.relay.post(.closed(connection, code: code, reason: reason), to: home)
         }
         return state.route != nil
@@ -196,6 +198,12 @@ extension Hub {
             place.relay.post(.evicted(for: session, freed: freed, by: place.hub), to: asker)
         case .evicted(let session, let freed, let hub):
             roomAnswer(for: session, freed: freed, from: hub)
+        case .rerouted(let connection, let home):
+            guard case .pending(_, let held)? = connections[connection]?.route else { return }
+            connections[connection]?.route = .pending(home: home, held: held)
+            connections[connection]?.homes |= 1 << UInt64(home)
+        case .leaseLost(let session):
+            leaseLost(session, on: out)
         }
     }
 
@@ -211,12 +219,29 @@ extension Hub {
             let home = place.relay.home(of: session)
             if home != place.hub {
                 // Sent here while the edge still took this hub for the connection's home.
-                return place.relay.post(.request(request, from: connection, peer: peer, handshakeGrant: handshakeGrant), to: home)
+                return reroute(request, from: connection, peer: peer, handshakeGrant: handshakeGrant, to: home, place: place)
             }
             connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant)
         }
         // The member's rate limit is kept here, with its session.
         if admit(request, from: connection, on: out) { handle(request, from: connection, on: out) }
+    }
+
+    /// Sends a join served here on to `home`, its session's home after all (another node's
+    /// session, found when it was loaded here), and tells the connection's edge, whose later
+    /// requests then wait for that home's answer. `request` still carries the client's text.
+    func reroute(_ request: ClientRequest, from connection: ConnectionID, peer: String, handshakeGrant: AccessGrant?, to home: Int, place: HubPlace) {
+        if isLocal(connection) {
+            connections[connection]?.route = .pending(home: home, held: [])
+            connections[connection]?.homes |= 1 << UInt64(home)
+        } else {
+            // The edge's state stays there; this hub forgets the connection it made for the join.
+            connections[connection] = nil
+            if LocalRelay.hub(of: connection) != place.relay.gateway {
+                place.relay.post(.rerouted(connection, to: home), to: LocalRelay.hub(of: connection))
+            }
+        }
+        place.relay.post(.request(request, from: connection, peer: peer, handshakeGrant: handshakeGrant), to: home)
     }
 
     /// At an edge: a frame from a home hub, wrapped once (its bytes are not copied) and queued

@@ -20,6 +20,8 @@ struct Durability {
     var needsFullWrite: Set<String> = []
     /// When each loaded session was first seen without members.
     var emptySince: [String: Duration] = [:]
+    /// In a cluster, the fencing number of this node's lease on each session it loaded.
+    var fences: [String: UInt64] = [:]
 }
 
 extension Hub {
@@ -43,7 +45,23 @@ extension Hub {
     private func unload(_ id: String, reason: String) {
         sessions[id] = nil
         durability.emptySince[id] = nil
+        durability.fences[id] = nil
+        place?.cluster?.release(id)
         logger.info("session unloaded", metadata: ["session": "\(id)", "reason": "\(reason)"])
+    }
+
+    /// This node lost the session's lease (a cluster): it stops taking the session's commands at
+    /// once. Its members are closed with 1012 and join again, at the session's new owner.
+    func leaseLost(_ id: String, on server: any Outbound) {
+        guard let host = sessions.removeValue(forKey: id) else { return }
+        durability.emptySince[id] = nil
+        durability.fences[id] = nil
+        logger.warning("session lease lost: unloaded", metadata: ["session": "\(id)", "members": "\(host.memberIDs.count)"])
+        for member in host.memberIDs {
+            connections[member]?.sessionID = nil
+            connections[member]?.participant = nil
+            server.close(member, code: CloseCode.sessionMoved, reason: "session \(id) moved to another node")
+        }
     }
 
     /// Unloads sessions empty for longer than the idle time; retries failed writes.

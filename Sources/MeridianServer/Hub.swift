@@ -116,8 +116,10 @@ final class Hub: TransportHandler {
             metrics.messageIn("invalid")
             refuse(connection, ref: error.ref, request: "?", code: error.code, message: error.message, field: error.field, on: server)
             countProtocolError(connection, on: server)
-        case .success(let request):
+        case .success(var request):
             metrics.messageIn(request.typeName)
+            // In a cluster, a request may go on to the node that owns its session, as it came.
+            if place?.relay.gateway != nil { request.text = Array(message) }
             // A request for another hub's session is admitted there, in order with the others.
             if forwardedToHome(request, from: connection) { return }
             if admit(request, from: connection, on: server) { handle(request, from: connection, on: server) }
@@ -180,7 +182,8 @@ final class Hub: TransportHandler {
                 refuse(connection, ref: request.ref, request: "join", code: refusal.code, message: refusal.message, field: refusal.field, on: server)
                 countProtocolError(connection, on: server)
             case .success(let (joinRequest, grant)):
-                self.join(sessionID, joinRequest, interest: join.interest, grant: grant, resume: resume, ref: request.ref, connection: connection, on: server)
+                self.join(sessionID, joinRequest, interest: join.interest, grant: grant, resume: resume, ref: request.ref, connection: connection,
+                          original: request, on: server)
             }
         case .refreshToken(let token):
             if let refusal = refreshToken(token, connection: connection) {
@@ -251,7 +254,7 @@ final class Hub: TransportHandler {
     /// answered then (`outcome`: how the wait ended).
     private func join(
         _ sessionID: String, _ request: JoinRequest, interest asked: Interest?, grant: AccessGrant?, resume: ResumePoint?, ref: RequestRef,
-        connection: ConnectionID, after outcome: GateOutcome? = nil, on server: any Outbound
+        connection: ConnectionID, original: ClientRequest, after outcome: GateOutcome? = nil, on server: any Outbound
     ) {
         guard Self.isValidSessionID(sessionID) else {
             return refuse(connection, ref: ref, request: "join", code: .invalidField,
@@ -259,10 +262,14 @@ final class Hub: TransportHandler {
         }
         let host: SessionHost
         switch joinTarget(sessionID, create: !request.hidden, connection: connection, after: outcome, on: server, retry: { [unowned self] outcome in
-            self.join(sessionID, request, interest: asked, grant: grant, resume: resume, ref: ref, connection: connection, after: outcome, on: server)
+            self.join(sessionID, request, interest: asked, grant: grant, resume: resume, ref: ref, connection: connection, original: original,
+                      after: outcome, on: server)
         }) {
         case .ready(let h): host = h
         case .waiting: return
+        case .elsewhere(let home):
+            guard let place, let state = connections[connection] else { return }
+            return reroute(original, from: connection, peer: state.peer, handshakeGrant: state.handshakeGrant, to: home, place: place)
         case .refused(let error):
             return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, on: server)
         }
@@ -322,7 +329,11 @@ final class Hub: TransportHandler {
 
     /// A session a refused join created (nobody in it, nothing happened) is not kept.
     private func dropIfNeverUsed(_ host: SessionHost) {
-        if host.isEmpty && host.session.participants.isEmpty && host.session.seq == 0 { sessions[host.session.id] = nil }
+        if host.isEmpty && host.session.participants.isEmpty && host.session.seq == 0 {
+            sessions[host.session.id] = nil
+            durability.fences[host.session.id] = nil
+            place?.cluster?.release(host.session.id)
+        }
     }
 
     private func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: any Outbound) {

@@ -1,4 +1,5 @@
 import Logging
+import MeridianRedis
 import MeridianTransport
 import Glibc
 import MeridianSync
@@ -15,7 +16,10 @@ public final class MeridianServer: Sendable {
     private let first: WebSocketServer
     /// The other threads' transports, made once the first listens.
     private let others = OtherThreads()
-    private let relay: LocalRelay?
+    /// The hubs' relay: in-process (``local``), or a cluster node's (``cluster``).
+    private let relay: (any Relay)?
+    private let local: LocalRelay?
+    private let cluster: ClusterNode?
     private let board = OverviewBoard()
     private let loads = LoadCounts()
     private let storage = StorageSlot()
@@ -26,10 +30,19 @@ public final class MeridianServer: Sendable {
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "meridian")) {
         self.configuration = configuration
         self.logger = logger
-        let threads = max(1, configuration.threads)
-        relay = threads > 1 ? LocalRelay(hubs: threads) : nil
+        // In a cluster the gateway to the other nodes takes the relay index after the hubs, and
+        // a connection's relay indexes fit a 64-bit mask.
+        let threads = configuration.cluster == nil ? max(1, configuration.threads) : min(max(1, configuration.threads), 63)
+        if let settings = configuration.cluster {
+            let node = ClusterNode(configuration: settings, hubs: threads)
+            (cluster, local, relay) = (node, node.gateway.local, node.relay)
+        } else {
+            cluster = nil
+            local = threads > 1 ? LocalRelay(hubs: threads) : nil
+            relay = local
+        }
         let hub = Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
-                      place: relay.map { [board, loads] in HubPlace(hub: 0, relay: $0, board: board, loads: loads) })
+                      place: relay.map { [board, loads, cluster] in HubPlace(hub: 0, relay: $0, board: board, loads: loads, cluster: cluster) })
         var transport = configuration.transport
         if threads > 1 {
             transport.connectionLimits = ConnectionLimits(
@@ -52,12 +65,21 @@ public final class MeridianServer: Sendable {
         try storage.open(configuration.storage, onBatch: { metrics.record($0) })
         do {
             try eventLog.open(configuration.eventLog, storage: configuration.storage, logger: logger)
+            if let cluster {
+                do throws(RedisError) {
+                    try cluster.start()
+                } catch {
+                    throw ConfigurationError("cannot join the cluster at \(cluster.configuration.redis): \(error.message)")
+                }
+                logger.info("joined the cluster", metadata: ["node": "\(cluster.number)", "redis": "\(cluster.configuration.redis)"])
+            }
             wake(0, first)
             let port = try first.start()
             try startOtherThreads(on: port)
             return port
         } catch {
             stopTransports()
+            cluster?.stop()
             eventLog.close()
             storage.close()
             throw error
@@ -68,6 +90,7 @@ public final class MeridianServer: Sendable {
     /// 1001, and return when the service threads have ended.
     public func stop() {
         stopTransports()
+        cluster?.stop()
         eventLog.close()
         storage.close()
     }
@@ -80,12 +103,12 @@ public final class MeridianServer: Sendable {
     /// The transports of threads 1…, serving the connections the first one hands them (with
     /// its limits, shared).
     private func startOtherThreads(on port: Int) throws {
-        guard let relay else { return }
+        guard let relay, relay.hubs > 1 else { return }
         for thread in 1..<relay.hubs {
             var configuration = self.configuration
             configuration.transport.port = port
             let hub = Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
-                          place: HubPlace(hub: thread, relay: relay, board: board, loads: loads))
+                          place: HubPlace(hub: thread, relay: relay, board: board, loads: loads, cluster: cluster))
             var transport = first.configuration
             transport.port = port
             transport.handOff = nil
@@ -101,8 +124,8 @@ public final class MeridianServer: Sendable {
 
     /// Relayed messages for thread `thread` are taken on that thread, when its inbox fills.
     private func wake(_ thread: Int, _ server: WebSocketServer) {
-        guard let relay else { return }
-        relay.onPost(to: thread) { server.execute { loop in (loop.handler as? Hub)?.takeRelayed(on: loop) } }
+        guard let local else { return }
+        local.onPost(to: thread) { server.execute { loop in (loop.handler as? Hub)?.takeRelayed(on: loop) } }
     }
 }
 

@@ -32,6 +32,11 @@ enum RelayMessage: Sendable {
     case evict(for: String, from: Int)
     /// The answer to `evict`, from hub `by`: whether it unloaded a session.
     case evicted(for: String, freed: Bool, by: Int)
+    /// Home to edge: the connection's join went on to hub `to` (the session's owner is another
+    /// node): its later requests wait for that hub's answer.
+    case rerouted(ConnectionID, to: Int)
+    /// To a session's home: this node no longer holds the session's lease (a cluster): unload it at once.
+    case leaseLost(String)
 }
 
 /// A frame encoded once by the home hub, on its way to the hubs of the members it is for.
@@ -49,6 +54,11 @@ struct RelayedFrame: Sendable {
 protocol Relay: Sendable {
     /// How many hubs there are; a connection's hub is the high byte of its id.
     var hubs: Int { get }
+    /// In a cluster, the index (one past the last hub) that stands for the other nodes: a
+    /// session owned elsewhere has it as its home, and other nodes' members have it as their hub.
+    var gateway: Int? { get }
+    /// The hub a session lives on (the gateway for a session another node owns).
+    func home(of session: String) -> Int
     /// Hands `message` to hub `hub`.
     func post(_ message: RelayMessage, to hub: Int)
     /// Takes what was posted to `hub`, oldest first.
@@ -56,8 +66,15 @@ protocol Relay: Sendable {
 }
 
 extension Relay {
-    /// The hub a session lives on: FNV-1a of its id, so that every hub (and every host) agrees.
-    func home(of session: String) -> Int {
+    var gateway: Int? { nil }
+
+    /// Hubs and the gateway: what a connection's hub can be.
+    var routes: Int { hubs + (gateway == nil ? 0 : 1) }
+
+    func home(of session: String) -> Int { localHome(of: session) }
+
+    /// The hub of this process a session lives on: FNV-1a of its id, so that every hub agrees.
+    func localHome(of session: String) -> Int {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in session.utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3

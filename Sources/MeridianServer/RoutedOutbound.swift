@@ -38,7 +38,7 @@ final class RoutedOutbound: Outbound {
             return local.broadcast(frame, to: members, except: skip, superseding: previous, transient: transient)
         }
         var own = Array(members[..<firstRemote])
-        var remote: [[ConnectionID]] = Array(repeating: [], count: relay.hubs)
+        var remote: [[ConnectionID]] = Array(repeating: [], count: relay.routes)
         for member in members[firstRemote...] {
             let target = LocalRelay.hub(of: member)
             if target == hub { own.append(member) } else { remote[target].append(member) }

@@ -29,6 +29,9 @@ public struct ServerConfiguration: Sendable {
     /// Service threads, each with its own transport on the shared port and its own hub; a
     /// session lives on one of them (see ``MeridianServer``).
     public var threads = 1
+    /// Run as a node of a cluster (Redis for session ownership and the relay between nodes);
+    /// nil: a single node. With a cluster, the store must be shared by the nodes (PostgreSQL).
+    public var cluster: ClusterConfiguration?
     /// The process's log writer, if it logs through one: /metrics reports the lines it dropped.
     public var logWriter: LogWriter?
 

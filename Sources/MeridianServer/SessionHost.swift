@@ -7,6 +7,9 @@ import MeridianTransport
 /// members, and the bounded history of encoded discrete events for resume.
 final class SessionHost {
     var session: Session
+    /// In a cluster, the fencing number of this node's lease on the session: its writes carry
+    /// it, and the shared store refuses them once a newer owner wrote.
+    var fence: UInt64?
     /// Connections of the members (hidden ones included), densely, for broadcasting.
     private(set) var memberIDs: [ConnectionID] = []
     /// Each member's participant and place in `memberIDs`.

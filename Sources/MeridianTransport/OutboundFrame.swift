@@ -34,9 +34,35 @@ public final class FrameBytes: Sendable {
         self.payloadCount = count
     }
 
+    /// Bytes of a frame as ``wireBytes`` gave them, from another process: copied, header and
+    /// all. Nil if they are not one whole unmasked frame.
+    public init?(wire: [UInt8]) {
+        guard wire.count >= 2, wire[1] & 0x80 == 0 else { return nil }
+        let header: Int, count: Int
+        switch wire[1] {
+        case 126:
+            guard wire.count >= 4 else { return nil }
+            (header, count) = (4, Int(wire[2]) << 8 | Int(wire[3]))
+        case 127:
+            guard wire.count >= 10 else { return nil }
+            (header, count) = (10, wire[2..<10].reduce(0) { $0 << 8 | Int($1) })
+        default:
+            (header, count) = (2, Int(wire[1]))
+        }
+        guard header + count == wire.count else { return nil }
+        storage = .allocate(capacity: wire.count)
+        storage.initialize(from: wire, count: wire.count)
+        start = 0
+        byteCount = wire.count
+        payloadCount = count
+    }
+
     deinit {
         storage.deallocate()
     }
+
+    /// The wire bytes, copied: for a frame that leaves the process (``init(wire:)``).
+    public var wireBytes: [UInt8] { withBytes { Array($0) } }
 
     /// Calls `body` with the wire bytes.
     @inline(__always)
@@ -152,4 +178,9 @@ public final class OutboundFrame {
 public struct RelayableFrame: Sendable {
     public let wire: FrameBytes
     public let isShared: Bool
+
+    public init(wire: FrameBytes, isShared: Bool) {
+        self.wire = wire
+        self.isShared = isShared
+    }
 }

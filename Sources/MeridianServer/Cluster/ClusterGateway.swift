@@ -1,0 +1,271 @@
+import MeridianAuth
+import MeridianProtocol
+import MeridianRedis
+import MeridianSync
+import MeridianTransport
+import Synchronization
+
+/// The other nodes of a cluster, seen from this node's hubs as one more hub: the relay index
+/// one past the last hub (``Relay/gateway``). What the hubs post to it goes to other nodes
+/// through Redis (``ClusterMessage``); what other nodes send is posted to the hubs here.
+///
+/// As an edge, it forwards the requests of members whose session is owned elsewhere to the
+/// owner, and hands the owner's frames to the hubs of those members. As an owner, it stands for
+/// every member of another node with an alias, a connection id of its own (its high byte the
+/// gateway's index), so that a home hub serves it as it serves a member on another hub.
+final class ClusterGateway: Sendable {
+    struct State {
+        /// Sessions owned by another node, as last heard: session → node.
+        var owners: [String: Int] = [:]
+        /// Edge: the node each local connection's requests go to, and every node they went to.
+        var edgeRoutes: [ConnectionID: Int] = [:]
+        var edgeNodes: [ConnectionID: Set<Int>] = [:]
+        /// Edge: each routed member's session, as its owner last said.
+        var edgeSessions: [ConnectionID: String] = [:]
+        /// Owner: the aliases of other nodes' members, both ways.
+        var aliases: [RemoteConnection: ConnectionID] = [:]
+        var remotes: [ConnectionID: RemoteConnection] = [:]
+        /// Owner: the hubs an alias's requests went to, and the latest.
+        var aliasHubs: [ConnectionID: Set<Int>] = [:]
+        var aliasLast: [ConnectionID: Int] = [:]
+        var nextAlias: UInt64 = 1
+        /// Messages relayed each way, for /metrics.
+        var sent = 0
+        var received = 0
+    }
+
+    /// This node's number, once it has joined the cluster.
+    var node: Int { number.load(ordering: .acquiring) }
+    private let number = Atomic<Int>(0)
+    /// The local hubs' relay; the gateway is its index `index`.
+    let local: LocalRelay
+    let index: Int
+    private let publisher: RedisPublisher
+    let state = Locked(State())
+
+    func assign(node: Int) { number.store(node, ordering: .releasing) }
+
+    init(local: LocalRelay, publisher: RedisPublisher) {
+        self.local = local
+        self.index = local.hubs
+        self.publisher = publisher
+    }
+
+    private func send(_ message: ClusterMessage, to node: Int) {
+        publisher.publish(ClusterWire.encode(message, from: self.node), to: ClusterKeys.inbox(node))
+    }
+
+    private func isAlias(_ connection: ConnectionID) -> Bool { LocalRelay.hub(of: connection) == index }
+
+    // MARK: From this node's hubs
+
+    /// A message a hub posted to the gateway.
+    func post(_ message: RelayMessage) {
+        switch message {
+        case .request(let request, let connection, let peer, let grant):
+            forward(request, from: connection, peer: peer, grant: grant)
+        case .echo(let relayed, let connection):
+            guard let node = state.withLock({ $0.edgeRoutes[connection] }) else { return }
+            send(.echo(origin: RemoteConnection(node: self.node, connection: connection), wire: relayed.frame.wire.wireBytes), to: node)
+        case .closed(let connection, let code, let reason):
+            let nodes = state.withLock { state -> Set<Int> in
+                state.edgeRoutes[connection] = nil
+                state.edgeSessions[connection] = nil
+                return state.edgeNodes.removeValue(forKey: connection) ?? []
+            }
+            for node in nodes.sorted() {
+                send(.closed(origin: RemoteConnection(node: self.node, connection: connection), code: code, reason: reason), to: node)
+            }
+        case .frame(let relayed, let members, let skip):
+            var byNode: [Int: [ConnectionID]] = [:]
+            var skipped: RemoteConnection?
+            state.withLock { state in
+                for alias in members { if let remote = state.remotes[alias] { byNode[remote.node, default: []].append(remote.connection) } }
+                skipped = skip.flatMap { state.remotes[$0] }
+            }
+            let wire = relayed.frame.wire.wireBytes
+            for (node, ids) in byNode.sorted(by: { $0.key < $1.key }) {
+                send(.frame(wire: wire, shared: relayed.frame.isShared, token: relayed.token, supersedes: relayed.supersedes,
+                            members: ids, skip: skipped?.node == node ? skipped?.connection : nil), to: node)
+            }
+        case .close(let alias, let code, let reason):
+            guard let remote = state.withLock({ $0.remotes[alias] }) else { return }
+            send(.close(remote.connection, code: code, reason: reason), to: remote.node)
+        case .membership(let alias, let session, _):
+            guard let remote = state.withLock({ $0.remotes[alias] }) else { return }
+            send(.membership(remote.connection, session: session), to: remote.node)
+        case .http, .gather, .evict, .evicted, .rerouted, .leaseLost:
+            // Node-local, or (rerouted) told to the edge by the new owner's membership.
+            break
+        }
+        state.withLock { $0.sent += 1 }
+    }
+
+    /// A request for a session owned elsewhere: from a local connection (this node is its
+    /// edge), or from an alias whose join turned out to belong to yet another node.
+    private func forward(_ request: ClientRequest, from connection: ConnectionID, peer: String, grant: AccessGrant?) {
+        guard let text = request.text else { return }
+        let target: (origin: RemoteConnection, node: Int)? = state.withLock { state in
+            let session: String? = if case .join(let id, _, _) = request.body { id } else { nil }
+            if isAlias(connection) {
+                guard let remote = state.remotes[connection], let session, let owner = state.owners[session] else { return nil }
+                return (remote, owner)
+            }
+            guard let node = session.flatMap({ state.owners[$0] }) ?? state.edgeRoutes[connection] else { return nil }
+            state.edgeRoutes[connection] = node
+            state.edgeNodes[connection, default: []].insert(node)
+            return (RemoteConnection(node: self.node, connection: connection), node)
+        }
+        guard let target else {
+            // The owner is not known any more (it changed meanwhile): the client joins again.
+            if !isAlias(connection) { local.post(.close(connection, code: CloseCode.sessionMoved, reason: "session moved"), to: LocalRelay.hub(of: connection)) }
+            return
+        }
+        send(.request(origin: target.origin, peer: peer, grant: grant, text: text), to: target.node)
+    }
+
+    // MARK: From other nodes
+
+    /// A message from another node, on the subscriber's thread.
+    func receive(_ bytes: [UInt8]) {
+        guard let (sender, message) = ClusterWire.decode(bytes) else { return }
+        state.withLock { $0.received += 1 }
+        switch message {
+        case .request(let origin, let peer, let grant, let text):
+            guard case .success(var request) = ClientRequest.decode(text) else { return }
+            request.text = text
+            let (alias, hub) = state.withLock { state -> (ConnectionID, Int) in
+                let alias = state.aliases[origin] ?? {
+                    let made = UInt64(index) << 56 | state.nextAlias
+                    state.nextAlias += 1
+                    state.aliases[origin] = made
+                    state.remotes[made] = origin
+                    return made
+                }()
+                var hub = state.aliasLast[alias] ?? 0
+                if case .join(let session, _, _) = request.body {
+                    hub = state.owners[session] == nil ? local.home(of: session) : index
+                }
+                if hub != index {
+                    state.aliasHubs[alias, default: []].insert(hub)
+                    state.aliasLast[alias] = hub
+                }
+                return (alias, hub)
+            }
+            if hub == index { return post(.request(request, from: alias, peer: peer, handshakeGrant: grant)) }
+            local.post(.request(request, from: alias, peer: peer, handshakeGrant: grant), to: hub)
+        case .echo(let origin, let wire):
+            guard let frame = FrameBytes(wire: wire),
+                  let (alias, hub) = state.withLock({ state in state.aliases[origin].map { ($0, state.aliasLast[$0] ?? 0) } })
+            else { return }
+            local.post(.echo(RelayedFrame(frame: RelayableFrame(wire: frame, isShared: false), token: nil, supersedes: nil), to: alias), to: hub)
+        case .closed(let origin, let code, let reason):
+            guard let (alias, hubs) = state.withLock({ state in forget(origin, &state) }) else { return }
+            for hub in hubs.sorted() { local.post(.closed(alias, code: code, reason: reason), to: hub) }
+        case .frame(let wire, let shared, let token, let supersedes, let members, let skip):
+            guard let frame = FrameBytes(wire: wire) else { return }
+            let relayed = RelayedFrame(frame: RelayableFrame(wire: frame, isShared: shared),
+                                       token: token.map { Self.token($0, from: sender) }, supersedes: supersedes.map { Self.token($0, from: sender) })
+            var byHub: [Int: [ConnectionID]] = [:]
+            for member in members { byHub[LocalRelay.hub(of: member), default: []].append(member) }
+            for (hub, ids) in byHub.sorted(by: { $0.key < $1.key }) where hub < local.hubs {
+                local.post(.frame(relayed, to: ids, except: skip), to: hub)
+            }
+        case .close(let connection, let code, let reason):
+            guard LocalRelay.hub(of: connection) < local.hubs else { return }
+            local.post(.close(connection, code: code, reason: reason), to: LocalRelay.hub(of: connection))
+        case .membership(let connection, let session):
+            guard LocalRelay.hub(of: connection) < local.hubs else { return }
+            state.withLock { state in
+                state.edgeRoutes[connection] = sender
+                state.edgeNodes[connection, default: []].insert(sender)
+                state.edgeSessions[connection] = session
+                if let session { state.owners[session] = sender }
+            }
+            local.post(.membership(connection, session: session, from: index), to: LocalRelay.hub(of: connection))
+        }
+    }
+
+    private func forget(_ origin: RemoteConnection, _ state: inout State) -> (ConnectionID, Set<Int>)? {
+        guard let alias = state.aliases.removeValue(forKey: origin) else { return nil }
+        state.remotes[alias] = nil
+        state.aliasLast[alias] = nil
+        return (alias, state.aliasHubs.removeValue(forKey: alias) ?? [])
+    }
+
+    /// A transient frame's token from node `sender`, made unique among every node's tokens
+    /// (the owner's are unique among its own hubs only).
+    static func token(_ token: UInt64, from sender: Int) -> UInt64 {
+        var z = token ^ (UInt64(sender) &* 0x9E37_79B9_7F4A_7C15)
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    // MARK: Ownership changes and outages
+
+    /// The session's owner, if another node.
+    func owner(of session: String) -> Int? { state.withLock { $0.owners[session] } }
+
+    /// Notes that `node` owns `session` (a load found its lease held there).
+    func learnOwner(_ session: String, is node: Int) { state.withLock { $0.owners[session] = node } }
+
+    /// Sessions owned elsewhere that members here are routed to, with their owners.
+    var routedOwners: [String: Int] {
+        state.withLock { state in
+            var owners: [String: Int] = [:]
+            for session in Set(state.edgeSessions.values) { if let owner = state.owners[session] { owners[session] = owner } }
+            return owners
+        }
+    }
+
+    /// The nodes that have members here (as aliases).
+    var aliasNodes: Set<Int> { state.withLock { Set($0.remotes.values.map(\.node)) } }
+
+    /// `session` no longer has the owner it had: its members here are closed with
+    /// ``CloseCode/sessionMoved`` (they join again, and find the new owner), and the owner is forgotten.
+    func ownerChanged(_ session: String) {
+        let members = state.withLock { state -> [ConnectionID] in
+            state.owners[session] = nil
+            return state.edgeSessions.filter { $0.value == session }.map(\.key)
+        }
+        for member in members.sorted() {
+            local.post(.close(member, code: CloseCode.sessionMoved, reason: "session \(session) moved to another node"), to: LocalRelay.hub(of: member))
+        }
+    }
+
+    /// Node `node` is gone: its members here leave their sessions, and members here routed
+    /// to it are closed so that they join again.
+    func nodeGone(_ node: Int) {
+        let (aliases, routed) = state.withLock { state -> ([(ConnectionID, Set<Int>)], [ConnectionID]) in
+            let origins = state.aliases.keys.filter { $0.node == node }
+            let aliases = origins.compactMap { forget($0, &state) }
+            let routed = state.edgeRoutes.filter { $0.value == node }.map(\.key)
+            for session in state.owners.filter({ $0.value == node }).map(\.key) { state.owners[session] = nil }
+            return (aliases, routed)
+        }
+        for (alias, hubs) in aliases { for hub in hubs.sorted() { local.post(.closed(alias, code: nil, reason: "node \(node) is gone"), to: hub) } }
+        for member in routed.sorted() {
+            local.post(.close(member, code: CloseCode.sessionMoved, reason: "the owner of the session is gone"), to: LocalRelay.hub(of: member))
+        }
+    }
+
+    /// The link to the other nodes broke (Redis unreachable, messages lost): every member
+    /// served across nodes is let go (aliases leave their sessions; members here routed
+    /// elsewhere are closed and resume), since what was lost cannot be told apart.
+    func linkLost(_ reason: String) {
+        let (aliases, routed) = state.withLock { state -> ([(ConnectionID, Set<Int>)], [ConnectionID]) in
+            let aliases = Array(state.aliases.keys).compactMap { forget($0, &state) }
+            let routed = Array(state.edgeRoutes.keys)
+            state.owners.removeAll()
+            return (aliases, routed)
+        }
+        for (alias, hubs) in aliases { for hub in hubs.sorted() { local.post(.closed(alias, code: nil, reason: reason), to: hub) } }
+        for member in routed.sorted() {
+            local.post(.close(member, code: CloseCode.sessionMoved, reason: reason), to: LocalRelay.hub(of: member))
+        }
+    }
+
+    /// Messages sent to and received from other nodes.
+    var traffic: (sent: Int, received: Int) { state.withLock { ($0.sent, $0.received) } }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import MeridianRedis
+import MeridianStorage
+import MeridianSync
+
+/// This server as a node of a cluster: its number, its relay to the other nodes, and the
+/// leases of the sessions it owns, which a thread of its own (the keeper) renews.
+///
+/// Every quarter of the lease time the keeper renews this node's liveness key and leases,
+/// gives up the leases of unloaded sessions, and looks at the owners of the sessions members
+/// here are routed to: a session whose owner changed (it died and its lease ran out, or gave
+/// the session up) has those members closed with 1012, and they join again, at its new owner.
+/// A lease this node failed to renew for three quarters of its time is given up at once,
+/// whatever Redis says later: its session stops taking commands before another node can
+/// take it over.
+final class ClusterNode: Sendable {
+    private struct State: Awaitable {
+        /// Sessions this node owns: their lease and the hub they live on.
+        var owned: [String: (lease: Lease, hub: Int)] = [:]
+        /// Leases of unloaded sessions, to give up.
+        var releases: [(String, Lease)] = []
+        var lastRenewal = ContinuousClock.now
+        /// The pub/sub link is up (subscribed to this node's inbox).
+        var linked = false
+        var stopping = false
+        var ended = false
+        var failovers = 0
+        var waiters: [DispatchSemaphore] = []
+
+        mutating func takeWaiters() -> [DispatchSemaphore] {
+            defer { waiters.removeAll() }
+            return waiters
+        }
+    }
+
+    let configuration: ClusterConfiguration
+    var number: Int { gateway.node }
+    let gateway: ClusterGateway
+    let relay: ClusterRelay
+    private let redis: RedisClient
+    private let leases = Locked<SessionLeases?>(nil)
+    private let registry: NodeRegistry
+    private let publisher: RedisPublisher
+    private let subscriber = Locked<RedisSubscriber?>(nil)
+    private let state = Locked(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// A node for a server of `hubs` hubs; it joins the cluster in ``start()``.
+    init(configuration: ClusterConfiguration, hubs: Int) {
+        self.configuration = configuration
+        redis = RedisClient(address: configuration.redis, timeout: min(.seconds(1), configuration.leaseTTL / 4))
+        registry = NodeRegistry(redis: redis, ttl: configuration.leaseTTL)
+        let lost = Locked<ClusterGateway?>(nil)
+        publisher = RedisPublisher(address: configuration.redis, timeout: configuration.leaseTTL / 4) { messages, error in
+            lost.withLock { $0 }?.linkLost("cluster link lost: \(messages.count) messages not published: \(error.message)")
+        }
+        let local = LocalRelay(hubs: hubs)
+        gateway = ClusterGateway(local: local, publisher: publisher)
+        relay = ClusterRelay(local: local, cluster: gateway)
+        lost.withLock { $0 = gateway }
+    }
+
+    /// Takes a node number, subscribes to this node's inbox (returns once Redis confirmed it)
+    /// and starts the keeper. Throws when Redis cannot be reached.
+    func start() throws(RedisError) {
+        let number = try registry.register(address: configuration.advertise)
+        gateway.assign(node: number)
+        leases.withLock { $0 = SessionLeases(redis: redis, node: number, ttl: configuration.leaseTTL) }
+        let gateway = self.gateway
+        let state = self.state
+        let subscriber = RedisSubscriber(address: configuration.redis, timeout: configuration.leaseTTL / 4) { event in
+            switch event {
+            case .message(_, let payload):
+                gateway.receive(payload)
+            case .connected:
+                state.withLock { $0.linked = true }
+            case .disconnected(let error):
+                let wasLinked = state.withLock { state in
+                    defer { state.linked = false }
+                    return state.linked
+                }
+                if wasLinked { gateway.linkLost("cluster link lost: \(error.message)") }
+            }
+        }
+        let inbox = ClusterKeys.inbox(number)
+        subscriber.subscribe(inbox)
+        subscriber.waitUntilSubscribed(inbox)
+        self.subscriber.withLock { $0 = subscriber }
+        let thread = Thread { self.keep() }
+        thread.name = "meridian-cluster"
+        thread.start()
+    }
+
+    /// Gives up every lease, leaves the cluster and ends the threads.
+    func stop() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+        state.wait { $0.ended }
+        let owned = state.withLock { state in
+            defer { state.owned.removeAll() }
+            return state.owned.map { ($0.key, $0.value.lease) } + state.releases
+        }
+        for (session, lease) in owned { try? leases.withLock({ $0 })?.release(session, lease) }
+        try? registry.leave(number)
+        subscriber.withLock { $0 }?.stop()
+        publisher.stop()
+    }
+
+    /// Ready: linked to the other nodes through Redis.
+    var isLinked: Bool { state.withLock { $0.linked } }
+
+    /// Leases held, cross-node messages, and sessions taken over from a node that was gone.
+    var figures: (leases: Int, sent: Int, received: Int, failovers: Int) {
+        let (leases, failovers) = state.withLock { ($0.owned.count, $0.failovers) }
+        let traffic = gateway.traffic
+        return (leases, traffic.sent, traffic.received, failovers)
+    }
+
+    /// On a storage reader thread, before a session is loaded for hub `hub`: its lease (this
+    /// node owns it now), or nil when another node owns it (the gateway then routes to it).
+    func acquire(_ session: String, hub: Int) throws(StorageError) -> Lease? {
+        guard let leases = leases.withLock({ $0 }) else { throw .readFailed("this node has not joined its cluster") }
+        let answer: SessionLeases.Answer
+        do throws(RedisError) {
+            answer = try leases.acquire(session)
+        } catch {
+            throw .readFailed("the cluster's Redis: \(error.message)")
+        }
+        switch answer {
+        case .granted(let lease):
+            state.withLock { state in
+                if lease.fence > 1, state.owned[session] == nil { state.failovers += 1 }
+                state.owned[session] = (lease, hub)
+            }
+            return lease
+        case .held(let lease, _):
+            gateway.learnOwner(session, is: lease.node)
+            return nil
+        }
+    }
+
+    /// The session was unloaded here: its lease is given up.
+    func release(_ session: String) {
+        state.withLock { state in
+            if let owned = state.owned.removeValue(forKey: session) { state.releases.append((session, owned.lease)) }
+        }
+        wake.signal()
+    }
+
+    /// The keeper's loop.
+    private func keep() {
+        let period = configuration.leaseTTL / 4
+        while !state.withLock({ $0.stopping }) {
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(period.components.seconds * 1_000_000_000 + period.components.attoseconds / 1_000_000_000)))
+            guard !state.withLock({ $0.stopping }) else { break }
+            keepOnce()
+        }
+        let waiters = state.withLock { state in
+            state.ended = true
+            return state.takeWaiters()
+        }
+        for waiter in waiters { waiter.signal() }
+    }
+
+    private func keepOnce() {
+        guard let leases = leases.withLock({ $0 }) else { return }
+        let (owned, releases) = state.withLock { state in
+            defer { state.releases.removeAll() }
+            return (state.owned, state.releases)
+        }
+        do throws(RedisError) {
+            try registry.heartbeat(number, address: configuration.advertise)
+            let lost = try leases.renew(owned.mapValues(\.lease))
+            state.withLock { $0.lastRenewal = .now }
+            for session in lost.sorted() { giveUp(session, owned[session]!.hub) }
+            for (session, lease) in releases { try leases.release(session, lease) }
+            let routed = gateway.routedOwners
+            let holders = try leases.holders(Array(routed.keys))
+            for (session, owner) in routed where holders[session]?.node != owner { gateway.ownerChanged(session) }
+            let nodes = gateway.aliasNodes
+            let live = try registry.live(Array(nodes))
+            for node in nodes where live[node] == nil { gateway.nodeGone(node) }
+        } catch {
+            // Unrenewed leases run out in Redis: give them up here first.
+            let stale = state.withLock { ContinuousClock.now - $0.lastRenewal > configuration.leaseTTL * 3 / 4 }
+            if stale { for (session, entry) in owned.sorted(by: { $0.key < $1.key }) { giveUp(session, entry.hub) } }
+        }
+    }
+
+    /// The session's lease is not this node's any more: its home unloads it at once.
+    private func giveUp(_ session: String, _ hub: Int) {
+        state.withLock { _ = $0.owned.removeValue(forKey: session) }
+        gateway.local.post(.leaseLost(session), to: hub)
+    }
+}

@@ -1,0 +1,51 @@
+import MeridianCore
+import MeridianRedis
+import MeridianStorage
+import MeridianTesting
+import Testing
+
+@testable import MeridianClient
+@testable import MeridianServer
+
+/// Nodes of a cluster in this process: real servers on their own ports, one real Redis, and one
+/// store they share (the in-memory store stands for PostgreSQL here; the PostgreSQL store has
+/// tests of its own). Members of one session are connected to different nodes.
+@Suite("Cluster nodes")
+struct ClusterTests {
+    let redis: RedisServerProcess
+    let store = InMemorySessionStore()
+
+    init() throws { redis = try RedisServerProcess() }
+
+    func node(threads: Int = 1) throws -> TestServer {
+        try TestServer { configuration in
+            configuration.threads = threads
+            configuration.rateLimit = .unlimited
+            configuration.storage.store = store
+            configuration.cluster = ClusterConfiguration(redis: RedisAddress(host: "127.0.0.1", port: redis.port), leaseTTL: .seconds(2))
+        }
+    }
+
+    @Test func membersOnTwoNodesSeeEachOthersChangesInOneOrder() throws {
+        let a = try node(), b = try node()
+        defer { a.stop(); b.stop() }
+        let first = try a.joined("harbour", name: "first")
+        let second = try b.joined("harbour", name: "second")
+        // The second joined through node b, served by node a, the session's owner.
+        #expect(second.welcome["snapshot"]?["participants"]?.array?.count == 2)
+        _ = try first.next("participant.joined")
+        let added = try first.request("annotation.add", ["annotation": .point("pin", 52.5, 13.4)])
+        #expect(added["type"]?.string == "ack")
+        let seen = try second.next("annotation.added").message
+        #expect(seen["annotation"]?["id"]?.string == "pin")
+        let moved = try second.request("annotation.update", ["id": "pin", "changes": ["title": "Quay"]])
+        #expect(moved["type"]?.string == "ack", "\(moved)")
+        let update = try first.next("annotation.updated").message
+        #expect(update["seq"] == moved["seq"])
+        // A member joining at either node gets the same snapshot.
+        let late = try b.joined("harbour", name: "late", role: "viewer")
+        let lateAtA = try a.joined("harbour", name: "late-a", role: "viewer")
+        #expect(late.welcome["snapshot"]?["annotations"] == lateAtA.welcome["snapshot"]?["annotations"])
+        #expect(late.welcome["snapshot"]?["annotations"]?.array?.first?["title"]?.string == "Quay")
+    }
+}
