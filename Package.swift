@@ -112,7 +112,7 @@ let package = Package(
             name: "meridian",
             dependencies: [
                 "MeridianServer", "MeridianStorage", "MeridianDashboard", "MeridianLoad", "MeridianAuth", "MeridianSettings",
-                "MeridianTransport", "MeridianTransportCore",
+                "MeridianTransport", "MeridianTransportCore", "MeridianRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

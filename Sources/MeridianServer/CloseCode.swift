@@ -13,9 +13,6 @@ public enum CloseCode {
     public static let messageTooBig: UInt16 = 1009
     /// The server failed: reconnect with backoff and resume.
     public static let internalError: UInt16 = 1011
-    /// The session moved to another node of a cluster (its owner died or gave it up): reconnect
-    /// at once, to any node, and resume (RFC 6455's registry calls 1012 "service restart").
-    public static let sessionMoved: UInt16 = 1012
     /// The client did not keep up with its events: reconnect and resume.
     public static let slowConsumer: UInt16 = 4008
     /// Too many invalid requests: give up; fix the client.
@@ -23,6 +20,9 @@ public enum CloseCode {
     /// The same participant joined from a newer connection: do not reconnect
     /// automatically (the other connection is the live one).
     public static let replaced: UInt16 = 4010
+    /// The session moved to another node of a cluster (its owner died or gave it up, or the
+    /// link between nodes broke): reconnect at once, to any node, and resume.
+    public static let sessionMoved: UInt16 = 4012
     /// The bearer token expired without a `token.refresh`: get a new token,
     /// reconnect and resume.
     public static let tokenExpired: UInt16 = 4401

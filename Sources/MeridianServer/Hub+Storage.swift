@@ -51,7 +51,7 @@ extension Hub {
     }
 
     /// This node lost the session's lease (a cluster): it stops taking the session's commands at
-    /// once. Its members are closed with 1012 and join again, at the session's new owner.
+    /// once. Its members are closed with 4012 and join again, at the session's new owner.
     func leaseLost(_ id: String, on server: any Outbound) {
         guard let host = sessions.removeValue(forKey: id) else { return }
         durability.emptySince[id] = nil

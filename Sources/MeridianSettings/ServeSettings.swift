@@ -88,6 +88,16 @@ public struct ServeSettings: Sendable {
     public let jwtAudience = Setting<String?>("jwtAudience", nil, "When set, tokens must carry this audience (aud).")
     public let jwtIssuer = Setting<String?>("jwtIssuer", nil, "When set, tokens must come from this issuer (iss).")
 
+    // Cluster
+    public let cluster = Setting<String?>(
+        "cluster", nil,
+        "Redis of a cluster (redis://HOST:PORT): this server is one of its nodes, and a client may connect to any node. Every node needs the same Redis and a shared store (store postgres://…).")
+    public let clusterLeaseTtl = Setting(
+        "clusterLeaseTtl", 2.0, "Seconds a session's owner node holds its lease without renewing it: how long a session waits for a new owner after its owner dies.",
+        .within(0.5...60))
+    public let advertise = Setting<String?>(
+        "advertise", nil, "The address operators know this node by, shown in the overview (default: host:port).")
+
     // Operation
     public let logLevel = Setting(
         "logLevel", "info", "Log level.", .oneOf("trace", "debug", "info", "notice", "warning", "error", "critical"))

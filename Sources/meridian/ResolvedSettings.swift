@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MeridianCore
 import MeridianDashboard
+import MeridianRedis
 import MeridianServer
 import MeridianSettings
 import MeridianStorage
@@ -58,6 +59,15 @@ struct ResolvedSettings {
         server.storage.idleUnloadAfter = .milliseconds(Int(s.idleUnload * 1000))
         server.storage.maxLoadedSessions = s.maxSessions
         server.threads = s.threads == 0 ? Self.coresAvailable : s.threads
+        if let url = s.cluster {
+            let redis: RedisAddress
+            switch RedisAddress.parse(url) {
+            case .success(let address): redis = address
+            case .failure(let error): throw SettingError(error.message)
+            }
+            server.cluster = ClusterConfiguration(
+                redis: redis, leaseTTL: .milliseconds(Int(s.clusterLeaseTtl * 1000)), advertise: s.advertise ?? "\(s.host):\(s.port)")
+        }
         server.eventLog = EventLogConfiguration(
             retention: EventLogRetention(maxAge: .milliseconds(Int64(s.eventLogMaxAge * 1000)), maxEntries: s.eventLogMaxEntries))
         dashboard = Dashboard.Configuration(

@@ -49,3 +49,30 @@ struct ClusterTests {
         #expect(late.welcome["snapshot"]?["annotations"]?.array?.first?["title"]?.string == "Quay")
     }
 }
+
+extension ClusterTests {
+    /// The owner stops: the lease goes with it, the member on the surviving node is closed with
+    /// 4012 once its node sees the owner gone, joins again there, and finds every acknowledged
+    /// change in a snapshot under a new epoch, with the next fencing number.
+    @Test func whenTheOwnerGoesAMemberElsewhereJoinsAgainAtANewOwner() throws {
+        let a = try node(), b = try node()
+        defer { b.stop() }
+        let first = try a.joined("harbour", name: "first")
+        let second = try b.joined("harbour", name: "second")
+        let epoch = try #require(second.welcome["snapshot"]?["epoch"]?.string ?? second.welcome["epoch"]?.string)
+        let acked = try first.request("annotation.add", ["annotation": .point("pin", 52.5, 13.4)])
+        #expect(acked["type"]?.string == "ack")
+        _ = try second.next("annotation.added")
+        a.stop()
+        let closed = try second.next("$closed", timeout: .seconds(10)).message
+        #expect(closed["code"]?.number == 4012, "\(closed)")
+        let again = try b.client()
+        try again.join("harbour", name: "second", role: "editor", extra: ["resume": ["epoch": .string(epoch), "seq": acked["seq"]!]])
+        #expect(again.welcome["resumed"]?.bool == false)
+        let snapshot = try #require(again.welcome["snapshot"])
+        #expect(snapshot["annotations"]?.array?.map { $0["id"]?.string } == ["pin"])
+        #expect((snapshot["epoch"]?.string ?? again.welcome["epoch"]?.string) != epoch)
+        #expect(try SessionLeases(redis: RedisClient(address: RedisAddress(host: "127.0.0.1", port: redis.port)), node: 0, ttl: .seconds(1))
+            .holders(["harbour"])["harbour"]?.fence == 2)
+    }
+}

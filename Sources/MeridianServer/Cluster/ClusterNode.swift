@@ -9,7 +9,7 @@ import MeridianSync
 /// Every quarter of the lease time the keeper renews this node's liveness key and leases,
 /// gives up the leases of unloaded sessions, and looks at the owners of the sessions members
 /// here are routed to: a session whose owner changed (it died and its lease ran out, or gave
-/// the session up) has those members closed with 1012, and they join again, at its new owner.
+/// the session up) has those members closed with 4012, and they join again, at its new owner.
 /// A lease this node failed to renew for three quarters of its time is given up at once,
 /// whatever Redis says later: its session stops taking commands before another node can
 /// take it over.
