@@ -72,6 +72,7 @@ extension Hub {
         case .http(let request, let responder) where request.path == "/metrics":
             metrics.refresh(gather.stats, sessions: gather.sessions)
             metrics.refresh(logLinesDropped: configuration.logWriter?.dropped ?? 0)
+            if let cluster = place?.cluster { metrics.refresh(cluster.figures) }
             responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
         case .http(let request, let responder):
             if let denial = authorizeAPI(request, ["", "api", "sessions"]) { return responder.respond(denial) }

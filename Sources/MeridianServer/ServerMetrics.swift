@@ -50,6 +50,7 @@ final class HubMetrics {
     private let sessionsLoaded: CoreMetrics.Gauge
     private let queuedBytes: CoreMetrics.Gauge
     private var lastStats = TransportStats()
+    private var lastCluster = ClusterFigures()
 
     init(_ shared: ServerMetrics) {
         self.shared = shared
@@ -95,6 +96,17 @@ final class HubMetrics {
     func refresh(logLinesDropped dropped: Int) {
         count("meridian_log_lines_dropped_total", by: dropped - lastLogDrops)
         lastLogDrops = max(lastLogDrops, dropped)
+    }
+
+    /// A cluster node's figures (at scrape time): leases held, the link to the other nodes,
+    /// messages relayed each way, sessions taken over from a node that was gone.
+    func refresh(_ cluster: ClusterFigures) {
+        CoreMetrics.Gauge(label: "meridian_cluster_leases", factory: shared.factory).record(cluster.leases)
+        CoreMetrics.Gauge(label: "meridian_cluster_linked", factory: shared.factory).record(cluster.linked ? 1 : 0)
+        count("meridian_cluster_messages_total", [("direction", "sent")], by: cluster.sent - lastCluster.sent)
+        count("meridian_cluster_messages_total", [("direction", "received")], by: cluster.received - lastCluster.received)
+        count("meridian_cluster_failovers_total", by: cluster.failovers - lastCluster.failovers)
+        lastCluster = cluster
     }
 
     /// Brings the transport's counters and the gauges up to date (at scrape time).

@@ -44,4 +44,16 @@ public struct HTTPResponse: Sendable {
     static let healthy = HTTPResponse.json(200, #"{"status":"ok"}"#)
     static let ready = HTTPResponse.json(200, #"{"status":"ready"}"#)
     static let draining = HTTPResponse.json(503, #"{"status":"draining"}"#)
+
+    static func notReady(_ reason: String) -> HTTPResponse {
+        var escaped = ""
+        for scalar in reason.unicodeScalars {
+            switch scalar {
+            case "\"", "\\": escaped += "\\\(scalar)"
+            case _ where scalar.value < 0x20: escaped += " "
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return .json(503, #"{"status":"not_ready","reason":"\#(escaped)"}"#)
+    }
 }

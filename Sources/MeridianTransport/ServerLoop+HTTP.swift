@@ -89,7 +89,10 @@ extension ServerLoop {
     func ask(_ request: HTTPRequest, _ exchange: HTTPExchange, id: UInt64) -> Int32 {
         switch request.path {
         case "/healthz": return respond(exchange, .healthy)
-        case "/readyz": return respond(exchange, draining ? .draining : .ready)
+        case "/readyz":
+            if draining { return respond(exchange, .draining) }
+            if let reason = configuration.unreadiness?() { return respond(exchange, .notReady(reason)) }
+            return respond(exchange, .ready)
         default: break
         }
         guard let handler else { return respond(exchange, .notFound) }

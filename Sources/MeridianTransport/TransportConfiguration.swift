@@ -75,6 +75,9 @@ public struct TransportConfiguration: Sendable {
     /// PEM certificate (chain) file. With ``tlsPrivateKeyPath`` the port serves only TLS:
     /// wss:// and https://. Both nil: plain ws:// and http://.
     public var tlsCertificatePath: String?
+    /// Why the server cannot serve now (nil: it can), asked at each `/readyz`: 503 with the
+    /// reason, e.g. while a cluster node is cut off from the other nodes.
+    public var unreadiness: (@Sendable () -> String?)?
     /// PEM private key of ``tlsCertificatePath``.
     public var tlsPrivateKeyPath: String?
 

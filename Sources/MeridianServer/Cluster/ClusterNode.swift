@@ -13,6 +13,15 @@ import MeridianSync
 /// A lease this node failed to renew for three quarters of its time is given up at once,
 /// whatever Redis says later: its session stops taking commands before another node can
 /// take it over.
+/// What /metrics shows of a cluster node.
+struct ClusterFigures: Sendable {
+    var leases = 0
+    var linked = false
+    var sent = 0
+    var received = 0
+    var failovers = 0
+}
+
 final class ClusterNode: Sendable {
     private struct State: Awaitable {
         /// Sessions this node owns: their lease and the hub they live on.
@@ -22,6 +31,8 @@ final class ClusterNode: Sendable {
         var lastRenewal = ContinuousClock.now
         /// The pub/sub link is up (subscribed to this node's inbox).
         var linked = false
+        /// The keeper's last round reached Redis.
+        var redisReached = true
         var stopping = false
         var ended = false
         var failovers = 0
@@ -106,14 +117,18 @@ final class ClusterNode: Sendable {
         publisher.stop()
     }
 
-    /// Ready: linked to the other nodes through Redis.
-    var isLinked: Bool { state.withLock { $0.linked } }
+    /// Why this node cannot serve now (for /readyz): cut off from the cluster's Redis.
+    var unreadiness: String? {
+        let (linked, reached) = state.withLock { ($0.linked, $0.redisReached) }
+        if !linked { return "no link to the other nodes through \(configuration.redis)" }
+        if !reached { return "the cluster's Redis at \(configuration.redis) does not answer" }
+        return nil
+    }
 
-    /// Leases held, cross-node messages, and sessions taken over from a node that was gone.
-    var figures: (leases: Int, sent: Int, received: Int, failovers: Int) {
-        let (leases, failovers) = state.withLock { ($0.owned.count, $0.failovers) }
+    var figures: ClusterFigures {
+        let (leases, failovers, linked) = state.withLock { ($0.owned.count, $0.failovers, $0.linked) }
         let traffic = gateway.traffic
-        return (leases, traffic.sent, traffic.received, failovers)
+        return ClusterFigures(leases: leases, linked: linked, sent: traffic.sent, received: traffic.received, failovers: failovers)
     }
 
     /// On a storage reader thread, before a session is loaded for hub `hub`: its lease (this
@@ -171,7 +186,10 @@ final class ClusterNode: Sendable {
         do throws(RedisError) {
             try registry.heartbeat(number, address: configuration.advertise)
             let lost = try leases.renew(owned.mapValues(\.lease))
-            state.withLock { $0.lastRenewal = .now }
+            state.withLock { state in
+                state.lastRenewal = .now
+                state.redisReached = true
+            }
             for session in lost.sorted() { giveUp(session, owned[session]!.hub) }
             for (session, lease) in releases { try leases.release(session, lease) }
             let routed = gateway.routedOwners
@@ -182,7 +200,10 @@ final class ClusterNode: Sendable {
             for node in nodes where live[node] == nil { gateway.nodeGone(node) }
         } catch {
             // Unrenewed leases run out in Redis: give them up here first.
-            let stale = state.withLock { ContinuousClock.now - $0.lastRenewal > configuration.leaseTTL * 3 / 4 }
+            let stale = state.withLock { state in
+                state.redisReached = false
+                return ContinuousClock.now - state.lastRenewal > configuration.leaseTTL * 3 / 4
+            }
             if stale { for (session, entry) in owned.sorted(by: { $0.key < $1.key }) { giveUp(session, entry.hub) } }
         }
     }
