@@ -101,15 +101,16 @@ import Testing
         subscriber.waitUntilSubscribed("a")
         subscriber.waitUntilSubscribed("b")
         let publisher = RedisPublisher(address: address) { _, _ in }
-        defer { publisher.stop() }
         var expected = ["connected"]
         for i in 0..<200 {
             let channel = i % 3 == 0 ? "b" : i % 3 == 1 ? "a" : "c"
             publisher.publish(Array("m\(i)".utf8), to: channel)
             if channel != "c" { expected.append("\(channel):m\(i)") }
         }
-        #expect(heard.wait(for: expected.count) == expected)
+        // Stopping publishes what is queued first.
+        publisher.stop()
         #expect(publisher.counts.published == 200)
+        #expect(heard.wait(for: expected.count) == expected)
     }
 
     @Test func aSubscriberHearsOfAnOutageAndSubscribesAgainAfterIt() throws {
