@@ -19,14 +19,17 @@ public struct OverviewEntry: Hashable, Sendable {
     public var names: [String]
     /// When the session last emitted an event (ms since 1970), nil if not since it was loaded.
     public var lastActivityMs: Int64?
+    /// In a cluster, the node that owns the session (its advertised address); nil on a single node.
+    public var node: String?
 
     /// Most names an entry carries (`participants` has the full count).
     public static let maxNames = 20
 
     public init(
         session: String, seq: UInt64, participants: Int, dashboards: Int, annotations: Int, drags: Int,
-        messagesPerSecond: Double, deliveriesPerSecond: Double, names: [String] = [], lastActivityMs: Int64? = nil
+        messagesPerSecond: Double, deliveriesPerSecond: Double, names: [String] = [], lastActivityMs: Int64? = nil, node: String? = nil
     ) {
+        self.node = node
         self.names = names
         self.lastActivityMs = lastActivityMs
         self.session = session
@@ -54,9 +57,34 @@ extension ServerMessage {
                     "deliveriesPerSecond": .number(rounded(e.deliveriesPerSecond)),
                     "names": .array(e.names.prefix(OverviewEntry.maxNames).map(JSONValue.string)),
                     "lastActivity": e.lastActivityMs.map { .number(Double($0)) } ?? .null,
-                ])
+                ].merging(e.node.map { ["node": .string($0)] } ?? [:]) { a, _ in a })
             })),
         ])
+    }
+
+    /// The sessions and connections of an ``overview(_:connections:)`` message (another node's
+    /// part of a cluster's overview); nil if the bytes are not one.
+    public static func overviewEntries(_ bytes: [UInt8]) -> (entries: [OverviewEntry], connections: Int)? {
+        guard let message = JSONValue.parse(bytes), case .object(let fields) = message, fields["type"] == .string("overview"),
+              case .number(let connections)? = fields["connections"], case .array(let sessions)? = fields["sessions"]
+        else { return nil }
+        var entries: [OverviewEntry] = []
+        for case .object(let s) in sessions {
+            func number(_ key: String) -> Double? { if case .number(let n)? = s[key] { n } else { nil } }
+            guard case .string(let id)? = s["session"], let seq = number("seq"), let participants = number("participants"),
+                  let dashboards = number("dashboards"), let annotations = number("annotations"), let drags = number("drags"),
+                  let messages = number("messagesPerSecond"), let deliveries = number("deliveriesPerSecond")
+            else { return nil }
+            var names: [String] = []
+            if case .array(let list)? = s["names"] { for case .string(let name) in list { names.append(name) } }
+            var entry = OverviewEntry(
+                session: id, seq: UInt64(max(0, seq)), participants: Int(participants), dashboards: Int(dashboards),
+                annotations: Int(annotations), drags: Int(drags), messagesPerSecond: messages, deliveriesPerSecond: deliveries,
+                names: names, lastActivityMs: number("lastActivity").map { Int64($0) })
+            if case .string(let node)? = s["node"] { entry.node = node }
+            entries.append(entry)
+        }
+        return (entries, Int(connections))
     }
 
     /// Tells a session's hidden members (dashboards) that a participant's drag

@@ -115,7 +115,7 @@ extension Hub {
                 messagesPerSecond: rate.messages,
                 deliveriesPerSecond: rate.deliveries,
                 names: host.session.visibleParticipants.prefix(OverviewEntry.maxNames).map(\.name),
-                lastActivityMs: lastActivityMs(of: host))
+                lastActivityMs: lastActivityMs(of: host), node: place?.cluster?.configuration.advertise)
         }
         if case .advance = rates {
             overview.lastSent = now
@@ -143,18 +143,36 @@ private extension Duration {
     }
 }
 
-/// The overview of a server with several hubs: each hub's sessions as it last posted them.
+/// The overview of a server with several hubs: each hub's sessions as it last posted them,
+/// and in a cluster the other nodes' (``ClusterNode`` brings them from Redis).
 final class OverviewBoard: Sendable {
     private let posted: Locked<[Int: (entries: [OverviewEntry], connections: Int)]> = Locked([:])
+    private let others: Locked<(entries: [OverviewEntry], connections: Int)> = Locked(([], 0))
 
     func post(_ entries: [OverviewEntry], connections: Int, from hub: Int) {
         posted.withLock { $0[hub] = (entries, connections) }
     }
 
-    /// Every hub's sessions, sorted by id, and the connections of all of them.
-    func all() -> (entries: [OverviewEntry], connections: Int) {
+    /// The other nodes' sessions and connections.
+    func post(otherNodes entries: [OverviewEntry], connections: Int) {
+        others.withLock { $0 = (entries, connections) }
+    }
+
+    /// This node's hubs' sessions, sorted by id, and their connections.
+    func local() -> (entries: [OverviewEntry], connections: Int) {
         posted.withLock { posted in
             (posted.values.flatMap(\.entries).sorted { $0.session < $1.session }, posted.values.reduce(0) { $0 + $1.connections })
         }
+    }
+
+    /// Every hub's sessions (every node's), sorted by id, and the connections of all of them. A
+    /// session moving between nodes may be listed by both for a moment: the newer (higher seq) is kept.
+    func all() -> (entries: [OverviewEntry], connections: Int) {
+        let mine = local()
+        let (theirs, connections) = others.withLock { $0 }
+        guard !theirs.isEmpty || connections > 0 else { return mine }
+        var merged: [String: OverviewEntry] = [:]
+        for entry in mine.entries + theirs where (merged[entry.session]?.seq ?? 0) <= entry.seq { merged[entry.session] = entry }
+        return (merged.values.sorted { $0.session < $1.session }, mine.connections + connections)
     }
 }

@@ -34,7 +34,7 @@ public final class MeridianServer: Sendable {
         // a connection's relay indexes fit a 64-bit mask.
         let threads = configuration.cluster == nil ? max(1, configuration.threads) : min(max(1, configuration.threads), 63)
         if let settings = configuration.cluster {
-            let node = ClusterNode(configuration: settings, hubs: threads)
+            let node = ClusterNode(configuration: settings, hubs: threads, board: board)
             (cluster, local, relay) = (node, node.gateway.local, node.relay)
         } else {
             cluster = nil

@@ -17,12 +17,12 @@ struct ClusterTests {
 
     init() throws { redis = try RedisServerProcess() }
 
-    func node(threads: Int = 1) throws -> TestServer {
+    func node(threads: Int = 1, advertise: String = "") throws -> TestServer {
         try TestServer { configuration in
             configuration.threads = threads
             configuration.rateLimit = .unlimited
             configuration.storage.store = store
-            configuration.cluster = ClusterConfiguration(redis: RedisAddress(host: "127.0.0.1", port: redis.port), leaseTTL: .seconds(2))
+            configuration.cluster = ClusterConfiguration(redis: RedisAddress(host: "127.0.0.1", port: redis.port), leaseTTL: .seconds(2), advertise: advertise)
         }
     }
 
@@ -74,5 +74,24 @@ extension ClusterTests {
         #expect((snapshot["epoch"]?.string ?? again.welcome["epoch"]?.string) != epoch)
         #expect(try SessionLeases(redis: RedisClient(address: RedisAddress(host: "127.0.0.1", port: redis.port)), node: 0, ttl: .seconds(1))
             .holders(["harbour"])["harbour"]?.fence == 2)
+    }
+}
+
+extension ClusterTests {
+    /// A dashboard on any node sees every node's sessions, each with the node that owns it.
+    @Test func theOverviewListsEveryNodesSessionsWithTheirOwner() throws {
+        let a = try node(advertise: "node-a:8080"), b = try node(advertise: "node-b:8080")
+        defer { a.stop(); b.stop() }
+        let atA = try a.joined("harbour", name: "first")
+        let atB = try b.joined("quay", name: "second")
+        let dashboard = try b.client()
+        #expect(try dashboard.request("overview.watch")["type"]?.string == "ack")
+        let overview = try dashboard.waitFor(timeout: .seconds(10)) { message in
+            message["type"]?.string == "overview" && (message["sessions"]?.array?.count ?? 0) == 2
+        }
+        let owners = Dictionary(uniqueKeysWithValues: (overview["sessions"]?.array ?? []).map { ($0["session"]?.string ?? "", $0["node"]?.string ?? "") })
+        #expect(owners == ["harbour": "node-a:8080", "quay": "node-b:8080"])
+        #expect(overview["connections"]?.number == 3)
+        _ = (atA, atB)
     }
 }

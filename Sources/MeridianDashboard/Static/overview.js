@@ -103,7 +103,8 @@ export function showOverview(url) {
       const names = s.names ?? [];
       const more = s.participants - names.length;
       return el("tr", { dataset: { session: s.session }, className: s.participants + s.dashboards === 0 ? "idle" : "" },
-        el("td", {}, el("a", { href: `/dashboard/?session=${encodeURIComponent(s.session)}${location.hash}` }, s.session)),
+        el("td", {}, el("a", { href: `/dashboard/?session=${encodeURIComponent(s.session)}${location.hash}` }, s.session),
+          s.node ? el("small", { className: "node", title: "the cluster node that owns the session" }, `on ${s.node}`) : ""),
         el("td", { className: "names" }, String(s.participants),
           names.length ? el("small", {}, names.join(", ") + (more > 0 ? ` and ${more} more` : "")) : ""),
         el("td", {}, String(s.dashboards)), el("td", {}, String(s.annotations)),

@@ -9,6 +9,8 @@ enum ClusterKeys {
     static let nodeCounter = "meridian:nodes"
     /// A node's liveness (its address), with an expiry that the node renews.
     static func node(_ number: Int) -> String { "meridian:node:\(number)" }
+    /// Each node's part of the overview: field NODE, value "MILLISECONDS JSON".
+    static let overview = "meridian:overview"
     /// The pub/sub channel a node hears the messages for it on.
     static func inbox(_ number: Int) -> String { "meridian:inbox:\(number)" }
 }

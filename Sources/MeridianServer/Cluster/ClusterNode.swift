@@ -1,4 +1,5 @@
 import Foundation
+import MeridianProtocol
 import MeridianRedis
 import MeridianStorage
 import MeridianSync
@@ -49,6 +50,8 @@ final class ClusterNode: Sendable {
     let gateway: ClusterGateway
     let relay: ClusterRelay
     private let redis: RedisClient
+    /// The overview's board: this node's part goes to Redis, the other nodes' parts come back.
+    private let board: OverviewBoard
     private let leases = Locked<SessionLeases?>(nil)
     private let registry: NodeRegistry
     private let publisher: RedisPublisher
@@ -57,8 +60,9 @@ final class ClusterNode: Sendable {
     private let wake = DispatchSemaphore(value: 0)
 
     /// A node for a server of `hubs` hubs; it joins the cluster in ``start()``.
-    init(configuration: ClusterConfiguration, hubs: Int) {
+    init(configuration: ClusterConfiguration, hubs: Int, board: OverviewBoard) {
         self.configuration = configuration
+        self.board = board
         redis = RedisClient(address: configuration.redis, timeout: min(.seconds(1), configuration.leaseTTL / 4))
         registry = NodeRegistry(redis: redis, ttl: configuration.leaseTTL)
         let lost = Locked<ClusterGateway?>(nil)
@@ -113,6 +117,7 @@ final class ClusterNode: Sendable {
         }
         for (session, lease) in owned { try? leases.withLock({ $0 })?.release(session, lease) }
         try? registry.leave(number)
+        _ = try? redis.call(["HDEL", ClusterKeys.overview, String(number)])
         subscriber.withLock { $0 }?.stop()
         publisher.stop()
     }
@@ -198,6 +203,7 @@ final class ClusterNode: Sendable {
             let nodes = gateway.aliasNodes
             let live = try registry.live(Array(nodes))
             for node in nodes where live[node] == nil { gateway.nodeGone(node) }
+            try shareOverview()
         } catch {
             // Unrenewed leases run out in Redis: give them up here first.
             let stale = state.withLock { state in
@@ -206,6 +212,31 @@ final class ClusterNode: Sendable {
             }
             if stale { for (session, entry) in owned.sorted(by: { $0.key < $1.key }) { giveUp(session, entry.hub) } }
         }
+    }
+
+    /// Posts this node's part of the overview and takes the other nodes' (those posted within
+    /// three lease times; older parts are of nodes that are gone, and are dropped).
+    private func shareOverview() throws(RedisError) {
+        let mine = board.local()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let text = "\(now) " + String(decoding: ServerMessage.overview(mine.entries, connections: mine.connections), as: UTF8.self)
+        let replies = try redis.pipeline([
+            ["HSET", ClusterKeys.overview, String(number), text], ["HGETALL", ClusterKeys.overview],
+        ].map { $0.map { Array($0.utf8) } })
+        let fields = replies[1].elements ?? []
+        let oldest = now - 3 * Int64(configuration.leaseTTL.components.seconds * 1000 + configuration.leaseTTL.components.attoseconds / 1_000_000_000_000_000)
+        var entries: [OverviewEntry] = [], connections = 0, gone: [String] = []
+        for pair in stride(from: 0, to: fields.count - 1, by: 2) {
+            guard let node = fields[pair].text, node != String(number), case .string(let value) = fields[pair + 1],
+                  let space = value.firstIndex(of: UInt8(ascii: " ")), let at = Int64(String(decoding: value[..<space], as: UTF8.self))
+            else { continue }
+            if at < oldest { gone.append(node); continue }
+            guard let part = ServerMessage.overviewEntries(Array(value[(space + 1)...])) else { continue }
+            entries += part.entries
+            connections += part.connections
+        }
+        board.post(otherNodes: entries, connections: connections)
+        if !gone.isEmpty { _ = try redis.call(["HDEL", ClusterKeys.overview] + gone) }
     }
 
     /// The session's lease is not this node's any more: its home unloads it at once.
