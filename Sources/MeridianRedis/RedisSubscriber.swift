@@ -17,6 +17,8 @@ public final class RedisSubscriber: Sendable {
         case connected
         /// The connection broke or could not be made; messages may have been missed.
         case disconnected(RedisError)
+        /// Redis confirmed a subscription: messages published to `channel` from now on arrive.
+        case subscribed(channel: String)
     }
 
     private struct State: Awaitable {
@@ -149,6 +151,7 @@ public final class RedisSubscriber: Sendable {
                 return (state.takeWaiters(), state.wanted.isSubset(of: state.confirmed))
             }
             for waiter in waiters { waiter.signal() }
+            if kind == "subscribe" { handler(.subscribed(channel: channel)) }
             if reported != true, allConfirmed {
                 reported = true
                 handler(.connected)

@@ -75,6 +75,7 @@ import Testing
             case .message(let channel, let payload): text = "\(channel):\(String(decoding: payload, as: UTF8.self))"
             case .connected: text = "connected"
             case .disconnected: text = "disconnected"
+            case .subscribed: return
             }
             let waiters = state.withLock { state in
                 state.events.append(text)

@@ -29,6 +29,16 @@ final class ClusterGateway: Sendable {
         var aliasHubs: [ConnectionID: Set<Int>] = [:]
         var aliasLast: [ConnectionID: Int] = [:]
         var nextAlias: UInt64 = 1
+        /// Edge: the session each routed connection counts towards (from its join on), and how
+        /// many count for each session: while any does, this node hears the session's channel.
+        var interest: [ConnectionID: String] = [:]
+        var interested: [String: Int] = [:]
+        /// Edge: sessions whose channel Redis confirmed, and the owner told so.
+        var confirmed: Set<String> = []
+        var told: [String: Int] = [:]
+        /// Owner: each alias's session, and the nodes that hear each session's channel.
+        var aliasSession: [ConnectionID: String] = [:]
+        var listeners: [String: Set<Int>] = [:]
         /// Messages relayed each way, for /metrics.
         var sent = 0
         var received = 0
@@ -42,6 +52,8 @@ final class ClusterGateway: Sendable {
     let index: Int
     private let publisher: RedisPublisher
     let state = Locked(State())
+    /// Hears the session channels (set when the node starts).
+    let subscriber = Locked<RedisSubscriber?>(nil)
 
     func assign(node: Int) { number.store(node, ordering: .releasing) }
 
@@ -68,31 +80,25 @@ final class ClusterGateway: Sendable {
             guard let node = state.withLock({ $0.edgeRoutes[connection] }) else { return }
             send(.echo(origin: RemoteConnection(node: self.node, connection: connection), wire: relayed.frame.wire.wireBytes), to: node)
         case .closed(let connection, let code, let reason):
-            let nodes = state.withLock { state -> Set<Int> in
+            let (nodes, changes) = state.withLock { state -> (Set<Int>, ChannelChanges) in
                 state.edgeRoutes[connection] = nil
                 state.edgeSessions[connection] = nil
-                return state.edgeNodes.removeValue(forKey: connection) ?? []
+                return (state.edgeNodes.removeValue(forKey: connection) ?? [], Self.setInterest(connection, nil, &state))
             }
             for node in nodes.sorted() {
                 send(.closed(origin: RemoteConnection(node: self.node, connection: connection), code: code, reason: reason), to: node)
             }
+            apply(changes)
         case .frame(let relayed, let members, let skip):
-            var byNode: [Int: [ConnectionID]] = [:]
-            var skipped: RemoteConnection?
-            state.withLock { state in
-                for alias in members { if let remote = state.remotes[alias] { byNode[remote.node, default: []].append(remote.connection) } }
-                skipped = skip.flatMap { state.remotes[$0] }
-            }
-            let wire = relayed.frame.wire.wireBytes
-            for (node, ids) in byNode.sorted(by: { $0.key < $1.key }) {
-                send(.frame(wire: wire, shared: relayed.frame.isShared, token: relayed.token, supersedes: relayed.supersedes,
-                            members: ids, skip: skipped?.node == node ? skipped?.connection : nil), to: node)
-            }
+            relay(relayed, to: members, except: skip)
         case .close(let alias, let code, let reason):
             guard let remote = state.withLock({ $0.remotes[alias] }) else { return }
             send(.close(remote.connection, code: code, reason: reason), to: remote.node)
         case .membership(let alias, let session, _):
-            guard let remote = state.withLock({ $0.remotes[alias] }) else { return }
+            guard let remote = state.withLock({ state in
+                state.aliasSession[alias] = session
+                return state.remotes[alias]
+            }) else { return }
             send(.membership(remote.connection, session: session), to: remote.node)
         case .http, .gather, .evict, .evicted, .rerouted, .leaseLost:
             // Node-local, or (rerouted) told to the edge by the new owner's membership.
@@ -101,10 +107,93 @@ final class ClusterGateway: Sendable {
         state.withLock { $0.sent += 1 }
     }
 
+    /// Owner: a frame for other nodes' members (aliases). A broadcast goes once on the session's
+    /// channel for the nodes that hear it, and to the inbox of each node that does not yet; a
+    /// frame for one member goes to its node's inbox. Every message leaves on one connection, in
+    /// order, so a node hears them in the order they were sent, whatever the channel.
+    private func relay(_ relayed: RelayedFrame, to members: [ConnectionID], except skip: ConnectionID?) {
+        var byNode: [Int: FrameTarget] = [:]
+        let (session, listening) = state.withLock { state -> (String?, Set<Int>) in
+            let skipped = skip.flatMap { state.remotes[$0] }
+            var session: String?
+            for alias in members {
+                guard let remote = state.remotes[alias] else { continue }
+                byNode[remote.node, default: FrameTarget(node: remote.node, members: [], skip: skipped?.node == remote.node ? skipped?.connection : nil)]
+                    .members.append(remote.connection)
+                if session == nil { session = state.aliasSession[alias] }
+            }
+            guard members.count > 1, let session else { return (nil, []) }
+            return (session, state.listeners[session] ?? [])
+        }
+        let wire = relayed.frame.wire.wireBytes
+        let frame = { (targets: [FrameTarget]) in
+            ClusterMessage.frame(wire: wire, shared: relayed.frame.isShared, token: relayed.token, supersedes: relayed.supersedes, targets: targets)
+        }
+        let together = byNode.values.filter { listening.contains($0.node) }.sorted { $0.node < $1.node }
+        if !together.isEmpty, let session {
+            publisher.publish(ClusterWire.encode(frame(together), from: node), to: ClusterKeys.channel(session))
+        }
+        for target in byNode.values.sorted(by: { $0.node < $1.node }) where !listening.contains(target.node) {
+            send(frame([target]), to: target.node)
+        }
+    }
+
+    /// Edge: subscriptions to start and stop, and owners to tell, after a change of interest.
+    struct ChannelChanges {
+        var subscribe: [String] = []
+        var unsubscribe: [(session: String, owner: Int?)] = []
+    }
+
+    /// Edge: `connection` counts towards `session` now (nil: none).
+    private static func setInterest(_ connection: ConnectionID, _ session: String?, _ state: inout State) -> ChannelChanges {
+        var changes = ChannelChanges()
+        let old = state.interest[connection]
+        guard old != session else { return changes }
+        state.interest[connection] = session
+        if let old {
+            state.interested[old, default: 1] -= 1
+            if state.interested[old] == 0 {
+                state.interested[old] = nil
+                state.confirmed.remove(old)
+                changes.unsubscribe.append((old, state.told.removeValue(forKey: old)))
+            }
+        }
+        if let session {
+            state.interested[session, default: 0] += 1
+            if state.interested[session] == 1 { changes.subscribe.append(session) }
+        }
+        return changes
+    }
+
+    private func apply(_ changes: ChannelChanges) {
+        guard !changes.subscribe.isEmpty || !changes.unsubscribe.isEmpty else { return }
+        let subscriber = self.subscriber.withLock { $0 }
+        for (session, owner) in changes.unsubscribe {
+            subscriber?.unsubscribe(ClusterKeys.channel(session))
+            if let owner { send(.unsubscribed(session: session), to: owner) }
+        }
+        for session in changes.subscribe { subscriber?.subscribe(ClusterKeys.channel(session)) }
+    }
+
+    /// Edge: Redis confirmed this node hears `channel`: the session's owner is told, and
+    /// publishes its broadcasts for this node there from then on.
+    func confirmed(_ channel: String) {
+        guard let session = ClusterKeys.session(ofChannel: channel) else { return }
+        let owner = state.withLock { state -> Int? in
+            guard state.interested[session] != nil else { return nil }
+            state.confirmed.insert(session)
+            guard let owner = state.owners[session], state.told[session] != owner else { return nil }
+            state.told[session] = owner
+            return owner
+        }
+        if let owner { send(.subscribed(session: session), to: owner) }
+    }
+
     /// A request for a session owned elsewhere: from a local connection (this node is its
     /// edge), or from an alias whose join turned out to belong to yet another node.
     private func forward(_ request: ClientRequest, from connection: ConnectionID, peer: String, grant: AccessGrant?) {
         guard let text = request.text else { return }
+        var changes = ChannelChanges()
         let target: (origin: RemoteConnection, node: Int)? = state.withLock { state in
             let session: String? = if case .join(let id, _, _) = request.body { id } else { nil }
             if isAlias(connection) {
@@ -114,8 +203,12 @@ final class ClusterGateway: Sendable {
             guard let node = session.flatMap({ state.owners[$0] }) ?? state.edgeRoutes[connection] else { return nil }
             state.edgeRoutes[connection] = node
             state.edgeNodes[connection, default: []].insert(node)
+            // From its join on, the connection counts towards its session: this node hears the
+            // session's channel before the owner sends anything there for it.
+            if let session { changes = Self.setInterest(connection, session, &state) }
             return (RemoteConnection(node: self.node, connection: connection), node)
         }
+        apply(changes)
         guard let target else {
             // The owner is not known any more (it changed meanwhile): the client joins again.
             if !isAlias(connection) { local.post(.close(connection, code: CloseCode.sessionMoved, reason: "session moved"), to: LocalRelay.hub(of: connection)) }
@@ -162,8 +255,9 @@ final class ClusterGateway: Sendable {
         case .closed(let origin, let code, let reason):
             guard let (alias, hubs) = state.withLock({ state in forget(origin, &state) }) else { return }
             for hub in hubs.sorted() { local.post(.closed(alias, code: code, reason: reason), to: hub) }
-        case .frame(let wire, let shared, let token, let supersedes, let members, let skip):
-            guard let frame = FrameBytes(wire: wire) else { return }
+        case .frame(let wire, let shared, let token, let supersedes, let targets):
+            guard let target = targets.first(where: { $0.node == node }), let frame = FrameBytes(wire: wire) else { return }
+            let (members, skip) = (target.members, target.skip)
             let relayed = RelayedFrame(frame: RelayableFrame(wire: frame, isShared: shared),
                                        token: token.map { Self.token($0, from: sender) }, supersedes: supersedes.map { Self.token($0, from: sender) })
             var byHub: [Int: [ConnectionID]] = [:]
@@ -176,13 +270,30 @@ final class ClusterGateway: Sendable {
             local.post(.close(connection, code: code, reason: reason), to: LocalRelay.hub(of: connection))
         case .membership(let connection, let session):
             guard LocalRelay.hub(of: connection) < local.hubs else { return }
-            state.withLock { state in
+            var tell: String?
+            let changes = state.withLock { state -> ChannelChanges in
                 state.edgeRoutes[connection] = sender
                 state.edgeNodes[connection, default: []].insert(sender)
                 state.edgeSessions[connection] = session
-                if let session { state.owners[session] = sender }
+                if let session {
+                    state.owners[session] = sender
+                    if state.confirmed.contains(session), state.told[session] != sender {
+                        state.told[session] = sender
+                        tell = session
+                    }
+                }
+                return Self.setInterest(connection, session, &state)
             }
+            apply(changes)
+            if let tell { send(.subscribed(session: tell), to: sender) }
             local.post(.membership(connection, session: session, from: index), to: LocalRelay.hub(of: connection))
+        case .subscribed(let session):
+            state.withLock { _ = $0.listeners[session, default: []].insert(sender) }
+        case .unsubscribed(let session):
+            state.withLock { state in
+                state.listeners[session]?.remove(sender)
+                if state.listeners[session]?.isEmpty == true { state.listeners[session] = nil }
+            }
         }
     }
 
@@ -190,6 +301,7 @@ final class ClusterGateway: Sendable {
         guard let alias = state.aliases.removeValue(forKey: origin) else { return nil }
         state.remotes[alias] = nil
         state.aliasLast[alias] = nil
+        state.aliasSession[alias] = nil
         return (alias, state.aliasHubs.removeValue(forKey: alias) ?? [])
     }
 
@@ -242,6 +354,10 @@ final class ClusterGateway: Sendable {
             let aliases = origins.compactMap { forget($0, &state) }
             let routed = state.edgeRoutes.filter { $0.value == node }.map(\.key)
             for session in state.owners.filter({ $0.value == node }).map(\.key) { state.owners[session] = nil }
+            for session in Array(state.listeners.keys) {
+                state.listeners[session]?.remove(node)
+                if state.listeners[session]?.isEmpty == true { state.listeners[session] = nil }
+            }
             return (aliases, routed)
         }
         for (alias, hubs) in aliases { for hub in hubs.sorted() { local.post(.closed(alias, code: nil, reason: "node \(node) is gone"), to: hub) } }
@@ -258,6 +374,10 @@ final class ClusterGateway: Sendable {
             let aliases = Array(state.aliases.keys).compactMap { forget($0, &state) }
             let routed = Array(state.edgeRoutes.keys)
             state.owners.removeAll()
+            // Owners forget who hears what; edges tell again once their members join again.
+            state.listeners.removeAll()
+            state.told.removeAll()
+            state.confirmed.removeAll()
             return (aliases, routed)
         }
         for (alias, hubs) in aliases { for hub in hubs.sorted() { local.post(.closed(alias, code: nil, reason: reason), to: hub) } }

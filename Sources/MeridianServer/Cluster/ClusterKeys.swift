@@ -11,6 +11,14 @@ enum ClusterKeys {
     static func node(_ number: Int) -> String { "meridian:node:\(number)" }
     /// Each node's part of the overview: field NODE, value "MILLISECONDS JSON".
     static let overview = "meridian:overview"
+    /// The pub/sub channel of a session's frames, heard by every node with members in it.
+    static func channel(_ session: String) -> String { "meridian:{\(session)}:frames" }
+    static let channelPrefix = "meridian:{"
+    /// The session of a ``channel(_:)``.
+    static func session(ofChannel channel: String) -> String? {
+        guard channel.hasPrefix(channelPrefix), channel.hasSuffix("}:frames") else { return nil }
+        return String(channel.dropFirst(channelPrefix.count).dropLast("}:frames".count))
+    }
     /// The pub/sub channel a node hears the messages for it on.
     static func inbox(_ number: Int) -> String { "meridian:inbox:\(number)" }
 }

@@ -8,6 +8,13 @@ struct RemoteConnection: Hashable, Sendable {
     var connection: ConnectionID
 }
 
+/// The members of one node a frame is for (but `skip`).
+struct FrameTarget: Equatable, Sendable {
+    var node: Int
+    var members: [ConnectionID]
+    var skip: ConnectionID?
+}
+
 /// What the nodes of a cluster send each other through Redis: the cross-host part of the relay
 /// (``RelayMessage``). An edge node sends its members' requests to the session's owner; the
 /// owner sends back the frames, closes and membership of those members. Connection ids are
@@ -20,9 +27,14 @@ enum ClusterMessage: Equatable, Sendable {
     case echo(origin: RemoteConnection, wire: [UInt8])
     /// Edge to owner: the connection is gone.
     case closed(origin: RemoteConnection, code: UInt16?, reason: String)
-    /// Owner to edge: frame bytes for the edge's `members` but `skip`; a transient frame carries
-    /// its token, and the token of the earlier frame it supersedes.
-    case frame(wire: [UInt8], shared: Bool, token: UInt64?, supersedes: UInt64?, members: [ConnectionID], skip: ConnectionID?)
+    /// Owner to edges: frame bytes for members of one or more nodes (published once on the
+    /// session's channel, each node taking its own target; or to one node's inbox). A transient
+    /// frame carries its token, and the token of the earlier frame it supersedes.
+    case frame(wire: [UInt8], shared: Bool, token: UInt64?, supersedes: UInt64?, targets: [FrameTarget])
+    /// Edge to owner: this node hears the session's channel now (it has members in the session),
+    /// or stopped: the owner publishes the session's frames for it there, or to its inbox.
+    case subscribed(session: String)
+    case unsubscribed(session: String)
     /// Owner to edge: close a member's connection.
     case close(ConnectionID, code: UInt16, reason: String)
     /// Owner to edge: the member's session after its join, leave or replacement (nil: none).
@@ -52,15 +64,23 @@ enum ClusterWire {
             w.u8(2); w.origin(origin); w.data(wire)
         case .closed(let origin, let code, let reason):
             w.u8(3); w.origin(origin); w.u8(code == nil ? 0 : 1); w.u16(code ?? 0); w.string(reason)
-        case .frame(let wire, let shared, let token, let supersedes, let members, let skip):
-            w.u8(4); w.u8(shared ? 1 : 0); w.optional(token); w.optional(supersedes); w.optional(skip)
-            w.u32(UInt32(members.count))
-            for member in members { w.u64(member) }
+        case .frame(let wire, let shared, let token, let supersedes, let targets):
+            w.u8(4); w.u8(shared ? 1 : 0); w.optional(token); w.optional(supersedes)
+            w.u32(UInt32(targets.count))
+            for target in targets {
+                w.u32(UInt32(target.node)); w.optional(target.skip)
+                w.u32(UInt32(target.members.count))
+                for member in target.members { w.u64(member) }
+            }
             w.data(wire)
         case .close(let connection, let code, let reason):
             w.u8(5); w.u64(connection); w.u16(code); w.string(reason)
         case .membership(let connection, let session):
             w.u8(6); w.u64(connection); w.optional(session)
+        case .subscribed(let session):
+            w.u8(7); w.string(session)
+        case .unsubscribed(let session):
+            w.u8(8); w.string(session)
         }
         return w.bytes
     }
@@ -89,21 +109,30 @@ enum ClusterWire {
             guard let origin = r.origin(), let hasCode = r.u8(), let code = r.u16(), let reason = r.string() else { return nil }
             message = .closed(origin: origin, code: hasCode == 1 ? code : nil, reason: reason)
         case 4:
-            guard let shared = r.u8(), let token = r.optionalU64(), let supersedes = r.optionalU64(), let skip = r.optionalU64(),
-                  let count = r.u32(), Int(count) <= bytes.count / 8 else { return nil }
-            var members: [ConnectionID] = []
-            members.reserveCapacity(Int(count))
+            guard let shared = r.u8(), let token = r.optionalU64(), let supersedes = r.optionalU64(),
+                  let count = r.u32(), Int(count) <= bytes.count / 5 else { return nil }
+            var targets: [FrameTarget] = []
             for _ in 0..<count {
-                guard let member = r.u64() else { return nil }
-                members.append(member)
+                guard let node = r.u32(), let skip = r.optionalU64(), let members = r.u32(), Int(members) <= bytes.count / 8 else { return nil }
+                var target = FrameTarget(node: Int(node), members: [], skip: skip)
+                target.members.reserveCapacity(Int(members))
+                for _ in 0..<members {
+                    guard let member = r.u64() else { return nil }
+                    target.members.append(member)
+                }
+                targets.append(target)
             }
-            message = r.data().map { .frame(wire: $0, shared: shared == 1, token: token, supersedes: supersedes, members: members, skip: skip) }
+            message = r.data().map { .frame(wire: $0, shared: shared == 1, token: token, supersedes: supersedes, targets: targets) }
         case 5:
             guard let connection = r.u64(), let code = r.u16(), let reason = r.string() else { return nil }
             message = .close(connection, code: code, reason: reason)
         case 6:
             guard let connection = r.u64(), let session = r.optionalString() else { return nil }
             message = .membership(connection, session: session)
+        case 7:
+            message = r.string().map { .subscribed(session: $0) }
+        case 8:
+            message = r.string().map { .unsubscribed(session: $0) }
         default:
             return nil
         }

@@ -89,6 +89,8 @@ final class ClusterNode: Sendable {
                 gateway.receive(payload)
             case .connected:
                 state.withLock { $0.linked = true }
+            case .subscribed(let channel):
+                gateway.confirmed(channel)
             case .disconnected(let error):
                 let wasLinked = state.withLock { state in
                     defer { state.linked = false }
@@ -101,6 +103,7 @@ final class ClusterNode: Sendable {
         subscriber.subscribe(inbox)
         subscriber.waitUntilSubscribed(inbox)
         self.subscriber.withLock { $0 = subscriber }
+        gateway.subscriber.withLock { $0 = subscriber }
         let thread = Thread { self.keep() }
         thread.name = "meridian-cluster"
         thread.start()
