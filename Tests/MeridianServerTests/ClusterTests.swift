@@ -95,3 +95,33 @@ extension ClusterTests {
         _ = (atA, atB)
     }
 }
+
+extension ClusterTests {
+    /// Redis goes away: every node stops serving sessions across nodes (members routed to
+    /// another node are closed with 4012, an owner gives its leases up before they could pass to
+    /// another node), joins are refused with `storage_unavailable` and /readyz says why; once
+    /// Redis is back, joins work again and every acknowledged change is there.
+    @Test func withoutRedisNodesRefuseAndRecoverWhenItReturns() throws {
+        let a = try node(), b = try node()
+        defer { a.stop(); b.stop() }
+        let first = try a.joined("harbour", name: "first")
+        let second = try b.joined("harbour", name: "second")
+        #expect(try first.request("annotation.add", ["annotation": .point("pin", 52.5, 13.4)])["type"]?.string == "ack")
+        #expect(try HTTPClient.call(port: a.port, "GET", "/readyz").status == 200)
+        redis.stop()
+        #expect(try second.next("$closed", timeout: .seconds(10)).message["code"]?.number == 4012)
+        #expect(try first.next("$closed", timeout: .seconds(10)).message["code"]?.number == 4012)
+        let deadline = ContinuousClock.now + .seconds(10)
+        var ready = try HTTPClient.call(port: a.port, "GET", "/readyz")
+        while ready.status != 503, ContinuousClock.now < deadline { ready = try HTTPClient.call(port: a.port, "GET", "/readyz") }
+        #expect(ready.status == 503)
+        #expect(ready.body?["reason"]?.string?.contains("redis://127.0.0.1:\(redis.port)") == true)
+        let refused = try a.client()
+        let answer = try refused.request("join", ["session": "harbour", "name": "third", "role": "editor"])
+        #expect(answer["code"]?.string == "storage_unavailable", "\(answer)")
+        try redis.start()
+        while try HTTPClient.call(port: b.port, "GET", "/readyz").status != 200, ContinuousClock.now < deadline + .seconds(10) {}
+        let back = try b.joined("harbour", name: "back")
+        #expect(back.welcome["snapshot"]?["annotations"]?.array?.map { $0["id"]?.string } == ["pin"])
+    }
+}
