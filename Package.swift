@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // libwebsockets, imported (`internal import`) only by the three transport targets below.
@@ -63,6 +64,16 @@ let package = Package(
             dependencies: [
                 "MeridianCore", "MeridianProtocol", "MeridianSync",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The SessionStore seam on PostgreSQL (postgres-nio), shared by the nodes of a cluster,
+        // with fencing numbers that refuse the writes of a session's former owner.
+        .target(
+            name: "MeridianPostgres",
+            dependencies: [
+                "MeridianStorage", "MeridianCore", "MeridianProtocol", "MeridianSync",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Sessions hosted on the transport: routing, history, resume.
