@@ -136,6 +136,7 @@ let package = Package(
         ),
         .testTarget(name: "MeridianAuthTests", dependencies: ["MeridianAuth", "MeridianCore"]),
         .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore", "MeridianSync"]),
+        .testTarget(name: "MeridianPostgresTests", dependencies: ["MeridianPostgres", "MeridianStorage", "MeridianCore", "MeridianSync"]),
         .testTarget(
             name: "MeridianClientTests",
             dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianAuth"]
