@@ -113,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "meridian",
             dependencies: [
-                "MeridianServer", "MeridianStorage", "MeridianDashboard", "MeridianLoad", "MeridianAuth", "MeridianSettings",
+                "MeridianServer", "MeridianStorage", "MeridianPostgres", "MeridianDashboard", "MeridianLoad", "MeridianAuth", "MeridianSettings",
                 "MeridianTransport", "MeridianTransportCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MeridianCore
 import MeridianDashboard
+import MeridianPostgres
 import MeridianServer
 import MeridianSettings
 import MeridianStorage
@@ -15,6 +16,8 @@ struct ResolvedSettings {
     var server: ServerConfiguration
     var logLevel: Logger.Level
     var dashboard: Dashboard.Configuration
+    /// The `store` setting, a PostgreSQL URL: opened by ``openStore()``, once the server is to run.
+    var storeURL: String?
 
     init(_ s: EffectiveSettings) throws {
         guard (s.tlsCert == nil) == (s.tlsKey == nil) else { throw SettingError("tlsCert and tlsKey must be set together") }
@@ -55,6 +58,12 @@ struct ResolvedSettings {
         server = ServerConfiguration(transport: transport, sessionDefaults: defaults, limits: limits, historySize: s.historySize)
         server.rateLimit = RateLimit(perSecond: s.rateLimit, burst: s.rateBurst)
         server.storage.dataDirectory = s.dataDir
+        if let store = s.store {
+            guard PostgresSessionStore.isPostgresURL(store) else {
+                throw SettingError("store \"\(PostgresSessionStore.redacted(store))\": use a postgres://user:password@host:port/database URL")
+            }
+            storeURL = store
+        }
         server.storage.idleUnloadAfter = .milliseconds(Int(s.idleUnload * 1000))
         server.storage.maxLoadedSessions = s.maxSessions
         server.threads = s.threads == 0 ? Self.coresAvailable : s.threads
@@ -63,6 +72,14 @@ struct ResolvedSettings {
         dashboard = Dashboard.Configuration(
             tileURL: s.dashboardTiles, directory: s.dashboardDirectory.map { URL(fileURLWithPath: $0) },
             leafletDirectory: URL(fileURLWithPath: s.leafletDirectory))
+    }
+
+    /// Connects to the `store` database, if one is set, and gives it to the server in place of
+    /// the data directory's SQLite file; separate from `init`, which `--print-config` runs too.
+    /// - Throws: ``StorageError/cannotOpen(_:_:)`` naming the URL without its password and the cause.
+    mutating func openStore() throws(StorageError) {
+        guard let storeURL else { return }
+        server.storage.store = try PostgresSessionStore(url: storeURL)
     }
 
     /// A declared choice as the server's type: the declaration lists the same names, so a
