@@ -8,9 +8,11 @@ import Testing
 /// naming the database (never its password), and succeeds again once PostgreSQL is back.
 /// Each test has a server of its own, which it stops.
 @Suite struct PostgresFaultTests {
-    /// How long a call may take to fail: the connect timeout the stores are opened with, and slack.
+    /// How long a call may take to fail: the connect timeout the stores are opened with, and
+    /// slack (more under ThreadSanitizer: `MERIDIAN_TEST_SLOWDOWN`).
     static let connectTimeout: Duration = .seconds(2)
-    static let failureBound: Duration = .seconds(8)
+    static let slowdown = ProcessInfo.processInfo.environment["MERIDIAN_TEST_SLOWDOWN"].flatMap { Int($0) } ?? 1
+    static let failureBound: Duration = .seconds(8) * slowdown
 
     func failure(within bound: Duration = failureBound, _ body: () throws -> Void) -> StorageError? {
         let start = ContinuousClock.now
@@ -67,7 +69,7 @@ import Testing
             try #require(Date() < deadline, "the lock was never taken")
             Thread.sleep(forTimeInterval: 0.05)
         }
-        let write = failure(within: .seconds(5)) { try store.commit([.update(pinUpdate("s", 2))]) }
+        let write = failure(within: .seconds(5) * Self.slowdown) { try store.commit([.update(pinUpdate("s", 2))]) }
         #expect(write?.message == "storage write failed: PostgreSQL at \(store.url): no answer within 1.0 seconds")
         #expect(try postgres.endSessions(of: "holder") == 1)
         holder.waitUntilExit()
