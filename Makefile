@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps service-deps web-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
+.PHONY: all deps service-deps web-deps postgres-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
 
 all: build
 
@@ -43,6 +43,16 @@ web-deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjs-leaflet; \
 	fi
 
+# PostgreSQL's binaries for the tests of the PostgreSQL store, Swift and Python: they start a server of
+# their own (initdb in a temporary directory, on a free loopback port), so no system service needs to
+# run, and one the package may have started is left alone. Debian keeps the binaries off PATH.
+postgres-deps:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 \
+		&& ! { command -v initdb && command -v pg_ctl; } >/dev/null 2>&1; then \
+		echo "installing postgresql"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq postgresql; \
+	fi
+
 # Headless Chromium and its driver for the dashboard's browser tests.
 browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
@@ -51,7 +61,7 @@ browser-deps:
 	fi
 
 # Python clients we did not write (websockets, selenium, axe-core through axe-selenium-python), schema validation and pytest.
-test-deps: deps service-deps web-deps browser-deps
+test-deps: deps service-deps postgres-deps web-deps browser-deps
 	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml, axe_selenium_python; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
@@ -68,7 +78,7 @@ run: release web-deps
 
 test: test-swift test-tsan check-client-deps test-python test-fuzz-regressions
 
-test-swift: deps service-deps
+test-swift: deps service-deps postgres-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -86,8 +96,8 @@ test-python: test-deps
 # TSan cannot see the standard library's Synchronization.Mutex by itself (a futex handed over in the
 # kernel), and took the accesses made under one for races. Latency bounds in the tests get 3 times
 # their usual time (MERIDIAN_TEST_SLOWDOWN): TSan slows the code several times.
-TSAN_TESTS ?= MeridianSyncTests|MeridianRedisTests|MeridianTransportCoreTests|MeridianClientTransportTests|MeridianTransportTests|MeridianAuthTests|MeridianStorageTests|MeridianServerTests|MeridianClientTests|MeridianLoadTests
-test-tsan: deps service-deps
+TSAN_TESTS ?= MeridianSyncTests|MeridianRedisTests|MeridianTransportCoreTests|MeridianClientTransportTests|MeridianTransportTests|MeridianAuthTests|MeridianStorageTests|MeridianPostgresTests|MeridianServerTests|MeridianClientTests|MeridianLoadTests
+test-tsan: deps service-deps postgres-deps
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3 $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_TESTS)'
 

@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // libwebsockets, imported (`internal import`) only by the three transport targets below.
@@ -73,6 +74,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // The SessionStore seam on PostgreSQL (postgres-nio), shared by the nodes of a cluster,
+        // with fencing numbers that refuse the writes of a session's former owner.
+        .target(
+            name: "MeridianPostgres",
+            dependencies: [
+                "MeridianStorage", "MeridianCore", "MeridianProtocol", "MeridianSync",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Sessions hosted on the transport: routing, history, resume.
         .target(
             name: "MeridianServer",
@@ -111,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "meridian",
             dependencies: [
-                "MeridianServer", "MeridianStorage", "MeridianDashboard", "MeridianLoad", "MeridianAuth", "MeridianSettings",
+                "MeridianServer", "MeridianStorage", "MeridianPostgres", "MeridianDashboard", "MeridianLoad", "MeridianAuth", "MeridianSettings",
                 "MeridianTransport", "MeridianTransportCore", "MeridianRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -134,6 +145,7 @@ let package = Package(
         ),
         .testTarget(name: "MeridianAuthTests", dependencies: ["MeridianAuth", "MeridianCore"]),
         .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore", "MeridianSync"]),
+        .testTarget(name: "MeridianPostgresTests", dependencies: ["MeridianPostgres", "MeridianStorage", "MeridianCore", "MeridianSync"]),
         .testTarget(
             name: "MeridianClientTests",
             dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianAuth"]

@@ -33,6 +33,9 @@ public struct ServeSettings: Sendable {
     // Storage
     public let dataDir = Setting<String?>(
         "dataDir", nil, "Directory of the session store (SQLite, WAL); without it sessions live in memory only.")
+    public let store = Setting<String?>(
+        "store", nil,
+        "Session store shared by the nodes of a cluster, instead of dataDir's SQLite: postgres://user:password@host:port/database. Unset: SQLite in dataDir, else memory.")
     public let idleUnload = Setting("idleUnload", 300.0, "Seconds a session with no members stays loaded.", .notNegative())
     public let maxSessions = Setting("maxSessions", 10_000, "Most sessions loaded at once.", .atLeast(1))
     public let eventLogMaxAge = Setting("eventLogMaxAge", 604_800.0, "Seconds each session's event log keeps an entry (the default is a week).", .atLeast(1, " s"))

@@ -2,6 +2,11 @@ import MeridianCore
 import MeridianSync
 
 /// A store in memory, for unit tests and servers run without a data directory.
+///
+/// It enforces fencing numbers (see ``SessionChange``) as a shared database does, although
+/// one process never has two owners of a session: it is the reference the fencing contract
+/// tests run against without a database, and the store the writer's tests fence off.
+/// Changes without a fence (a single node) are never refused.
 public final class InMemorySessionStore: SessionStore {
     private let sessions = Locked<[String: (header: SessionUpdate, annotations: [String: Annotation])]>([:])
 
@@ -24,21 +29,44 @@ public final class InMemorySessionStore: SessionStore {
     }
 
     public func commit(_ changes: [SessionChange]) throws(StorageError) {
-        sessions.withLock { all in
+        try sessions.withLock { all throws(StorageError) in
+            // Every fence is checked before anything is applied: a refused commit leaves no trace.
+            try Self.checkFences(changes, stored: { all[$0].map { $0.header.fence ?? 0 } })
             for change in changes {
                 switch change {
-                case .delete(let id):
+                case .delete(let id, _):
                     all[id] = nil
                 case .update(let u):
                     var header = u
                     header.upserted = []
                     header.removed = []
+                    // A change without a fence keeps the stored one.
+                    header.fence = u.fence ?? all[u.id]?.header.fence ?? 0
                     if u.replacesAnnotations || all[u.id] == nil { all[u.id] = (header, [:]) }
                     // Mutated in place: no copy of a large session's annotations per change.
                     all[u.id]!.header = header
                     for id in u.removed { all[u.id]!.annotations[id] = nil }
                     for a in u.upserted { all[u.id]!.annotations[a.id] = a }
                 }
+            }
+        }
+    }
+
+    /// Throws ``StorageError/fenced(session:stored:offered:)`` for the first change whose fence is
+    /// below its session's fence at that point of the commit; `stored` gives the fence of a stored
+    /// session (nil: none stored).
+    static func checkFences(_ changes: [SessionChange], stored: (String) -> UInt64?) throws(StorageError) {
+        // The fence of each session the commit has touched so far, nil once it is deleted.
+        var current: [String: UInt64?] = [:]
+        for change in changes {
+            let id = change.sessionID
+            let before = current[id] ?? stored(id)
+            if let offered = change.fence, let before, before > offered {
+                throw .fenced(session: id, stored: before, offered: offered)
+            }
+            switch change {
+            case .delete: current[id] = .some(nil)
+            case .update(let u): current[id] = .some(u.fence ?? before ?? 0)
             }
         }
     }

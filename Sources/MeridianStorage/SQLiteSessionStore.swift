@@ -9,6 +9,9 @@ import MeridianProtocol
 ///
 /// Tables: `sessions` (id, settings, callout, seq, epoch) and `annotations`
 /// (session, id, body); bodies are JSON in the shapes of Protocol v1.
+///
+/// Fencing numbers (``SessionUpdate/fence``) are ignored: the file belongs to one node, which
+/// is the only owner of its sessions. A cluster shares a store that enforces them.
 public final class SQLiteSessionStore: SessionStore {
     public static let fileName = "meridian.sqlite"
     public let path: String
@@ -91,7 +94,7 @@ public final class SQLiteSessionStore: SessionStore {
             try pool.write { db in
                 for change in changes {
                     switch change {
-                    case .delete(let id):
+                    case .delete(let id, _):
                         try db.execute(sql: "DELETE FROM annotations WHERE session_id = ?", arguments: [id])
                         try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
                     case .update(let u):

@@ -1,17 +1,31 @@
 import MeridianCore
 
 /// One durable change to one session, as the server commits it.
+///
+/// A change may carry a *fencing number*: in a cluster, the number of the lease under which
+/// the session's owner node writes, growing with every new owner. A store that enforces fences
+/// (``InMemorySessionStore``, a shared database) writes a fenced change only if the session's
+/// stored fence is not above it, and then stores it; otherwise it refuses the whole commit
+/// with ``StorageError/fenced(session:stored:offered:)``. Nil is no fence (a single node).
 public enum SessionChange: Hashable, Sendable {
     /// Writes the session's header (settings, callout, seq, epoch), creating
     /// the session if needed, then its changed annotations.
     case update(SessionUpdate)
-    /// Removes the session and its annotations.
-    case delete(id: String)
+    /// Removes the session and its annotations; refused if `fence` is below the stored one.
+    case delete(id: String, fence: UInt64? = nil)
 
     public var sessionID: String {
         switch self {
         case .update(let u): u.id
-        case .delete(let id): id
+        case .delete(let id, _): id
+        }
+    }
+
+    /// The fencing number the change was made under, nil for none.
+    public var fence: UInt64? {
+        switch self {
+        case .update(let u): u.fence
+        case .delete(_, let fence): fence
         }
     }
 }
@@ -27,10 +41,12 @@ public struct SessionUpdate: Hashable, Sendable {
     public var removed: [String]
     /// True: every stored annotation not in `upserted` is removed first (a whole record).
     public var replacesAnnotations: Bool
+    /// The fencing number of the owner's lease (see ``SessionChange``); nil: no fencing (a single node).
+    public var fence: UInt64?
 
     public init(
         id: String, epoch: String, seq: UInt64, settings: SessionSettings, callout: Callout?,
-        upserted: [Annotation] = [], removed: [String] = [], replacesAnnotations: Bool = false
+        upserted: [Annotation] = [], removed: [String] = [], replacesAnnotations: Bool = false, fence: UInt64? = nil
     ) {
         self.id = id
         self.epoch = epoch
@@ -40,11 +56,12 @@ public struct SessionUpdate: Hashable, Sendable {
         self.upserted = upserted
         self.removed = removed
         self.replacesAnnotations = replacesAnnotations
+        self.fence = fence
     }
 
     /// The whole record, replacing whatever was stored.
-    public init(record: SessionRecord, epoch: String) {
+    public init(record: SessionRecord, epoch: String, fence: UInt64? = nil) {
         self.init(id: record.id, epoch: epoch, seq: record.seq, settings: record.settings, callout: record.callout,
-                  upserted: record.annotations, replacesAnnotations: true)
+                  upserted: record.annotations, replacesAnnotations: true, fence: fence)
     }
 }

@@ -2,14 +2,17 @@ import MeridianCore
 
 /// Where sessions are kept between restarts: the seam between the server and
 /// a storage engine. The embedded default is ``SQLiteSessionStore``;
-/// ``InMemorySessionStore`` serves unit tests. A distributed engine can be
-/// added behind the same protocol without touching the session core.
+/// ``InMemorySessionStore`` serves unit tests; `PostgresSessionStore` (target
+/// MeridianPostgres) is shared by the nodes of a cluster, behind the same
+/// protocol, without touching the session core.
 public protocol SessionStore: Sendable {
     /// The stored session, or nil if there is none.
     func load(_ id: String) throws(StorageError) -> StoredSession?
     /// Every stored session, by id.
     func list() throws(StorageError) -> [StoredSessionSummary]
-    /// Applies the changes in order, all or none (one transaction).
+    /// Applies the changes in order, all or none (one transaction). A store that enforces
+    /// fencing numbers refuses the whole commit with ``StorageError/fenced(session:stored:offered:)``
+    /// when a change's fence is below its session's stored one (see ``SessionChange``).
     func commit(_ changes: [SessionChange]) throws(StorageError)
 }
 

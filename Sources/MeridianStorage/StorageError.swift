@@ -1,6 +1,9 @@
 /// Why storage failed. The message names the file or operation and the cause.
 public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
-    private enum Kind: Hashable, Sendable { case cannotOpen, writeFailed, readFailed, corrupt }
+    private enum Kind: Hashable, Sendable {
+        case cannotOpen, writeFailed, readFailed, corrupt
+        case fenced(session: String, stored: UInt64, offered: UInt64)
+    }
     private let kind: Kind
     public let message: String
 
@@ -18,9 +21,24 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func readFailed(_ reason: String) -> StorageError { StorageError(.readFailed, "storage read failed: \(reason)") }
     /// Stored data that cannot be decoded.
     public static func corrupt(_ reason: String) -> StorageError { StorageError(.corrupt, "stored data is corrupt: \(reason)") }
+    /// A change to `session` came with fencing number `offered`, below the `stored` one: a newer
+    /// owner has written the session since. None of the commit's changes were applied.
+    public static func fenced(session: String, stored: UInt64, offered: UInt64) -> StorageError {
+        StorageError(
+            .fenced(session: session, stored: stored, offered: offered),
+            "storage write fenced off: session \(session) is stored under fence \(stored), this change came with fence \(offered)")
+    }
 
     public var isCannotOpen: Bool { kind == .cannotOpen }
     public var isWriteFailure: Bool { kind == .writeFailed }
+    public var isReadFailure: Bool { kind == .readFailed }
+    /// A change refused for a stale fencing number (``fenced(session:stored:offered:)``).
+    public var isFenced: Bool { fencedSession != nil }
+    /// The session whose change was fenced off, nil for every other failure.
+    public var fencedSession: String? {
+        if case .fenced(let session, _, _) = kind { return session }
+        return nil
+    }
 
     public var description: String { message }
 }

@@ -8,10 +8,15 @@ import MeridianCore
 ///
 /// Each change's completion is called on the writer thread after its
 /// transaction committed (or failed); completions run in submission order.
+/// A failed transaction fails every change in it, except a refusal for a stale
+/// fencing number (``StorageError/fenced(session:stored:offered:)``): that fails
+/// the changes of the fenced session only, and the others are committed again
+/// without them.
 public final class StorageWriter: Sendable {
     public typealias Completion = @Sendable (Result<Void, StorageError>) -> Void
 
-    /// One committed batch, for metrics.
+    /// One transaction, for metrics: a batch, or what is left of it once a fenced session's
+    /// changes are taken out.
     public struct Batch: Sendable {
         public var changes: Int
         public var duration: Duration
@@ -126,25 +131,38 @@ public final class StorageWriter: Sendable {
                 batch = items
             }
 
-            let changes = batch.compactMap(\.change)
-            let start = ContinuousClock.now
-            let result: Result<Void, StorageError>
-            do throws(StorageError) {
-                try store.commit(changes)
-                result = .success(())
-            } catch {
-                result = .failure(error)
-            }
-            if !changes.isEmpty {
-                onBatch(Batch(changes: changes.count, duration: ContinuousClock.now - start, failed: (try? result.get()) == nil))
-            }
-            for item in batch { item.done?(result) }
+            let results = commit(batch.map(\.change))
+            for (item, result) in zip(batch, results) { item.done?(result) }
 
             let waiters = state.withLock { state in
                 state.inFlight = 0
                 return state.isIdle ? state.takeWaiters() : []
             }
             for waiter in waiters { waiter.signal() }
+        }
+    }
+
+    /// Commits `batch`'s changes in one transaction and returns each item's result (a barrier,
+    /// nil, gets the transaction's). When the store refuses a session's change for its fence,
+    /// the batch is committed again without that session's changes, which alone fail: the
+    /// stale owner of one session must not fail the writes of the sessions this node still owns.
+    private func commit(_ batch: [SessionChange?]) -> [Result<Void, StorageError>] {
+        var fenced: [String: StorageError] = [:]
+        while true {
+            let changes = batch.compactMap { change in change.flatMap { fenced[$0.sessionID] == nil ? $0 : nil } }
+            let start = ContinuousClock.now
+            var failure: StorageError?
+            do throws(StorageError) { try store.commit(changes) } catch { failure = error }
+            if !changes.isEmpty {
+                onBatch(Batch(changes: changes.count, duration: ContinuousClock.now - start, failed: failure != nil))
+            }
+            // Each round takes out a session of this batch, so the rounds end.
+            if let failure, let session = failure.fencedSession, changes.contains(where: { $0.sessionID == session }) {
+                fenced[session] = failure
+                continue
+            }
+            let rest: Result<Void, StorageError> = failure.map { .failure($0) } ?? .success(())
+            return batch.map { change in change.flatMap { fenced[$0.sessionID] }.map { .failure($0) } ?? rest }
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MeridianCore
 import MeridianDashboard
+import MeridianPostgres
 import MeridianRedis
 import MeridianServer
 import MeridianSettings
@@ -16,6 +17,8 @@ struct ResolvedSettings {
     var server: ServerConfiguration
     var logLevel: Logger.Level
     var dashboard: Dashboard.Configuration
+    /// The `store` setting, a PostgreSQL URL: opened by ``openStore()``, once the server is to run.
+    var storeURL: String?
 
     init(_ s: EffectiveSettings) throws {
         guard (s.tlsCert == nil) == (s.tlsKey == nil) else { throw SettingError("tlsCert and tlsKey must be set together") }
@@ -56,10 +59,20 @@ struct ResolvedSettings {
         server = ServerConfiguration(transport: transport, sessionDefaults: defaults, limits: limits, historySize: s.historySize)
         server.rateLimit = RateLimit(perSecond: s.rateLimit, burst: s.rateBurst)
         server.storage.dataDirectory = s.dataDir
+        if let store = s.store {
+            guard PostgresSessionStore.isPostgresURL(store) else {
+                throw SettingError("store \"\(PostgresSessionStore.redacted(store))\": use a postgres://user:password@host:port/database URL")
+            }
+            storeURL = store
+        }
         server.storage.idleUnloadAfter = .milliseconds(Int(s.idleUnload * 1000))
         server.storage.maxLoadedSessions = s.maxSessions
         server.threads = s.threads == 0 ? Self.coresAvailable : s.threads
         if let url = s.cluster {
+            // Every node must see every other node's commits: the embedded SQLite file is one node's.
+            guard s.store != nil else {
+                throw SettingError("cluster needs a store every node shares: set store to a postgres://user:password@host:port/database URL")
+            }
             let redis: RedisAddress
             switch RedisAddress.parse(url) {
             case .success(let address): redis = address
@@ -73,6 +86,14 @@ struct ResolvedSettings {
         dashboard = Dashboard.Configuration(
             tileURL: s.dashboardTiles, directory: s.dashboardDirectory.map { URL(fileURLWithPath: $0) },
             leafletDirectory: URL(fileURLWithPath: s.leafletDirectory))
+    }
+
+    /// Connects to the `store` database, if one is set, and gives it to the server in place of
+    /// the data directory's SQLite file; separate from `init`, which `--print-config` runs too.
+    /// - Throws: ``StorageError/cannotOpen(_:_:)`` naming the URL without its password and the cause.
+    mutating func openStore() throws(StorageError) {
+        guard let storeURL else { return }
+        server.storage.store = try PostgresSessionStore(url: storeURL)
     }
 
     /// A declared choice as the server's type: the declaration lists the same names, so a

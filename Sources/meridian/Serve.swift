@@ -33,7 +33,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let o: EffectiveSettings
-        let settings: ResolvedSettings
+        var settings: ResolvedSettings
         do {
             o = try await EffectiveSettings.resolve(
                 arguments: settingFlags, environment: ProcessInfo.processInfo.environment, configFile: config)
@@ -55,6 +55,12 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         defer { logWriter.flush() }
+        do {
+            try settings.openStore()
+        } catch {
+            Logger(label: "meridian").critical("cannot start: \(error.message)")
+            throw ExitCode(3)
+        }
         var configuration = settings.server
         configuration.logWriter = logWriter
         DescriptorLimit.raise(for: configuration.transport.maxConnections, logger: Logger(label: "meridian"))

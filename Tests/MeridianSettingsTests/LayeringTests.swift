@@ -63,4 +63,14 @@ struct LayeringTests {
             arguments: [], environment: [:], configFile: try configFile(["dataDir": NSNull(), "port": NSNull()]))
         #expect(settings.dataDir == nil && settings.port == 8080)
     }
+
+    @Test func theStoreURLIsReadWholeFromEveryLayer() async throws {
+        let url = "postgres://meridian:p%40ss=w:rd@db.example:5433/maps?sslmode=disable"
+        let fromFlag = try await EffectiveSettings.resolve(arguments: ["--store=\(url)"], environment: [:], configFile: nil)
+        let fromEnvironment = try await EffectiveSettings.resolve(arguments: [], environment: ["MERIDIAN_STORE": url], configFile: nil)
+        let fromFile = try await EffectiveSettings.resolve(arguments: [], environment: [:], configFile: try configFile(["store": url]))
+        #expect([fromFlag.store, fromEnvironment.store, fromFile.store] == [url, url, url])
+        let unset = try await EffectiveSettings.resolve(arguments: ["--data-dir", "/data"], environment: [:], configFile: nil)
+        #expect(unset.store == nil)
+    }
 }

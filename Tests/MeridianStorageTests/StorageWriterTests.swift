@@ -86,4 +86,33 @@ final class GatedStore: SessionStore {
         #expect(order.withLock { $0 } == ["change", "barrier"])
         #expect(try store.list().map(\.annotationCount) == [1])
     }
+
+    @Test func aFencedSessionFailsAloneAndTheRestOfItsBatchIsCommitted() throws {
+        let memory = InMemorySessionStore()
+        try memory.commit([.update(SessionUpdate(id: "lost", epoch: "e", seq: 0, settings: SessionSettings(), callout: nil, fence: 3))])
+        let store = GatedStore(memory)
+        let batches = Locked<[Int]>([])
+        let writer = StorageWriter(store: store, onBatch: { b in batches.withLock { $0.append(b.changes) } })
+        let results = Locked<[String]>([])
+        func submit(_ label: String, _ change: SessionChange?) {
+            writer.submit(change) { r in results.withLock { $0.append("\(label) \((try? r.get()) != nil ? "ok" : "failed")") } }
+        }
+        func fenced(_ session: String, _ seq: UInt64, _ fence: UInt64) -> SessionChange {
+            .update(SessionUpdate(id: session, epoch: "e", seq: seq, settings: SessionSettings(), callout: nil, fence: fence))
+        }
+        submit("first", change(0))
+        store.firstCommitStarted.wait()
+        submit("s", change(1))
+        submit("lost", fenced("lost", 1, 2))
+        submit("other", fenced("other", 1, 2))
+        submit("barrier", nil)
+        submit("lost again", .delete(id: "lost", fence: 2))
+        store.release.signal()
+        writer.stop()
+        #expect(results.withLock { $0 } == ["first ok", "s ok", "lost failed", "other ok", "barrier ok", "lost again failed"])
+        // The held commit, the batch refused for "lost", the batch without it.
+        #expect(batches.withLock { $0 } == [1, 4, 2])
+        #expect(try memory.list().map(\.id) == ["lost", "other", "s"])
+        #expect(try memory.load("lost")?.record.seq == 0)
+    }
 }

@@ -18,6 +18,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pg_fixture import PostgresServer  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"^meridian listening on (https?)://([^:/\s]+):(\d+)")
 
@@ -102,6 +104,20 @@ def start_server():
         crashed = not s.alive()
         s.stop()
         assert not crashed, f"the server exited during the test; log tail:\n{s.log_text()[-4000:]}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL of the run's own (pg_fixture.py), started when a test first asks for it."""
+    server = PostgresServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """A new empty database on the run's PostgreSQL, as a postgres:// URL for `--store`."""
+    return postgres_server.create_database()
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 
 import json
 import os
+import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -110,3 +111,29 @@ def test_edge_defaults():
     assert effective["maxConnections"] == 100000 and effective["maxConnectionsPerIp"] == 1000
     assert effective["handshakeTimeout"] == 10 and effective["allowedOrigins"] == []
     assert effective["tlsCert"] is None and effective["tlsKey"] is None
+
+
+def test_a_store_that_is_not_postgresql_is_refused_without_its_password():
+    result = meridian("--port", "0", "--auth", "none", "--store", "mysql://root:hunter2@db.example/maps")
+    assert result.returncode != 0 and "listening" not in result.stdout
+    assert 'store "mysql://root@db.example/maps": use a postgres://user:password@host:port/database URL' in result.stderr
+    assert "hunter2" not in result.stderr
+
+
+def test_an_unreachable_store_stops_start_up_with_the_cause():
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"postgres://meridian:hunter2@127.0.0.1:{port}/maps"
+    result = meridian("--port", "0", "--auth", "none", env={"MERIDIAN_STORE": url})
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert (f"cannot open the session store at postgres://meridian@127.0.0.1:{port}/maps: cannot connect: Connection refused"
+            in result.stderr)
+    assert "hunter2" not in result.stderr and "listening" not in result.stdout
+
+
+def test_the_store_is_unset_by_default_and_read_from_the_file():
+    assert json.loads(meridian("--print-config").stdout)["store"] is None
+    url = "postgres://meridian@db.example:5432/maps"
+    effective = json.loads(meridian("--config", write_config({"store": url}), "--print-config").stdout)
+    assert effective["store"] == url

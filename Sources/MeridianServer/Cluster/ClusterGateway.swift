@@ -322,11 +322,12 @@ final class ClusterGateway: Sendable {
     /// Notes that `node` owns `session` (a load found its lease held there).
     func learnOwner(_ session: String, is node: Int) { state.withLock { $0.owners[session] = node } }
 
-    /// Sessions owned elsewhere that members here are routed to, with their owners.
+    /// Sessions owned elsewhere that members here are routed to (joined, or with a join on its
+    /// way), with their owners.
     var routedOwners: [String: Int] {
         state.withLock { state in
             var owners: [String: Int] = [:]
-            for session in Set(state.edgeSessions.values) { if let owner = state.owners[session] { owners[session] = owner } }
+            for session in state.interested.keys { if let owner = state.owners[session] { owners[session] = owner } }
             return owners
         }
     }
@@ -339,7 +340,7 @@ final class ClusterGateway: Sendable {
     func ownerChanged(_ session: String) {
         let members = state.withLock { state -> [ConnectionID] in
             state.owners[session] = nil
-            return state.edgeSessions.filter { $0.value == session }.map(\.key)
+            return state.interest.filter { $0.value == session }.map(\.key)
         }
         for member in members.sorted() {
             local.post(.close(member, code: CloseCode.sessionMoved, reason: "session \(session) moved to another node"), to: LocalRelay.hub(of: member))

@@ -1,0 +1,112 @@
+import MeridianCore
+import MeridianProtocol
+import MeridianStorage
+import PostgresNIO
+
+/// The store of a cluster: sessions in one PostgreSQL database shared by every node.
+/// Tables `sessions` and `annotations` (``PostgresSchema``), bodies in the JSON shapes the
+/// SQLite store keeps; the same contract, plus fencing numbers: a change written under a
+/// fence below the session's stored one is refused (``StorageError/fenced(session:stored:offered:)``),
+/// so a node that lost a session's lease cannot overwrite its new owner's writes.
+///
+/// The API is synchronous and runs on the storage threads (``StorageWriter``'s,
+/// ``StorageReader``'s), which block while PostgreSQL answers; each has a connection of its
+/// own while it calls (``PostgresConnections``). When PostgreSQL is unreachable or restarts,
+/// calls fail within `connectTimeout` (or `operationTimeout` for a server that stopped
+/// answering) with `readFailed`/`writeFailed` naming the cause, and succeed again once it is
+/// back. One ``commit(_:)`` is one transaction, however many changes it holds.
+public final class PostgresSessionStore: SessionStore {
+    /// The database's URL without its password.
+    public let url: String
+    private let connections: PostgresConnections
+
+    /// Connects to the database at `url` (`postgres://user:password@host:port/database`) and
+    /// creates the tables that are missing.
+    /// - Throws: ``StorageError/cannotOpen(_:_:)`` naming the URL without its password and
+    ///   the cause (a URL that is not PostgreSQL's, no answer, a refused login).
+    public init(url: String, connectTimeout: Duration = .seconds(3), operationTimeout: Duration = .seconds(15)) throws(StorageError) {
+        let address: PostgresAddress
+        do {
+            address = try PostgresAddress(url)
+        } catch {
+            throw .cannotOpen(PostgresAddress.redact(url), error.reason)
+        }
+        self.url = address.redacted
+        connections = PostgresConnections(address: address, connectTimeout: connectTimeout, operationTimeout: operationTimeout)
+        do {
+            try connections.withConnection { try PostgresSchema.create(on: $0) }
+        } catch {
+            throw .cannotOpen(address.redacted, PostgresFailure.reason(error))
+        }
+    }
+
+    /// True if `url` names a PostgreSQL database (`postgres://` or `postgresql://`), whether or
+    /// not the rest of it is valid.
+    public static func isPostgresURL(_ url: String) -> Bool {
+        guard let end = url.range(of: "://") else { return false }
+        return PostgresAddress.schemes.contains(url[..<end.lowerBound].lowercased())
+    }
+
+    /// `url` without the password it may hold, for messages.
+    public static func redacted(_ url: String) -> String { PostgresAddress.redact(url) }
+
+    public func load(_ id: String) throws(StorageError) -> StoredSession? {
+        let found: (settings: String, callout: String?, seq: Int64, epoch: String, bodies: [String])?
+        do {
+            // One statement: the header and the annotations from one snapshot.
+            found = try connections.withConnection { c in
+                let rows = try c.run("""
+                    SELECT s.settings, s.callout, s.seq, s.epoch,
+                        coalesce((SELECT array_agg(a.body ORDER BY a.id) FROM annotations a WHERE a.session_id = s.id), '{}')
+                    FROM sessions s WHERE s.id = \(id)
+                    """)
+                return try rows.first.map { try $0.decode((String, String?, Int64, String, [String]).self) }
+            }
+        } catch {
+            throw failure(error, StorageError.readFailed)
+        }
+        guard let found else { return nil }
+        do throws(ProtocolError) {
+            let settings = try StoredForm.settings(Array(found.settings.utf8))
+            let callout = try found.callout.map { s throws(ProtocolError) in try StoredForm.callout(Array(s.utf8)) }
+            var annotations: [Annotation] = []
+            annotations.reserveCapacity(found.bodies.count)
+            for body in found.bodies { annotations.append(try StoredForm.annotation(Array(body.utf8))) }
+            annotations.sort { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
+            return StoredSession(
+                record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: UInt64(max(0, found.seq))),
+                epoch: found.epoch)
+        } catch {
+            throw .corrupt("session \(id): \(error.message)")
+        }
+    }
+
+    public func list() throws(StorageError) -> [StoredSessionSummary] {
+        do {
+            return try connections.withConnection { c in
+                // Byte order ("C"), as the other stores sort ids, whatever the database's collation.
+                try c.run("""
+                    SELECT s.id, s.seq, (SELECT count(*) FROM annotations a WHERE a.session_id = s.id)
+                    FROM sessions s ORDER BY s.id COLLATE "C"
+                    """).map { row in
+                    let (id, seq, count) = try row.decode((String, Int64, Int64).self)
+                    return StoredSessionSummary(id: id, seq: UInt64(max(0, seq)), annotationCount: Int(count))
+                }
+            }
+        } catch {
+            throw failure(error, StorageError.readFailed)
+        }
+    }
+
+    /// `error` as a storage error: a ``StorageError`` the store threw as it is, any other
+    /// made by `kind` with a reason naming the database.
+    func failure(_ error: any Error, _ kind: (String) -> StorageError) -> StorageError {
+        if let error = error as? StorageError { return error }
+        return kind("PostgreSQL at \(url): \(PostgresFailure.reason(error))")
+    }
+
+    /// Runs `body` with a connection of this store's, for its commits.
+    func withConnection<T>(_ body: (BlockingConnection) throws -> T) throws -> T {
+        try connections.withConnection(body)
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import MeridianCore
+import MeridianPostgres
+import MeridianStorage
+import Testing
+
+/// The contract of every ``SessionStore`` (MeridianStorageTests' `SessionStoreTests`, run there
+/// against SQLite and memory), here against a real PostgreSQL: reopening is a new store, with
+/// connections of its own, on the same database.
+@Suite struct PostgresContractTests {
+    func withStore(_ body: (_ store: any SessionStore, _ reopen: () throws -> any SessionStore) throws -> Void) throws {
+        let url = try PostgresFixture.database()
+        try body(try PostgresSessionStore(url: url), { try PostgresSessionStore(url: url) })
+    }
+
+    @Test func wholeRecordRoundTrips() throws {
+        try withStore { store, reopen in
+            let record = sampleRecord()
+            try store.commit([.update(SessionUpdate(record: record, epoch: "e1"))])
+            let loaded = try #require(try reopen().load("map-1"))
+            #expect(loaded.record == record)
+            #expect(loaded.epoch == "e1")
+            #expect(try store.load("other") == nil)
+        }
+    }
+
+    @Test func updatesUpsertAndRemoveAnnotations() throws {
+        try withStore { store, reopen in
+            var record = sampleRecord()
+            try store.commit([.update(SessionUpdate(record: record, epoch: "e1"))])
+            var pin = record.annotations.first { $0.id == "pin" }!
+            pin.title = "Paris (moved)"
+            let extra = Annotation(id: "extra", shape: .point(Point(coordinate: coordinate(1, 2))))
+            try store.commit([.update(SessionUpdate(
+                id: "map-1", epoch: "e2", seq: 50, settings: record.settings, callout: nil,
+                upserted: [pin, extra], removed: ["route"]))])
+            let loaded = try #require(try reopen().load("map-1"))
+            record.annotations = (record.annotations.filter { $0.id != "route" && $0.id != "pin" } + [pin, extra])
+                .sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
+            record.callout = nil
+            record.seq = 50
+            #expect(loaded.record == record)
+            #expect(loaded.epoch == "e2")
+            #expect(try reopen().list() == [StoredSessionSummary(id: "map-1", seq: 50, annotationCount: 3)])
+        }
+    }
+
+    @Test func deleteRemovesSessionAndAnnotations() throws {
+        try withStore { store, reopen in
+            try store.commit([
+                .update(SessionUpdate(record: sampleRecord(id: "a"), epoch: "e")),
+                .update(SessionUpdate(record: sampleRecord(id: "b"), epoch: "e")),
+            ])
+            try store.commit([.delete(id: "a")])
+            let again = try reopen()
+            #expect(try again.load("a") == nil)
+            #expect(try again.list().map(\.id) == ["b"])
+        }
+    }
+
+    @Test func changesOfOneCommitApplyInOrderAndTheLastOfAnIdWins() throws {
+        try withStore { store, reopen in
+            let first = Annotation(id: "x", shape: .point(Point(coordinate: coordinate(1, 1))), title: "first")
+            var second = first
+            second.title = "second"
+            try store.commit([
+                .update(SessionUpdate(id: "s", epoch: "e", seq: 1, settings: SessionSettings(), callout: nil, upserted: [first, second])),
+                .delete(id: "s"),
+                .update(SessionUpdate(id: "s", epoch: "e", seq: 2, settings: SessionSettings(), callout: nil, upserted: [second, first])),
+            ])
+            let loaded = try #require(try reopen().load("s"))
+            #expect(loaded.record.annotations == [first])
+            #expect(loaded.record.seq == 2)
+        }
+    }
+
+    @Test func listSortsIdsByTheirBytesWhateverTheCollation() throws {
+        try withStore { store, _ in
+            let ids = ["b", "B", "a-2", "a1", "é", "Z"]
+            try store.commit(ids.map { .update(SessionUpdate(id: $0, epoch: "e", seq: 1, settings: SessionSettings(), callout: nil)) })
+            #expect(try store.list().map(\.id) == ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        }
+    }
+
+    @Test func aSessionInALargeGroupCommitKeepsEveryAnnotation() throws {
+        try withStore { store, reopen in
+            try store.commit((0..<2_000).map { .update(pinUpdate("big", $0)) })
+            let loaded = try #require(try reopen().load("big"))
+            #expect(loaded.record.annotations.count == 2_000)
+            #expect(loaded.record.seq == 1_999)
+        }
+    }
+}

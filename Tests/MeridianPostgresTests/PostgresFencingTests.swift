@@ -1,0 +1,73 @@
+import Foundation
+import MeridianCore
+import MeridianPostgres
+import MeridianStorage
+import Testing
+
+/// Fencing numbers in PostgreSQL: a change written under a fence below the session's stored
+/// one is refused with the whole of its transaction; an equal or newer fence is written and stored.
+@Suite struct PostgresFencingTests {
+    func fencedError(_ body: () throws -> Void) -> StorageError? {
+        #expect(throws: StorageError.self) { try body() }
+    }
+
+    @Test func aStaleUpdateIsRefusedAndNothingOfItsTransactionIsApplied() throws {
+        let store = try PostgresSessionStore(url: try PostgresFixture.database())
+        try store.commit([.update(pinUpdate("s", 1, fence: 5))])
+        let before = try store.load("s")
+        let error = fencedError {
+            try store.commit([.update(pinUpdate("t", 1)), .update(pinUpdate("s", 2, fence: 4))])
+        }
+        #expect(error?.isFenced == true && error?.fencedSession == "s")
+        #expect(error?.message == "storage write fenced off: session s is stored under fence 5, this change came with fence 4")
+        #expect(try store.load("s") == before)
+        #expect(try store.load("t") == nil)
+        #expect(try store.list().map(\.id) == ["s"])
+    }
+
+    @Test func anEqualOrNewerFenceIsWrittenAndBecomesTheStoredOne() throws {
+        let store = try PostgresSessionStore(url: try PostgresFixture.database())
+        try store.commit([.update(pinUpdate("s", 1, fence: 5))])
+        try store.commit([.update(pinUpdate("s", 2, fence: 5))])
+        try store.commit([.update(pinUpdate("s", 3, fence: 7))])
+        #expect(try store.load("s")?.record.seq == 3)
+        #expect(try store.load("s")?.record.annotations.map(\.id) == ["a1", "a2", "a3"])
+        let error = fencedError { try store.commit([.update(pinUpdate("s", 4, fence: 6))]) }
+        #expect(error?.message == "storage write fenced off: session s is stored under fence 7, this change came with fence 6")
+        #expect(try store.load("s")?.record.seq == 3)
+    }
+
+    @Test func aChangeWithoutAFenceIsWrittenAndKeepsTheStoredFence() throws {
+        let store = try PostgresSessionStore(url: try PostgresFixture.database())
+        try store.commit([.update(pinUpdate("s", 1, fence: 5))])
+        try store.commit([.update(pinUpdate("s", 2))])
+        #expect(try store.load("s")?.record.seq == 2)
+        let error = fencedError { try store.commit([.update(pinUpdate("s", 3, fence: 4))]) }
+        #expect(error?.message.hasSuffix("stored under fence 5, this change came with fence 4") == true)
+    }
+
+    @Test func aStaleDeleteIsRefusedAndANewerOneRemovesTheSession() throws {
+        let store = try PostgresSessionStore(url: try PostgresFixture.database())
+        try store.commit([.update(pinUpdate("s", 1, fence: 5)), .update(pinUpdate("other", 1))])
+        let error = fencedError { try store.commit([.delete(id: "other"), .delete(id: "s", fence: 4)]) }
+        #expect(error?.fencedSession == "s")
+        #expect(error?.message == "storage write fenced off: session s is stored under fence 5, this change came with fence 4")
+        #expect(try store.list().map(\.id) == ["other", "s"])
+        #expect(try store.load("s")?.record.annotations.count == 1)
+        try store.commit([.delete(id: "s", fence: 5), .delete(id: "never-stored", fence: 1)])
+        #expect(try store.load("s") == nil)
+        #expect(try store.list().map(\.id) == ["other"])
+    }
+
+    @Test func theFormerOwnerNodeIsFencedOffOnceANewOwnerHasWritten() throws {
+        // Two nodes, each with its store (its connections), on one database.
+        let url = try PostgresFixture.database()
+        let former = try PostgresSessionStore(url: url), owner = try PostgresSessionStore(url: url)
+        try former.commit([.update(pinUpdate("s", 1, fence: 1))])
+        try owner.commit([.update(pinUpdate("s", 2, fence: 2))])
+        let error = fencedError { try former.commit([.update(pinUpdate("s", 3, fence: 1))]) }
+        #expect(error?.message == "storage write fenced off: session s is stored under fence 2, this change came with fence 1")
+        #expect(try owner.load("s")?.record.seq == 2)
+        #expect(try former.load("s")?.record.annotations.map(\.id) == ["a1", "a2"])
+    }
+}
