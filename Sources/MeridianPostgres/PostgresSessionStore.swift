@@ -51,16 +51,17 @@ public final class PostgresSessionStore: SessionStore {
     public static func redacted(_ url: String) -> String { PostgresAddress.redact(url) }
 
     public func load(_ id: String) throws(StorageError) -> StoredSession? {
-        let found: (settings: String, callout: String?, seq: Int64, epoch: String, bodies: [String])?
+        let found: (settings: String, callout: String?, seq: Int64, epoch: String, bodies: [String], fence: Int64)?
         do {
             // One statement: the header and the annotations from one snapshot.
             found = try connections.withConnection { c in
                 let rows = try c.run("""
                     SELECT s.settings, s.callout, s.seq, s.epoch,
-                        coalesce((SELECT array_agg(a.body ORDER BY a.id) FROM annotations a WHERE a.session_id = s.id), '{}')
+                        coalesce((SELECT array_agg(a.body ORDER BY a.id) FROM annotations a WHERE a.session_id = s.id), '{}'),
+                        s.fence
                     FROM sessions s WHERE s.id = \(id)
                     """)
-                return try rows.first.map { try $0.decode((String, String?, Int64, String, [String]).self) }
+                return try rows.first.map { try $0.decode((String, String?, Int64, String, [String], Int64).self) }
             }
         } catch {
             throw failure(error, StorageError.readFailed)
@@ -75,7 +76,7 @@ public final class PostgresSessionStore: SessionStore {
             annotations.sort { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
             return StoredSession(
                 record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: UInt64(max(0, found.seq))),
-                epoch: found.epoch)
+                epoch: found.epoch, fence: UInt64(max(0, found.fence)))
         } catch {
             throw .corrupt("session \(id): \(error.message)")
         }

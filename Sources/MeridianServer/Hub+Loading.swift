@@ -120,14 +120,21 @@ extension Hub {
         reader.read({ store throws(StorageError) -> LoadResult in
             // In a cluster, the session is this node's only with its lease (taken here, before
             // it is read, so that its owner's last commit is in the store).
-            var fence: UInt64?
+            var lease: Lease?
             if let cluster {
-                guard let lease = try cluster.acquire(id, hub: hub) else { return .elsewhere }
-                fence = lease.fence
+                guard let taken = try cluster.acquire(id, hub: hub) else { return .elsewhere }
+                lease = taken
             }
+            let stored = try store.load(id)
+            if let cluster, let taken = lease {
+                // Fences only grow: a counter Redis lost is moved past the stored one.
+                guard let settled = try cluster.settle(id, taken, stored: stored?.fence ?? 0) else { return .elsewhere }
+                lease = settled
+            }
+            let fence = lease?.fence
             // The session is built here too, and a large one's annotation index: restoring a large
             // session is work the loop need not do.
-            let loaded = try store.load(id).map { stored in
+            let loaded = stored.map { stored in
                 let session = Session(restoring: stored.record, epoch: epoch, limits: limits)
                 let index = session.annotations.count >= SessionHost.indexAbove
                     ? InterestRouter<ConnectionID>.annotationIndex(of: session) : nil

@@ -50,6 +50,19 @@ extension Hub {
         logger.info("session unloaded", metadata: ["session": "\(id)", "reason": "\(reason)"])
     }
 
+    /// In a cluster, `change` under the fencing number of this node's lease on the session: the
+    /// shared store refuses it once a newer owner has written.
+    private func fenced(_ change: SessionChange, of id: String) -> SessionChange {
+        guard let fence = sessions[id]?.fence ?? durability.fences[id] else { return change }
+        switch change {
+        case .update(var update):
+            update.fence = fence
+            return .update(update)
+        case .delete(let id, _):
+            return .delete(id: id, fence: fence)
+        }
+    }
+
     /// This node lost the session's lease (a cluster): it stops taking the session's commands at
     /// once. Its members are closed with 4012 and join again, at the session's new owner.
     func leaseLost(_ id: String, on server: any Outbound) {
@@ -115,6 +128,7 @@ extension Hub {
             then?(.failure(.writeFailed("the store is not open")))
             return
         }
+        let change = change.map { fenced($0, of: sessionID) }
         guard let writer = opened.writer else {
             var result: Result<Void, StorageError> = .success(())
             if let change {

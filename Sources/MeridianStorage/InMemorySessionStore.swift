@@ -18,7 +18,7 @@ public final class InMemorySessionStore: SessionStore {
             let annotations = s.annotations.values.sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
             let record = SessionRecord(id: id, settings: s.header.settings, annotations: annotations,
                                        callout: s.header.callout, seq: s.header.seq)
-            return StoredSession(record: record, epoch: s.header.epoch)
+            return StoredSession(record: record, epoch: s.header.epoch, fence: s.header.fence ?? 0)
         }
     }
 

@@ -20,9 +20,12 @@ public protocol SessionStore: Sendable {
 public struct StoredSession: Hashable, Sendable {
     public var record: SessionRecord
     public var epoch: String
-    public init(record: SessionRecord, epoch: String) {
+    /// The fencing number of the last fenced write (0: none; stores that do not fence).
+    public var fence: UInt64
+    public init(record: SessionRecord, epoch: String, fence: UInt64 = 0) {
         self.record = record
         self.epoch = epoch
+        self.fence = fence
     }
 }
 

@@ -125,3 +125,23 @@ extension ClusterTests {
         #expect(back.welcome["snapshot"]?["annotations"]?.array?.map { $0["id"]?.string } == ["pin"])
     }
 }
+
+extension ClusterTests {
+    /// Redis keeps no fencing counter across a restart without persistence: the next owner's
+    /// lease is moved past the fence of the session's last stored write, and its writes are taken.
+    @Test func aNewOwnerAfterRedisLostItsCountersStillWrites() throws {
+        let a = try node()
+        let first = try a.joined("harbour", name: "first")
+        #expect(try first.request("annotation.add", ["annotation": .point("before", 52.5, 13.4)])["type"]?.string == "ack")
+        a.stop()
+        redis.stop()
+        try redis.start()
+        let b = try node()
+        defer { b.stop() }
+        let second = try b.joined("harbour", name: "second")
+        #expect(second.welcome["snapshot"]?["annotations"]?.array?.map { $0["id"]?.string } == ["before"])
+        let answer = try second.request("annotation.add", ["annotation": .point("after", 52.6, 13.5)])
+        #expect(answer["type"]?.string == "ack", "\(answer)")
+        #expect(try store.load("harbour")?.fence == 2)
+    }
+}

@@ -162,6 +162,22 @@ final class ClusterNode: Sendable {
         }
     }
 
+    /// After the session was read under `lease`: a lease whose fence is not above the stored
+    /// one is moved past it (see ``SessionLeases/advance(_:_:past:)``). Nil: the lease was lost meanwhile.
+    func settle(_ session: String, _ lease: Lease, stored: UInt64) throws(StorageError) -> Lease? {
+        guard stored >= lease.fence else { return lease }
+        guard let leases = leases.withLock({ $0 }) else { throw .readFailed("this node has not joined its cluster") }
+        do throws(RedisError) {
+            let moved = try leases.advance(session, lease, past: stored)
+            state.withLock { state in
+                if let moved, state.owned[session]?.lease == lease { state.owned[session]?.lease = moved }
+            }
+            return moved
+        } catch {
+            throw .readFailed("the cluster's Redis: \(error.message)")
+        }
+    }
+
     /// The session was unloaded here: its lease is given up.
     func release(_ session: String) {
         state.withLock { state in

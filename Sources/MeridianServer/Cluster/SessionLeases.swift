@@ -73,6 +73,17 @@ final class SessionLeases: Sendable {
         return lost
     }
 
+    /// Moves this node's fresh lease past `stored`, the fence of the session's last stored write,
+    /// when the counter is not above it (Redis lost its counters: a restart without persistence),
+    /// so that the store takes this owner's writes. Nil if the lease is not `lease` any more.
+    func advance(_ session: String, _ lease: Lease, past stored: UInt64) throws(RedisError) -> Lease? {
+        guard stored >= lease.fence else { return lease }
+        let reply = try redis.eval(Self.advanceScript, keys: [ClusterKeys.lease(session), ClusterKeys.fence(session)],
+                                   arguments: [lease.value, String(node), String(stored)])
+        guard let fence = reply.integer else { throw Self.unexpected(reply, "advance", session) }
+        return fence > 0 ? Lease(node: node, fence: UInt64(fence)) : nil
+    }
+
     /// Gives the lease up (when the session unloads), if it is still this one.
     func release(_ session: String, _ lease: Lease) throws(RedisError) {
         _ = try redis.eval(Self.releaseScript, keys: [ClusterKeys.lease(session)], arguments: [lease.value])
@@ -113,6 +124,17 @@ final class SessionLeases: Sendable {
             return {1, value, tonumber(ARGV[2])}
         end
         return {0, value, redis.call('PTTL', KEYS[1])}
+        """
+
+    /// KEYS: lease, fence. ARGV: "NODE FENCE", node, stored fence. The lease's new fence, 0 if
+    /// the lease is not that one.
+    static let advanceScript = """
+        if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+        local fence = tonumber(redis.call('GET', KEYS[2]) or '0')
+        if fence <= tonumber(ARGV[3]) then fence = tonumber(ARGV[3]) + 1 else fence = redis.call('INCR', KEYS[2]) end
+        redis.call('SET', KEYS[2], fence)
+        redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. fence, 'KEEPTTL')
+        return fence
         """
 
     /// KEYS: lease. ARGV: "NODE FENCE", ttl ms. 1 if renewed, 0 if the lease is not that one.
