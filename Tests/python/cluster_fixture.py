@@ -89,6 +89,11 @@ class Cluster:
         address = self.redis.command("GET", f"meridian:node:{value.split()[0]}")
         return next((n for n in self.nodes if f"127.0.0.1:{n.port}" == address and n.alive()), None)
 
+    def describe(self, session):
+        lease = self.redis.command("GET", f"meridian:{{{session}}}:lease")
+        nodes = {n: self.redis.command("GET", f"meridian:node:{n}") for n in range(1, int(self.redis.command("GET", "meridian:nodes") or 0) + 1)}
+        return f"lease {lease!r}, nodes {nodes}, running {[n.port for n in self.nodes if n.alive()]}"
+
     def fence(self, session):
         value = self.redis.command("GET", f"meridian:{{{session}}}:lease")
         return int(value.split()[1]) if value else None
