@@ -5,6 +5,9 @@ import MeridianTransportCore
 public struct ClientGroupConfiguration: Sendable {
     public var host: String
     public var port: Int
+    /// Ports connections go to in turn by id (`id % count`), e.g. the nodes of a cluster on one
+    /// host; empty: `port` for all.
+    public var ports: [Int] = []
     public var path: String
     public var subprotocol: String
     /// How often the handler's ``ClientGroupHandler/groupTick(_:)`` is called (at least 100 µs).

@@ -96,7 +96,7 @@ extension ClientGroupLoop: ServiceLoop {
         var info = lws_client_connect_info()
         info.context = context
         info.address = UnsafePointer(names.host)
-        info.port = Int32(configuration.port)
+        info.port = Int32(configuration.ports.isEmpty ? configuration.port : configuration.ports[id % configuration.ports.count])
         info.host = info.address
         info.method = UnsafePointer(names.raw)
         info.local_protocol_name = UnsafePointer(names.protocolName)

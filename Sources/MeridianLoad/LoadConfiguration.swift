@@ -4,6 +4,9 @@ import MeridianTransportCore
 public struct LoadConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
+    /// Ports the clients connect to in turn (client `i` to `ports[i % count]`), e.g. the nodes of a
+    /// cluster; empty: `port` for all. The seeder uses `port`.
+    public var ports: [Int] = []
     /// Simulated clients in all.
     public var clients = 100
     /// Sessions the clients are spread over (session ids `load-0` …).

@@ -13,10 +13,14 @@ struct WorkerHandle: Sendable {
         let board = WorkerBoard()
         self.board = board
         group = WebSocketClientGroup(
-            configuration: ClientGroupConfiguration(
-                host: c.host, port: c.port, coalescing: c.coalescing, sourceAddresses: c.sourceAddresses,
-                // A client reads the head of a welcome (its seq), never its snapshot.
-                eventLoop: c.eventLoop, keptMessagePrefix: 64 << 10),
+            configuration: {
+                var group = ClientGroupConfiguration(
+                    host: c.host, port: c.port, coalescing: c.coalescing, sourceAddresses: c.sourceAddresses,
+                    // A client reads the head of a welcome (its seq), never its snapshot.
+                    eventLoop: c.eventLoop, keptMessagePrefix: 64 << 10)
+                group.ports = c.ports
+                return group
+            }(),
             handler: LoadWorker(configuration: c, timeline: timeline, clientIndices: clientIndices, board: board))
     }
 }

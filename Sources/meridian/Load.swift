@@ -11,6 +11,8 @@ struct Load: AsyncParsableCommand {
 
     @Option(help: "Server address.") var host = "127.0.0.1"
     @Option(help: "Server port.") var port = 8080
+    @Option(help: "Comma-separated server ports the clients connect to in turn (the nodes of a cluster on this host); the seeder uses --port.")
+    var ports: String?
     @Option(help: "Simulated clients in all.") var clients = 100
     @Option(help: "Sessions the clients are spread over.") var sessions = 1
     @Option(help: "Draggers per session.") var draggers = 2
@@ -58,6 +60,14 @@ struct Load: AsyncParsableCommand {
         if let jwtSecretFile { c.tokens = try await tokens(secretFile: jwtSecretFile) }
         c.host = host
         c.port = port
+        if let ports {
+            c.ports = try ports.split(separator: ",").map { text in
+                guard let port = Int(text.trimmingCharacters(in: .whitespaces)), (1...65_535).contains(port) else {
+                    throw ValidationError("--ports: comma-separated port numbers")
+                }
+                return port
+            }
+        }
         c.clients = clients
         c.sessions = sessions
         c.draggers = draggers

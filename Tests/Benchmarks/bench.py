@@ -9,7 +9,7 @@ markers.
 
 Usage: bench.py [--quick] [--only NAME[,NAME…]] | --render
   --quick   every scenario with short windows and a coarse knee ladder: a smoke run of a few minutes
-  --only    only these scenarios (dragStorm, knee, manySessions, idleCpu, joinStorm, bigMap; or by
+  --only    only these scenarios (dragStorm, knee, manySessions, idleCpu, joinStorm, bigMap, threads, cluster; or by
             function name: big_map …): prints their results, target rows and commands, and writes
             neither results.json nor BENCHMARKS.md, which hold full runs
   --render  rewrite BENCHMARKS.md from the last results.json
@@ -120,9 +120,16 @@ class Server:
             self.proc.wait()
 
 
-def load(server, **options):
+def cpu_seconds_of(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load(server, others=None, **options):
     """Runs `meridian load` against `server`: its report, with the server's CPU over the whole run
-    and over the measurement window, its peak RSS, and (Meridian) its conflated-frame count."""
+    and over the measurement window, its peak RSS, and (Meridian) its conflated-frame count.
+    `others` (name -> pid): processes whose CPU over the window is reported too (`windowCpuSeconds`)."""
+    others = others or {}
     argv = [MERIDIAN, "load", "--port", server.port, "--json", "--quiet"]
     for key, value in options.items():
         argv += ["--" + key.replace("_", "-"), value]
@@ -142,8 +149,10 @@ def load(server, **options):
                 now = time.monotonic()
                 if "cpuWindowStart" not in state and now >= window_start:
                     state["cpuWindowStart"] = (now, server.cpu_seconds())
+                    state["othersStart"] = {k: cpu_seconds_of(pid) for k, pid in others.items()}
                 if "cpuWindowEnd" not in state and now >= window_end:
                     state["cpuWindowEnd"] = (now, server.cpu_seconds())
+                    state["othersEnd"] = {k: cpu_seconds_of(pid) for k, pid in others.items()}
                 state["last"] = server.rss_kib()
                 state["rss"] = max(state["rss"], state["last"])
             except OSError:
@@ -164,6 +173,9 @@ def load(server, **options):
     if "cpuWindowStart" in state and "cpuWindowEnd" in state:
         (a, ca), (b, cb) = state["cpuWindowStart"], state["cpuWindowEnd"]
         report["serverWindowCpuPercent"] = round(100 * (cb - ca) / max(b - a, 0.001), 2)
+        report["windowSeconds"] = round(b - a, 3)
+        if "othersEnd" in state:
+            report["windowCpuSeconds"] = {k: round(state["othersEnd"][k] - state["othersStart"][k], 3) for k in others}
     report["serverPeakRssKiB"] = state["rss"]
     report["serverEndRssKiB"] = state.get("last", state["rss"])
     conflated1 = server.conflated_frames()
@@ -183,6 +195,9 @@ def summary(r):
     out = {k: r.get(k) for k in keys if k in r}
     out["latencyMs"] = r["latencyMs"]
     out["joinMs"] = r["joinMs"]
+    for key in ("windowSeconds", "windowCpuSeconds"):
+        if key in r:
+            out[key] = r[key]
     if "joinRequestMs" in r:
         out["joinRequestMs"] = r["joinRequestMs"]
     return out
@@ -333,6 +348,80 @@ def threads():
         result["ratio"] = sorted(ratios)[len(ratios) // 2]
     result["saturated"] = {str(n): measured(n, rate=10) for n in (1, 2)}
     return result
+
+
+def cluster():
+    """A cluster on this host: three nodes (one service thread each) on one Redis and one PostgreSQL,
+    against one node alone (no cluster) and one node in cluster mode, under the same load: 100
+    sessions x 50 clients, 2 draggers x 2 Hz each (below saturation), the clients connected to the
+    nodes in turn so that every session has members on all three and two thirds of its deliveries
+    cross nodes. Every server process and Redis on CPU 0, the load on CPU 1. Reported: the delivery
+    latency (the added p99 is three nodes' over one node's), the servers' and Redis's CPU over the
+    window per delivery, and what crossed nodes (meridian_cluster_messages_total)."""
+    sys.path.insert(0, str(ROOT / "Tests/python"))
+    from cluster_fixture import RedisServer
+    from pg_fixture import PostgresServer
+    options = dict(clients=5000, sessions=100, draggers=2, rate=2, contention=0, ramp_up=3,
+                   settle=2 if QUICK else 3, duration=4 if QUICK else 10)
+    redis, postgres = RedisServer(), PostgresServer()
+    if PIN:
+        os.sched_setaffinity(redis.process.pid, {0})
+    result = {}
+    try:
+        def cluster_messages(node):
+            text = urllib.request.urlopen(f"http://127.0.0.1:{node.port}/metrics", timeout=5).read().decode()
+            return sum(int(float(v)) for v in re.findall(r'^meridian_cluster_messages_total\{direction="sent"\} (\S+)', text, re.M))
+
+        def run(count, clustered):
+            store = postgres.create_database()
+            extra = ("--threads", "1") + (("--cluster", redis.url, "--store", store) if clustered else ())
+            nodes = [Server("meridian", extra) for _ in range(count)]
+            try:
+                others = {f"node{i}": n.proc.pid for i, n in enumerate(nodes[1:], 1)}
+                others["redis"] = redis.process.pid
+                sent0 = sum(cluster_messages(n) for n in nodes) if clustered else 0
+                report = load(nodes[0], others=others, **({"ports": ",".join(str(n.port) for n in nodes)} if count > 1 else {}), **options)
+                r = summary(report)
+                if clustered:
+                    r["clusterMessages"] = sum(cluster_messages(n) for n in nodes) - sent0
+                if "windowCpuSeconds" in r and r.get("deliveriesPerSecond"):
+                    deliveries = r["deliveriesPerSecond"] * r["windowSeconds"]
+                    servers = r["serverWindowCpuPercent"] / 100 * r["windowSeconds"] + sum(v for k, v in r["windowCpuSeconds"].items() if k != "redis")
+                    r["serverCpuMicrosecondsPerDelivery"] = round(1e6 * servers / deliveries, 2)
+                    r["redisCpuMicrosecondsPerDelivery"] = round(1e6 * r["windowCpuSeconds"]["redis"] / deliveries, 3)
+                return r
+            finally:
+                for n in nodes:
+                    n.stop()
+        result["single"] = run(1, clustered=False)
+        result["one"] = run(1, clustered=True)
+        result["three"] = run(3, clustered=True)
+        one, three = result["one"], result["three"]
+        if "latencyMs" in one and "latencyMs" in three:
+            result["addedP99Ms"] = round(three["latencyMs"]["p99"] - one["latencyMs"]["p99"], 2)
+    finally:
+        redis.close()
+        postgres.close()
+    return result
+
+
+def cluster_markdown(results):
+    c = results.get("cluster") or {}
+    lines = ["### Cluster: 100 sessions x 50 clients, 2 draggers x 2 Hz, members of every session on every node (Meridian)", "",
+             "| setup | deliveries/s | latency ms p50 / p99 | servers' CPU µs per delivery | Redis CPU µs per delivery | "
+             "messages across nodes | lost |", "|---|---|---|---|---|---|---|"]
+    for key, name in (("single", "one node, no cluster"), ("one", "one node, --cluster (Redis, PostgreSQL)"),
+                      ("three", "three nodes, clients spread")):
+        r = c.get(key) or {}
+        if "latencyMs" not in r:
+            lines.append(f"| {name} | failed: {r.get('failed', 'no run')!s:.80} | | | | | |")
+            continue
+        lines.append(f"| {name} | {r['deliveriesPerSecond']:,.0f} | {r['latencyMs']['p50']:.2f} / {r['latencyMs']['p99']:.2f} | "
+                     f"{r.get('serverCpuMicrosecondsPerDelivery', '-')} | {r.get('redisCpuMicrosecondsPerDelivery', '-')} | "
+                     f"{r.get('clusterMessages', '-')} | {r.get('lost')} |")
+    if "addedP99Ms" in c:
+        lines += ["", f"Added p99 with members spread over three nodes: {c['addedP99Ms']} ms (three nodes against one node in cluster mode)."]
+    return lines
 
 
 def dashboard_draw(runs):
@@ -541,7 +630,7 @@ def markdown(results):
                      f"p90 {j['joinMs']['p90']:.1f} ms, p99 {j['joinMs']['p99']:.1f} ms, max {j['joinMs']['max']:.1f} ms; close codes "
                      f"{j['closeCodes'] or 'none'}; server CPU {j['serverCpuPercent']}%, peak RSS {j['serverPeakRssKiB']:,} KiB. "
                      f"One join at a time (5 clients): p50 {s.get('p50', 0):.1f} ms, max {s.get('max', 0):.1f} ms.")
-    lines += [""] + big_map_markdown(results) + [""] + threads_markdown(results)
+    lines += [""] + big_map_markdown(results) + [""] + threads_markdown(results) + [""] + cluster_markdown(results)
     lines += ["", "### Ratios to the baseline (targets of issue 10)", "",
               "| target | Meridian | baseline | ratio | wanted | met |", "|---|---|---|---|---|---|"]
     for r in results["ratios"]:
@@ -588,7 +677,7 @@ def main():
         build_baseline()
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": QUICK, "machine": machine()}
     steps = [("dragStorm", drag_storm), ("knee", knee), ("manySessions", many_sessions), ("idleCpu", idle_cpu),
-             ("joinStorm", join_storm), ("bigMap", big_map), ("threads", threads)]
+             ("joinStorm", join_storm), ("bigMap", big_map), ("threads", threads), ("cluster", cluster)]
     unknown = only - {name for name, _ in steps} - {step.__name__ for _, step in steps}
     if unknown:
         sys.exit(f"bench: no scenario {', '.join(sorted(unknown))}")
@@ -606,6 +695,8 @@ def main():
         print(json.dumps({k: v for k, v in results.items() if k != "ratios"}, indent=2))
         if "bigMap" in results:
             print("\n".join(big_map_markdown(results)))
+        if "cluster" in results:
+            print("\n".join(cluster_markdown(results)))
         for r in results["ratios"]:
             ratio = "" if r["ratio"] is None else f" = {r['ratio']}x"
             note = f" ({r['note']})" if r["note"] else ""
