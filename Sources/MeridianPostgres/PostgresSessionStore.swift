@@ -82,6 +82,14 @@ public final class PostgresSessionStore: SessionStore {
         }
     }
 
+    public func probe() throws(StorageError) {
+        do {
+            _ = try connections.withConnection { c in try c.run("SELECT 1") }
+        } catch {
+            throw failure(error, StorageError.readFailed)
+        }
+    }
+
     public func list() throws(StorageError) -> [StoredSessionSummary] {
         do {
             return try connections.withConnection { c in

@@ -161,6 +161,7 @@ extension Hub {
         case .success(.elsewhere):
             outcome = .elsewhere
         case .failure(let error):
+            durability.slot.note(.failure(error))
             logger.error("session load failed", metadata: ["session": "\(id)", "error": "\(error)"])
             outcome = .failed(error)
         }

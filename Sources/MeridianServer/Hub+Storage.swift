@@ -166,6 +166,7 @@ extension Hub {
             if wrote { decrement(&durability.pendingWrites, sessionID) }
             if let ack { decrement(&durability.pendingAcks, ack.connection) }
         }
+        if case .failure = result { durability.slot.note(result) }
         switch result {
         case .success:
             if wrote { durability.needsFullWrite.remove(sessionID) }

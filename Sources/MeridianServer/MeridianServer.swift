@@ -44,7 +44,7 @@ public final class MeridianServer: Sendable {
         let hub = Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
                       place: relay.map { [board, loads, cluster] in HubPlace(hub: 0, relay: $0, board: board, loads: loads, cluster: cluster) })
         var transport = configuration.transport
-        if let cluster { transport.unreadiness = { cluster.unreadiness } }
+        transport.unreadiness = { [storage, cluster] in storage.unreadiness ?? cluster?.unreadiness }
         if threads > 1 {
             transport.connectionLimits = ConnectionLimits(
                 maxTotal: transport.maxConnections, maxPerPeer: transport.maxConnectionsPerIP)

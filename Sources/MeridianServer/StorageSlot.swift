@@ -1,3 +1,4 @@
+import Foundation
 import MeridianStorage
 import MeridianSync
 
@@ -15,6 +16,9 @@ final class StorageSlot: Sendable {
     }
 
     private let opened = Locked<Opened?>(nil)
+    /// The last storage failure, until a commit or a probe succeeds again (nil: healthy), and
+    /// whether a probe thread is on it.
+    private let health = Locked<(failure: String?, probing: Bool, closed: Bool)>((nil, false, false))
 
     var current: Opened? { opened.withLock { $0 } }
 
@@ -34,8 +38,47 @@ final class StorageSlot: Sendable {
         opened.withLock { $0 = value }
     }
 
+    /// Why the store cannot serve now (for /readyz): its last operation failed and it has not
+    /// answered since. Nil when healthy.
+    var unreadiness: String? { health.withLock { $0.failure.map { "the session store fails: \($0)" } } }
+
+    /// A commit or load ended: a failure makes the server unready until the store answers again,
+    /// which a thread asks every half second (no traffic may come to an unready server).
+    func note(_ result: Result<Void, StorageError>) {
+        switch result {
+        case .success:
+            health.withLock { $0.failure = nil }
+        case .failure(let error) where error.isFenced:
+            break
+        case .failure(let error):
+            let startProbe = health.withLock { health -> Bool in
+                health.failure = error.message
+                defer { health.probing = true }
+                return !health.probing && !health.closed
+            }
+            if startProbe { Thread { self.probeUntilHealthy() }.start() }
+        }
+    }
+
+    private func probeUntilHealthy() {
+        while true {
+            // A retry pace: the store is asked again twice a second until it answers.
+            Thread.sleep(forTimeInterval: 0.5)
+            guard let store = current?.store, health.withLock({ !$0.closed && $0.failure != nil }) else { break }
+            do throws(StorageError) {
+                try store.probe()
+                health.withLock { $0.failure = nil }
+                break
+            } catch {
+                health.withLock { $0.failure = error.message }
+            }
+        }
+        health.withLock { $0.probing = false }
+    }
+
     /// Stops the readers (reads not started fail), commits what is queued and stops the writer.
     func close() {
+        health.withLock { $0.closed = true }
         current?.reader.stop()
         current?.writer?.stop()
     }

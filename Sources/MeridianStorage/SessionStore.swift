@@ -14,6 +14,13 @@ public protocol SessionStore: Sendable {
     /// fencing numbers refuses the whole commit with ``StorageError/fenced(session:stored:offered:)``
     /// when a change's fence is below its session's stored one (see ``SessionChange``).
     func commit(_ changes: [SessionChange]) throws(StorageError)
+    /// Whether the store answers now (a round trip to a database server), for readiness after a
+    /// failure. Stores in this process always do.
+    func probe() throws(StorageError)
+}
+
+extension SessionStore {
+    public func probe() throws(StorageError) {}
 }
 
 /// A session as stored: its durable record and the epoch of its last life.

@@ -290,7 +290,14 @@ def test_postgres_restarted_refuses_writes_meanwhile_and_loses_none(cluster, pos
         postgres_server.stop()
         answer, _ = await a.request({"type": "annotation.add", "annotation": point("during")}, timeout=30)
         assert answer["type"] == "error" and answer["code"] == "storage_unavailable", answer
+        owner = cluster.owner(session_id)
+        assert not cluster.ready(owner), "a node whose store fails says it is ready"
+        assert all(n.alive() for n in cluster.nodes)
         postgres_server.start()
+        deadline = time.monotonic() + 10
+        while not cluster.ready(owner) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert cluster.ready(owner), "the node stayed unready after PostgreSQL came back"
         # The change refused its ack stays in the running session and is written with the next one.
         await a.ok({"type": "annotation.add", "annotation": point("after")}, timeout=30)
         await a.close()
