@@ -227,6 +227,21 @@ extension Hub {
         if admit(request, from: connection, on: out) { handle(request, from: connection, on: out) }
     }
 
+    /// In a cluster, whether `request` may go to another node, which then needs the client's
+    /// text: a join (its session may be owned elsewhere), or a request of a connection routed to
+    /// the gateway, waiting for a join's answer, or held behind a join waiting here for its
+    /// session. The requests of a member of a session on this node never leave it.
+    func mayLeaveNode(_ request: ClientRequest, from connection: ConnectionID) -> Bool {
+        guard let gateway = place?.relay.gateway else { return false }
+        if case .join = request.body { return true }
+        if durability.joins.tickets[connection] != nil { return true }
+        switch connections[connection]?.route {
+        case .pending?: return true
+        case .joined(let home)?: return home == gateway
+        case nil: return false
+        }
+    }
+
     /// Sends a join served here on to `home`, its session's home after all (another node's
     /// session, found when it was loaded here), and tells the connection's edge, whose later
     /// requests then wait for that home's answer. `request` still carries the client's text.

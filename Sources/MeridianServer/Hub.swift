@@ -118,8 +118,8 @@ final class Hub: TransportHandler {
             countProtocolError(connection, on: server)
         case .success(var request):
             metrics.messageIn(request.typeName)
-            // In a cluster, a request may go on to the node that owns its session, as it came.
-            if place?.relay.gateway != nil { request.text = Array(message) }
+            // In a cluster, a request that may go on to the node owning its session keeps its text.
+            if mayLeaveNode(request, from: connection) { request.text = Array(message) }
             // A request for another hub's session is admitted there, in order with the others.
             if forwardedToHome(request, from: connection) { return }
             if admit(request, from: connection, on: server) { handle(request, from: connection, on: server) }
