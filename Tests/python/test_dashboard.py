@@ -40,8 +40,9 @@ def test_overview_lists_sessions_and_links_to_them(server, session_id, page):
             def row(s):
                 return next((x for x in s.get("sessions", []) if x["session"] == session_id), None)
 
-            shown = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and row(s) and row(s)["participants"] == 2,
-                                            "the session with two participants")
+            # The overview's parts are posted about once a second: wait for the one after the add.
+            shown = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and row(s) and row(s)["participants"] == 2
+                                            and row(s)["annotations"] == 1, "the session with two participants and its annotation")
             assert row(shown)["annotations"] == 1 and row(shown)["dashboards"] == 0
             # Activity (kept up until it shows) appears as a message rate.
             busy = asyncio.Event()
