@@ -152,27 +152,22 @@ public struct ClusterIndex: Sendable {
     // MARK: Queries
 
     /// The clusters at integer zoom `zoom` (clamped to 0...maxZoom) whose cell
-    /// intersects `area`, ordered by cell row, then column.
-    ///
-    /// The area's edges pick cells as points do: an edge on a cell boundary
-    /// takes the cell east or south of it; latitudes beyond the Mercator limit
-    /// take the edge rows; an area crossing the antimeridian takes columns from
-    /// its west edge to the last and from the first to its east edge.
+    /// intersects `area`, ordered by cell row, then column: those of
+    /// ``cells(covering:zoom:maxZoom:cellPoints:)``.
     public func clusters(zoom: Int, in area: Bounds) -> [Cluster] {
-        let zoom = min(max(zoom, 0), maxZoom)
+        clusters(in: Self.cells(covering: area, zoom: zoom, maxZoom: maxZoom, cellPoints: cellPoints))
+    }
+
+    /// The clusters of the non-empty cells of `range` (taken at the index's grid), ordered by
+    /// cell row, then column.
+    public func clusters(in range: CellRange) -> [Cluster] {
+        let zoom = range.zoom
         let level = levels[zoom]
         guard !level.isEmpty else { return [] }
         let n = cellsAcross(zoom)
-        let north = max(area.southWest.latitude, area.northEast.latitude)
-        let south = min(area.southWest.latitude, area.northEast.latitude)
-        let row0 = Mercator.cell(Mercator.y(latitude: north), count: n)
-        let row1 = Mercator.cell(Mercator.y(latitude: south), count: n)
-        var col0 = Mercator.cell(Mercator.x(longitude: area.southWest.longitude), count: n)
-        var col1 = Mercator.cell(Mercator.x(longitude: area.northEast.longitude), count: n)
-        // Crossing the antimeridian: 0...col1 and col0..<n, or every column when those meet.
-        if area.crossesAntimeridian && col1 >= col0 - 1 { (col0, col1) = (0, n - 1) }
-        let wraps = col0 > col1
-        let width = wraps ? col1 + 1 + n - col0 : col1 - col0 + 1
+        let (row0, row1, col0, col1) = (range.rows.lowerBound, range.rows.upperBound, range.west, range.east)
+        let wraps = range.wraps
+        let width = range.columnCount
 
         var result: [Cluster] = []
         if (row1 - row0 + 1) * width < level.count {

@@ -33,10 +33,16 @@ public struct Interest: Hashable, Sendable {
 
 /// Where a member's interest looks now: the area whose annotations it receives (nil: none),
 /// the zoom, and whether it receives clusters instead.
+///
+/// A clustering view counts whole grid cells: its `area` is the outer edge of the cells its
+/// view and margin touch, its `zoom` the grid's (at most ``ClusterIndex/defaultMaxZoom``), and
+/// `cells` those cells; so the area holds exactly the annotations its clusters count.
 public struct InterestView: Hashable, Sendable {
     public var area: Bounds?
     public var zoom: Int
     public var clusters: Bool
+    /// The grid cells a clustering view counts.
+    public var cells: ClusterIndex.CellRange?
 
     public static let nothing = InterestView(area: nil, zoom: 0, clusters: false)
 
@@ -44,10 +50,16 @@ public struct InterestView: Hashable, Sendable {
         self.area = area
         self.zoom = zoom
         self.clusters = clusters
+        if clusters, let area {
+            let cells = ClusterIndex.cells(covering: area, zoom: zoom)
+            self.cells = cells
+            self.area = cells.bounds
+            self.zoom = cells.zoom
+        }
     }
 
     /// The view of `interest` for `participant` (its own camera and viewport win over the
-    /// interest's). Everything-interest looks at the whole world.
+    /// interest's, each on its own). Everything-interest looks at the whole world.
     public init(_ interest: Interest, participant: Participant?) {
         guard interest.mode == .viewport else {
             self.init(area: .world, zoom: 0, clusters: false)
@@ -57,7 +69,7 @@ public struct InterestView: Hashable, Sendable {
             self = .nothing
             return
         }
-        // Clusters cover the same area as the annotations would: the view plus the margin.
+        // Clusters cover the cells the view plus the margin touches.
         self.init(
             area: ViewArea.bounds(camera: camera, viewport: viewport, margin: interest.margin),
             zoom: Int(camera.zoom.rounded(.down)),

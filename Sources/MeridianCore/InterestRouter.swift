@@ -113,8 +113,9 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         public var annotation: String?
     }
 
-    /// Routes `e`, which `session` has applied, and keeps the indexes current.
-    public mutating func route(_ e: Emitted, in session: Session) -> Route {
+    /// Routes `e`, which `session` has applied, and keeps the indexes current. `departed`: the
+    /// annotation the same command removed from `session` (its drags' cancels come first).
+    public mutating func route(_ e: Emitted, in session: Session, departed: Annotation? = nil) -> Route {
         guard let (id, before, after) = Self.track(e, in: &annotations) else {
             var route = Route(everyone: true)
             if !e.isTransient {
@@ -148,15 +149,30 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
                 let area = members[member]!.view.annotationArea!
                 let wasIn = before.map(area.intersects) ?? false
                 let isIn = area.intersects(after)
-                if isDrag && isIn && !wasIn, let annotation = session.annotations[id] {
+                if isDrag && isIn && !wasIn, let annotation = Self.annotation(id, at: e, in: session, departed: departed) {
                     route.entering.append((member, annotation))
                 } else if wasIn && !isIn {
                     route.leaving.append(member)
                 }
             }
         }
-        if !e.isTransient { account(e.seq, for: route.recipients, into: &route) }
+        if !e.isTransient {
+            account(e.seq, for: route.recipients, into: &route)
+        } else {
+            // The interest messages that announce an entering or leaving annotation show the area
+            // as of the transient event's seq, so they account for it (§4.7).
+            for (member, _) in route.entering { accountThrough(e.seq, for: member) }
+            for member in route.leaving { accountThrough(e.seq, for: member) }
+        }
         return route
+    }
+
+    /// The whole annotation a drag event is about, at the event's coordinate: from the session,
+    /// or, when the command that emitted it removed it, as it was before.
+    private static func annotation(_ id: String, at e: Emitted, in session: Session, departed: Annotation?) -> Annotation? {
+        guard var a = session.annotations[id] ?? departed.flatMap({ $0.id == id ? $0 : nil }) else { return nil }
+        if case .drag(_, _, _, let coordinate, _) = e.event { a.movePoint(to: coordinate) }
+        return a
     }
 
     /// Notes that `members` receive discrete event `seq`, and which of them skipped events before it.

@@ -235,7 +235,7 @@ final class Hub: TransportHandler {
             }
             host.requestsIn += 1
             announcePresence(host, on: server)
-            let result = host.session.apply(command, from: pid, at: server.now)
+            let result = host.apply(command, from: pid, at: server.now)
             recordDrag(command, result, policy: host.session.settings.dragPolicy)
             switch result {
             case .success(let accepted):

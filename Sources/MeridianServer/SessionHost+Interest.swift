@@ -10,8 +10,11 @@ extension SessionHost {
     /// the annotation before or after it (an `interest` message first when a drag brings it
     /// into the member's area, after when the event takes it out). Then a member whose own
     /// camera moved gets its area's change.
-    func routeThroughInterest(_ e: Emitted, _ frame: OutboundFrame, superseding previous: OutboundFrame?, except skip: ConnectionID?, on server: any Outbound) {
-        let route = router!.route(e, in: session)
+    func routeThroughInterest(
+        _ e: Emitted, _ frame: OutboundFrame, departed: Annotation?, superseding previous: OutboundFrame?, except skip: ConnectionID?,
+        on server: any Outbound
+    ) {
+        let route = router!.route(e, in: session, departed: departed)
         for (member, seq) in route.skipped where member != skip {
             server.send(OutboundFrame(text: ServerMessage.skipped(seq: seq)), to: member)
         }
@@ -120,12 +123,13 @@ extension SessionHost {
         }
     }
 
-    /// The member's clusters, unless they are the ones it was last sent.
+    /// The member's clusters, unless it was last sent the same view and clusters (its area moves
+    /// cell by cell, so a pan within its cells sends nothing, and one across them always does).
     func sendClusters(to member: ConnectionID, view: InterestView, on server: any Outbound) {
-        guard let area = view.area, let index = router?.clusters else { return }
-        let clusters = index.clusters(zoom: view.zoom, in: area)
-        guard sentClusters[member] != clusters else { return }
-        sentClusters[member] = clusters
+        guard let cells = view.cells, let index = router?.clusters else { return }
+        let clusters = index.clusters(in: cells)
+        if let sent = sentClusters[member], sent.view == view, sent.clusters == clusters { return }
+        sentClusters[member] = (view, clusters)
         server.send(OutboundFrame(text: ServerMessage.clusters(seq: session.seq, view: view, clusters)), to: member)
     }
 

@@ -48,8 +48,12 @@ final class SessionHost {
         return ids
     }
     var everythingCache: [ConnectionID]?
-    /// The clusters each clustering member was last sent.
-    var sentClusters: [ConnectionID: [Cluster]] = [:]
+    /// The view and clusters each clustering member was last sent.
+    var sentClusters: [ConnectionID: (view: InterestView, clusters: [Cluster])] = [:]
+    /// The annotation the command being applied removes, until its events are routed: a drag
+    /// the removal cancels may first bring it into a viewport member's area, and that member
+    /// needs it whole before the drag's events (SPEC §4.7).
+    private var departing: Annotation?
 
     func annotationsJSON() -> [UInt8] {
         if let encodedAnnotations { return encodedAnnotations }
@@ -106,6 +110,14 @@ final class SessionHost {
         }
     }
 
+    /// Applies a member's command to the session; broadcast its events next.
+    func apply(_ command: Command, from pid: ParticipantID, at now: Duration) -> ApplyResult {
+        if router != nil, case .removeAnnotation(let id) = command { departing = session.annotations[id] }
+        let result = session.apply(command, from: pid, at: now)
+        if case .failure = result { departing = nil }
+        return result
+    }
+
     /// Encodes each event once and queues the same frame for every member.
     func broadcast(_ events: [Emitted], on server: any Outbound, excludingConnection skip: ConnectionID? = nil) {
         eventLog?.record(events, of: session)
@@ -128,9 +140,10 @@ final class SessionHost {
                 server.broadcast(frame, to: memberIDs, except: skip, superseding: previous, transient: e.conflation != nil)
                 deliveriesOut += memberIDs.count
             } else {
-                routeThroughInterest(e, frame, superseding: previous, except: skip, on: server)
+                routeThroughInterest(e, frame, departed: departing, superseding: previous, except: skip, on: server)
             }
         }
+        departing = nil
     }
 
     /// Events about one annotation, which viewport interest filters.

@@ -13,6 +13,8 @@ private struct ViewportMirror {
         for id in change.left { annotations[id] = nil }
     }
 
+    /// A discrete event, or a transient one (whose seq is the one it follows, which the stream
+    /// may not have accounted for yet: never a gap).
     mutating func receive(_ e: Emitted) {
         if !e.isTransient {
             if e.seq != lastSeq + 1 { gaps.append("discrete seq \(e.seq) after \(lastSeq)") }
@@ -20,10 +22,24 @@ private struct ViewportMirror {
         }
         switch e.event {
         case .annotationAdded(let a), .annotationUpdated(let a): annotations[a.id] = a
-        case .annotationRemoved(let id): annotations[id] = nil
-        case .drag(let id, _, _, let coordinate, _): annotations[id]?.movePoint(to: coordinate)
+        case .annotationRemoved(let id):
+            if annotations.removeValue(forKey: id) == nil { gaps.append("annotation.removed of \(id), which it does not hold") }
+        case .drag(let id, _, let state, let coordinate, _):
+            guard annotations[id] != nil else { return gaps.append("drag \(state) of \(id), which it does not hold") }
+            annotations[id]!.movePoint(to: coordinate)
         default: break
         }
+    }
+
+    /// An `interest` message at `seq`: the stream accounts for every seq up to it.
+    mutating func account(through seq: UInt64) {
+        lastSeq = max(lastSeq, seq)
+    }
+
+    /// A `skipped` marker: it only ever covers seqs nothing accounted for yet.
+    mutating func skip(through seq: UInt64) {
+        if seq <= lastSeq { gaps.append("skipped \(seq) after the stream accounted for \(lastSeq)") }
+        lastSeq = max(lastSeq, seq)
     }
 }
 
@@ -127,15 +143,21 @@ private struct ViewportMirror {
                 command = .camera(.own, .begin(animated: false), viewport: nil)
                 by = other
             }
+            // As the server does: a removed annotation stays at hand until its events are routed.
+            let departed: Annotation? = if case .removeAnnotation(let id) = command { world.session.annotations[id] } else { nil }
             guard case .success(let accepted) = world.session.apply(command, from: by, at: world.now) else { continue }
             for e in accepted.events {
-                let route = router.route(e, in: world.session)
-                if let skipped = route.skipped.first(where: { $0.member == watcher }) { mirror.lastSeq = max(mirror.lastSeq, skipped.seq) }
+                let route = router.route(e, in: world.session, departed: departed)
+                if let skipped = route.skipped.first(where: { $0.member == watcher }) { mirror.skip(through: skipped.seq) }
                 for entering in route.entering where entering.member == watcher {
                     mirror.apply(.init(entered: [entering.annotation], left: []))
+                    mirror.account(through: e.isTransient ? e.seq : e.seq - 1)
                 }
                 if route.everyone || route.recipients.contains(watcher) { mirror.receive(e) }
-                if route.leaving.contains(watcher) { mirror.apply(.init(entered: [], left: [route.annotation!])) }
+                if route.leaving.contains(watcher) {
+                    mirror.apply(.init(entered: [], left: [route.annotation!]))
+                    mirror.account(through: e.seq)
+                }
                 if case .camera(.own, watcher, _, _) = e.event {
                     let newView = InterestView(interest, participant: world.session.participants[watcher])
                     if newView != view {

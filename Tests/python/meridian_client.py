@@ -233,19 +233,25 @@ async def snapshot(url, session):
         await c.close()
 
 
-def check_seq_order(messages, start_seq, who="client"):
+def check_seq_order(messages, start_seq, who="client", viewport=False):
     """Discrete events have contiguous seq after `start_seq` (with viewport interest, `skipped`
-    markers and `interest` messages account for the seqs between); transient ones carry the last seq."""
+    markers and `interest` messages account for the seqs between); transient ones carry the last seq
+    (a viewport member's may carry one its stream has not accounted for yet, never an older one)."""
     last = start_seq
     for m in messages:
         if m["type"] in ("ack", "error", "welcome", "live", "clusters"):
             continue
         if m["type"] in ("skipped", "interest"):
-            # Viewport interest (SPEC §4.7): the stream accounts for every seq up to this one.
+            # Viewport interest (SPEC §4.7): the stream accounts for every seq up to this one; a
+            # skipped marker only ever covers seqs nothing accounted for yet.
+            if m["type"] == "skipped":
+                assert m["seq"] > last, f"{who}: skipped {m['seq']} after the stream accounted for {last}: {m}"
             assert m["seq"] >= last, f"{who}: {m['type']} at seq {m['seq']} behind {last}: {m}"
             last = m["seq"]
             continue
-        if m.get("transient"):
+        if m.get("transient") and viewport:
+            assert m["seq"] >= last, f"{who}: transient {m['type']} has seq {m['seq']}, behind {last}: {m}"
+        elif m.get("transient"):
             assert m["seq"] == last, f"{who}: transient {m['type']} has seq {m['seq']}, expected {last}: {m}"
         else:
             assert m["seq"] == last + 1, f"{who}: {m['type']} has seq {m['seq']}, expected {last + 1}: {m}"

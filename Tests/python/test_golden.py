@@ -79,7 +79,8 @@ async def replay(url, transcript):
             welcomes = [m for m in messages if m["type"] == "welcome"]
             if welcomes:
                 first = messages.index(welcomes[0])
-                check_seq_order(_until_next_welcome(messages[first + 1:]), welcomes[0]["seq"] if not welcomes[0]["resumed"] else welcomes[0]["resumedFrom"], name)
+                check_seq_order(_until_next_welcome(messages[first + 1:]), welcomes[0]["seq"] if not welcomes[0]["resumed"] else welcomes[0]["resumedFrom"], name,
+                                viewport="interest" in welcomes[0])
     finally:
         for c in clients.values():
             await c.close()

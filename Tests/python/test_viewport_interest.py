@@ -69,7 +69,8 @@ class ViewportMirror:
             self.last = max(self.last, m["seq"])
             return
         if t == "skipped":
-            assert m["seq"] >= self.last, f"skipped {m['seq']} behind {self.last}"
+            # A skipped marker never covers a seq the stream accounted for (an interest message's included).
+            assert m["seq"] > self.last, f"skipped {m['seq']} after the stream accounted for {self.last}"
             self.last = m["seq"]
             return
         if t in ("ack", "error", "welcome", "live", "clusters") or "seq" not in m:
@@ -80,8 +81,10 @@ class ViewportMirror:
         if t in ("annotation.added", "annotation.updated"):
             self.annotations[m["annotation"]["id"]] = m["annotation"]
         elif t == "annotation.removed":
-            self.annotations.pop(m["id"], None)
-        elif t == "drag" and m["id"] in self.annotations:
+            assert m["id"] in self.annotations, f"annotation.removed of {m['id']}, which the member does not hold"
+            del self.annotations[m["id"]]
+        elif t == "drag":
+            assert m["id"] in self.annotations, f"drag {m['state']} of {m['id']}, which the member does not hold"
             self.annotations[m["id"]] = {**self.annotations[m["id"]], "coordinate": m["coordinate"]}
 
     async def read_until_answer(self, client, ref):

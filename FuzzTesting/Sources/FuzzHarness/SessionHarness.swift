@@ -39,6 +39,8 @@ public enum SessionHarness {
         var pids: [ParticipantID] = Array(repeating: "p0", count: SessionHarness.slots.count)
         /// A viewport-interest member whose view follows the viewer's own camera.
         var watch: ViewportWatch
+        /// The annotation the command being applied removes.
+        var departed: Annotation?
 
         init(session: Session) {
             self.session = session
@@ -56,7 +58,7 @@ public enum SessionHarness {
             try SessionInvariants.check(session, now: now)
             mirror.apply(events + announced)
             try mirror.check(against: session, after: what)
-            try watch.apply(events + announced, session, following: session.participants[pids[3]], after: what)
+            try watch.apply(events + announced, session, departed: departed, following: session.participants[pids[3]], after: what)
             try watch.check(against: session, after: what)
         }
 
@@ -130,6 +132,9 @@ public enum SessionHarness {
             let pid = pids[slot]
             let participant = session.participants[pid]
             let before = session.contents
+            // As the hub does: a removed annotation stays at hand until its events are routed.
+            departed = if case .removeAnnotation(let id) = command { session.annotations[id] } else { nil }
+            defer { departed = nil }
             let result = session.apply(command, from: pid, at: now)
             let after = session.contents
             let what = "\(command.name) from \(pid)"

@@ -20,15 +20,23 @@ struct ViewportWatch {
         for a in router.setView(view, of: Self.key, seq: session.seq, complete: true, in: session).entered { annotations[a.id] = a }
     }
 
-    /// Routes `events` (which `session` has applied) as the hub does, then follows the viewer's view.
-    mutating func apply(_ events: [Emitted], _ session: Session, following participant: Participant?, after what: String) throws(Violation) {
+    /// Routes `events` (which `session` has applied; `departed`: the annotation the command
+    /// removed) as the hub does, then follows the viewer's view. The member never receives an
+    /// event about an annotation it does not hold, and a skipped marker never covers a seq its
+    /// stream accounted for already (an `interest` message accounts for its seq).
+    mutating func apply(
+        _ events: [Emitted], _ session: Session, departed: Annotation?, following participant: Participant?, after what: String
+    ) throws(Violation) {
         for e in events {
-            let route = router.route(e, in: session)
+            let route = router.route(e, in: session, departed: departed)
             if let skipped = route.skipped.first(where: { $0.member == Self.key }) {
-                try require(skipped.seq >= lastSeq, "\(what): skipped marker \(skipped.seq) behind \(lastSeq)")
+                try require(skipped.seq > lastSeq, "\(what): skipped marker \(skipped.seq) after the stream accounted for \(lastSeq)")
                 lastSeq = skipped.seq
             }
-            for entering in route.entering where entering.member == Self.key { annotations[entering.annotation.id] = entering.annotation }
+            for entering in route.entering where entering.member == Self.key {
+                annotations[entering.annotation.id] = entering.annotation
+                lastSeq = max(lastSeq, e.isTransient ? e.seq : e.seq - 1)
+            }
             if route.everyone || route.recipients.contains(Self.key) {
                 if !e.isTransient {
                     try require(e.seq == lastSeq + 1, "\(what): viewport stream got seq \(e.seq) after \(lastSeq)")
@@ -36,13 +44,21 @@ struct ViewportWatch {
                 }
                 switch e.event {
                 case .annotationAdded(let a), .annotationUpdated(let a): annotations[a.id] = a
-                case .annotationRemoved(let id): annotations[id] = nil
-                case .drag(let id, _, _, let c, _):
-                    if case .point(var p)? = annotations[id]?.shape { p.coordinate = c; annotations[id]!.shape = .point(p) }
+                case .annotationRemoved(let id):
+                    try require(annotations.removeValue(forKey: id) != nil, "\(what): annotation.removed of \(id), which the viewport member does not hold")
+                case .drag(let id, _, let state, let c, _):
+                    guard case .point(var p)? = annotations[id]?.shape else {
+                        throw Violation("\(what): drag \(state) of \(id), which the viewport member does not hold")
+                    }
+                    p.coordinate = c
+                    annotations[id]!.shape = .point(p)
                 default: break
                 }
             }
-            if route.leaving.contains(Self.key) { annotations[route.annotation!] = nil }
+            if route.leaving.contains(Self.key) {
+                annotations[route.annotation!] = nil
+                lastSeq = max(lastSeq, e.seq)
+            }
         }
         let next = InterestView(interest, participant: participant)
         if next != view {
