@@ -39,6 +39,7 @@ public final class MeridianClient: Sendable {
             if !welcome.resumed || mirror == nil {
                 mirror = SessionState(snapshot: welcome.snapshot ?? .object(["seq": .number(Double(welcome.seq))]))
             }
+            if welcome.interest != nil { mirror?.isFiltered = true }
         }
     }
 

@@ -10,6 +10,8 @@ public struct Welcome: Hashable, Sendable {
     public var resumed: Bool
     /// The snapshot object (nil when resumed).
     public var snapshot: JSONValue?
+    /// The joiner's view with viewport interest (§4.7); nil with everything-interest.
+    public var interest: JSONValue? = nil
 }
 
 /// A message from the server (§7), typed.
@@ -39,7 +41,7 @@ enum IncomingMessage: Hashable, Sendable {
             }
             return .welcome(ref: ref, Welcome(
                 session: session, epoch: epoch, participant: participant, seq: seq,
-                resumed: m["resumed"]?.boolValue ?? false, snapshot: m["snapshot"]?.nonNull))
+                resumed: m["resumed"]?.boolValue ?? false, snapshot: m["snapshot"]?.nonNull, interest: m["interest"]?.nonNull))
         case "ack":
             return .ack(ref: ref, seq: m["seq"]?.uint64Value ?? 0, camera: m["camera"]?.cameraValue)
         case "error":

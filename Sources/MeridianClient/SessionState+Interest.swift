@@ -5,6 +5,7 @@ extension SessionState {
     /// An `interest` message: with `complete` the area's annotations replace all others; else
     /// what entered is added or replaced and what left is dropped. Its seq is accounted for.
     mutating func applyArea(_ m: JSONValue) {
+        isFiltered = true
         if m["complete"]?.boolValue == true {
             annotations = [:]
             drags = [:]

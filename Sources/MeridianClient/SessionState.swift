@@ -19,6 +19,9 @@ public struct SessionState: Hashable, Sendable {
     public internal(set) var calloutBy: String?
     /// Drags in progress keyed by annotation id, then participant id.
     public internal(set) var drags: [String: [String: DragUpdate]]
+    /// Whether the stream is filtered by viewport interest (§4.7): its transient events may carry a
+    /// seq it has not accounted for yet (the `skipped` marker comes before the next discrete event).
+    public internal(set) var isFiltered = false
 
     /// What ``apply(_:)`` did with an event.
     public enum ApplyResult: Hashable, Sendable {
@@ -55,12 +58,13 @@ public struct SessionState: Hashable, Sendable {
         }
     }
 
-    /// Applies one event if it is next in order (discrete: seq + 1; transient: the current seq).
+    /// Applies one event if it is next in order (discrete: seq + 1; transient: the current seq, or
+    /// with viewport interest any later one).
     @discardableResult
     public mutating func apply(_ e: SequencedEvent) -> ApplyResult {
         if e.isTransient {
             if e.seq < seq { return .stale }
-            if e.seq > seq { return .gap(expected: seq) }
+            if e.seq > seq && !isFiltered { return .gap(expected: seq) }
         } else {
             if e.seq <= seq { return .stale }
             if e.seq > seq + 1 { return .gap(expected: seq + 1) }

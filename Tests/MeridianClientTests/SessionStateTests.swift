@@ -38,6 +38,19 @@ struct SessionStateTests {
         #expect(state.drags["a"]?["p1"]?.coordinate.latitude == 4)
     }
 
+    @Test func aViewportStreamsTransientEventMayRunAheadOfWhatItAccountedFor() {
+        // Discrete events 6 and 7 were outside the area: their skipped marker comes before the
+        // next discrete event, so a transient move at seq 7 arrives first (SPEC §4.7).
+        var state = mirror(seq: 5)
+        state.applyArea(.object(["type": .string("interest"), "seq": .number(5), "complete": .bool(false),
+                                 "entered": .array([]), "left": .array([])]))
+        #expect(state.apply(drag(7, transient: true, lat: 3)) == .applied)
+        #expect(state.seq == 5, "a transient event accounts for nothing")
+        #expect(state.drags["a"]?["p1"]?.coordinate.latitude == 3)
+        state.skip(through: 7)
+        #expect(state.apply(drag(8, transient: false, lat: 4)) == .applied)
+    }
+
     @Test func dragNoneCommitsTheCoordinateAndEndsTheDrag() {
         var state = mirror(seq: 0)
         state.apply(drag(1, transient: false, lat: 1, state: .starting))
