@@ -34,7 +34,7 @@ public final class MeridianServer: Sendable {
         // a connection's relay indexes fit a 64-bit mask.
         let threads = configuration.cluster == nil ? max(1, configuration.threads) : min(max(1, configuration.threads), 63)
         if let settings = configuration.cluster {
-            let node = ClusterNode(configuration: settings, hubs: threads, board: board)
+            let node = ClusterNode(configuration: settings, hubs: threads, board: board, logger: logger)
             (cluster, local, relay) = (node, node.gateway.local, node.relay)
         } else {
             cluster = nil
@@ -66,14 +66,8 @@ public final class MeridianServer: Sendable {
         try storage.open(configuration.storage, onBatch: { metrics.record($0) })
         do {
             try eventLog.open(configuration.eventLog, storage: configuration.storage, logger: logger)
-            if let cluster {
-                do throws(RedisError) {
-                    try cluster.start()
-                } catch {
-                    throw ConfigurationError("cannot join the cluster at \(cluster.configuration.redis): \(error.message)")
-                }
-                logger.info("joined the cluster", metadata: ["node": "\(cluster.number)", "redis": "\(cluster.configuration.redis)"])
-            }
+            // The node joins its cluster in the background; until then /readyz says why not.
+            cluster?.start()
             wake(0, first)
             let port = try first.start()
             try startOtherThreads(on: port)

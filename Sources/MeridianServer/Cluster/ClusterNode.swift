@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MeridianProtocol
 import MeridianRedis
 import MeridianStorage
@@ -34,6 +35,11 @@ final class ClusterNode: Sendable {
         var linked = false
         /// The keeper's last round reached Redis.
         var redisReached = true
+        /// This node has a number and hears its inbox: it may own sessions.
+        var joined = false
+        /// Why the last attempt to join failed, while it has not joined.
+        var joinFailure: String?
+        var started = false
         var stopping = false
         var ended = false
         var failovers = 0
@@ -55,14 +61,16 @@ final class ClusterNode: Sendable {
     private let leases = Locked<SessionLeases?>(nil)
     private let registry: NodeRegistry
     private let publisher: RedisPublisher
-    private let subscriber = Locked<RedisSubscriber?>(nil)
+    private let subscriber: RedisSubscriber
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
+    private let logger: Logger
 
     /// A node for a server of `hubs` hubs; it joins the cluster in ``start()``.
-    init(configuration: ClusterConfiguration, hubs: Int, board: OverviewBoard) {
+    init(configuration: ClusterConfiguration, hubs: Int, board: OverviewBoard, logger: Logger = Logger(label: "meridian")) {
         self.configuration = configuration
         self.board = board
+        self.logger = logger
         redis = RedisClient(address: configuration.redis, timeout: min(.seconds(1), configuration.leaseTTL / 4))
         registry = NodeRegistry(redis: redis, ttl: configuration.leaseTTL)
         let lost = Locked<ClusterGateway?>(nil)
@@ -70,20 +78,13 @@ final class ClusterNode: Sendable {
             lost.withLock { $0 }?.linkLost("cluster link lost: \(messages.count) messages not published: \(error.message)")
         }
         let local = LocalRelay(hubs: hubs)
-        gateway = ClusterGateway(local: local, publisher: publisher)
+        let gateway = ClusterGateway(local: local, publisher: publisher)
+        self.gateway = gateway
         relay = ClusterRelay(local: local, cluster: gateway)
         lost.withLock { $0 = gateway }
-    }
-
-    /// Takes a node number, subscribes to this node's inbox (returns once Redis confirmed it)
-    /// and starts the keeper. Throws when Redis cannot be reached.
-    func start() throws(RedisError) {
-        let number = try registry.register(address: configuration.advertise)
-        gateway.assign(node: number)
-        leases.withLock { $0 = SessionLeases(redis: redis, node: number, ttl: configuration.leaseTTL) }
-        let gateway = self.gateway
         let state = self.state
-        let subscriber = RedisSubscriber(address: configuration.redis, timeout: configuration.leaseTTL / 4) { event in
+        // The subscriber connects (and reconnects) by itself; the inbox is added once the node has a number.
+        subscriber = RedisSubscriber(address: configuration.redis, timeout: configuration.leaseTTL / 4) { event in
             switch event {
             case .message(_, let payload):
                 gateway.receive(payload)
@@ -99,35 +100,76 @@ final class ClusterNode: Sendable {
                 if wasLinked { gateway.linkLost("cluster link lost: \(error.message)") }
             }
         }
-        let inbox = ClusterKeys.inbox(number)
-        subscriber.subscribe(inbox)
-        subscriber.waitUntilSubscribed(inbox)
-        self.subscriber.withLock { $0 = subscriber }
         gateway.subscriber.withLock { $0 = subscriber }
+    }
+
+    /// Starts the keeper, which joins the cluster — takes a node number and hears this node's
+    /// inbox — and then keeps its leases. Until it has joined (Redis out of reach at start-up:
+    /// it tries again and again, waiting longer each time, up to a lease time) the node owns no
+    /// session, joins are refused with `storage_unavailable`, and /readyz says why.
+    func start() {
+        state.withLock { $0.started = true }
         let thread = Thread { self.keep() }
         thread.name = "meridian-cluster"
         thread.start()
     }
 
+    /// One attempt to join: a node number, then this node's inbox confirmed by Redis. False while
+    /// Redis is out of reach (the reason is kept for /readyz and logged) or the node stops.
+    private func join() -> Bool {
+        let number: Int
+        do throws(RedisError) {
+            number = try registry.register(address: configuration.advertise)
+        } catch {
+            let first = state.withLock { state in
+                defer { state.joinFailure = error.message }
+                return state.joinFailure == nil
+            }
+            if first { logger.warning("cannot join the cluster yet; trying again", metadata: ["redis": "\(configuration.redis)", "reason": "\(error.message)"]) }
+            return false
+        }
+        gateway.assign(node: number)
+        let inbox = ClusterKeys.inbox(number)
+        subscriber.subscribe(inbox)
+        // Returns once Redis confirmed the inbox, or when the subscriber stops (the node stops).
+        subscriber.waitUntilSubscribed(inbox)
+        guard !state.withLock({ $0.stopping }) else { return false }
+        leases.withLock { $0 = SessionLeases(redis: redis, node: number, ttl: configuration.leaseTTL) }
+        state.withLock { state in
+            state.joined = true
+            state.joinFailure = nil
+            state.lastRenewal = .now
+        }
+        logger.info("joined the cluster", metadata: ["node": "\(number)", "redis": "\(configuration.redis)"])
+        return true
+    }
+
     /// Gives up every lease, leaves the cluster and ends the threads.
     func stop() {
-        state.withLock { $0.stopping = true }
+        let started = state.withLock { state in
+            state.stopping = true
+            return state.started
+        }
+        // Ends a join waiting for its inbox, then the keeper (when it was started).
+        subscriber.stop()
         wake.signal()
-        state.wait { $0.ended }
+        if started { state.wait { $0.ended } }
         let owned = state.withLock { state in
             defer { state.owned.removeAll() }
             return state.owned.map { ($0.key, $0.value.lease) } + state.releases
         }
         for (session, lease) in owned { try? leases.withLock({ $0 })?.release(session, lease) }
-        try? registry.leave(number)
-        _ = try? redis.call(["HDEL", ClusterKeys.overview, String(number)])
-        subscriber.withLock { $0 }?.stop()
+        if state.withLock({ $0.joined }) {
+            try? registry.leave(number)
+            _ = try? redis.call(["HDEL", ClusterKeys.overview, String(number)])
+        }
         publisher.stop()
     }
 
     /// Why this node cannot serve now (for /readyz): cut off from the cluster's Redis.
     var unreadiness: String? {
-        let (linked, reached) = state.withLock { ($0.linked, $0.redisReached) }
+        let (joined, failure, linked, reached) = state.withLock { ($0.joined, $0.joinFailure, $0.linked, $0.redisReached) }
+        if !joined { return "not joined to the cluster at \(configuration.redis) yet" + (failure.map { ": \($0)" } ?? "") }
         if !linked { return "no link to the other nodes through \(configuration.redis)" }
         if !reached { return "the cluster's Redis at \(configuration.redis) does not answer" }
         return nil
@@ -186,8 +228,13 @@ final class ClusterNode: Sendable {
         wake.signal()
     }
 
-    /// The keeper's loop.
+    /// The keeper's loop: joins, then keeps the leases every quarter of the lease time.
     private func keep() {
+        var backoff = Duration.milliseconds(250)
+        while !state.withLock({ $0.stopping }), !join() {
+            _ = wake.wait(timeout: .now() + .nanoseconds(Int(backoff.components.seconds * 1_000_000_000 + backoff.components.attoseconds / 1_000_000_000)))
+            backoff = min(backoff * 2, configuration.leaseTTL)
+        }
         let period = configuration.leaseTTL / 4
         while !state.withLock({ $0.stopping }) {
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(period.components.seconds * 1_000_000_000 + period.components.attoseconds / 1_000_000_000)))
