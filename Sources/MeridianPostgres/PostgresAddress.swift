@@ -51,11 +51,31 @@ struct PostgresAddress: Sendable {
         return String(url[..<colon]) + String(url[at...])
     }
 
-    func configuration(connectTimeout: Duration) -> PostgresConnection.Configuration {
+    func configuration(connectTimeout: Duration, limits: SessionLimits) -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             host: host, port: port, username: user, password: password, database: database, tls: .disable)
         configuration.options.connectTimeout = .nanoseconds(Self.nanoseconds(connectTimeout))
+        configuration.options.additionalStartupParameters = limits.startupParameters
         return configuration
+    }
+
+    /// What PostgreSQL itself bounds on each of the store's connections, so that no stalled
+    /// client — this node's or another's — holds the others up.
+    struct SessionLimits: Sendable {
+        /// A statement waiting longer for a lock fails (`lock_timeout`).
+        var lock: Duration
+        /// A transaction idle longer (its client stalled: a paused process, a frozen VM) is ended
+        /// by PostgreSQL, and its locks with it (`idle_in_transaction_session_timeout`).
+        var idleTransaction: Duration
+        /// A statement running longer is cancelled (`statement_timeout`).
+        var statement: Duration
+
+        var startupParameters: [(String, String)] {
+            [("lock_timeout", Self.milliseconds(lock)), ("idle_in_transaction_session_timeout", Self.milliseconds(idleTransaction)),
+             ("statement_timeout", Self.milliseconds(statement))]
+        }
+
+        static func milliseconds(_ d: Duration) -> String { String(max(1, PostgresAddress.nanoseconds(d) / 1_000_000)) }
     }
 
     static func nanoseconds(_ duration: Duration) -> Int64 {

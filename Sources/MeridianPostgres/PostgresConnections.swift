@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import MeridianSync
 import PostgresNIO
@@ -24,11 +25,11 @@ final class PostgresConnections: Sendable {
     /// Most idle connections kept; more are closed when given back.
     private static let maxIdle = 8
 
-    init(address: PostgresAddress, connectTimeout: Duration, operationTimeout: Duration) {
+    init(address: PostgresAddress, connectTimeout: Duration, operationTimeout: Duration, limits: PostgresAddress.SessionLimits) {
         self.address = address
         self.connectTimeout = connectTimeout
         self.operationTimeout = operationTimeout
-        configuration = address.configuration(connectTimeout: connectTimeout)
+        configuration = address.configuration(connectTimeout: connectTimeout, limits: limits)
     }
 
     deinit {
@@ -45,7 +46,7 @@ final class PostgresConnections: Sendable {
             timedOut.withLock { $0 = true }
             Self.close(connection)
         }
-        let lent = BlockingConnection(connection: connection, logger: logger)
+        let lent = BlockingConnection(connection: connection, logger: logger, deadline: .now() + .nanoseconds(Int(PostgresAddress.nanoseconds(operationTimeout))), limit: operationTimeout)
         defer {
             watchdog.cancel()
             if lent.isUsable, !timedOut.withLock({ $0 }) { giveBack(connection) } else { Self.close(connection) }
@@ -62,6 +63,12 @@ final class PostgresConnections: Sendable {
     struct Timeout: Error, CustomStringConvertible {
         var limit: Duration
         var description: String { "no answer within \(limit)" }
+    }
+
+    /// A statement sent on a connection that had closed meanwhile (PostgreSQL ended the session:
+    /// a transaction left idle too long, a restart, the backend terminated).
+    struct Closed: Error, CustomStringConvertible {
+        var description: String { "PostgreSQL had closed the connection (an idle transaction ended, a restart)" }
     }
 
     private func take() throws -> PostgresConnection {
@@ -96,20 +103,41 @@ final class PostgresConnections: Sendable {
 final class BlockingConnection {
     private let connection: PostgresConnection
     private let logger: Logger
+    /// When the whole operation must have ended, and how long it was given.
+    private let deadline: DispatchTime
+    private let limit: Duration
     /// False once a query failed for another reason than an SQL error: the connection is then
     /// in an unknown state, and closed rather than lent again.
     private(set) var isUsable = true
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, logger: Logger, deadline: DispatchTime, limit: Duration) {
         self.connection = connection
         self.logger = logger
+        self.deadline = deadline
+        self.limit = limit
     }
 
-    /// Runs `query` and returns its rows and its command's row count.
+    /// Runs `query` and returns its rows and its command's row count. Never waits past the
+    /// operation's deadline, whatever the connection does: a statement on a connection that
+    /// PostgreSQL closed meanwhile may never be answered (the thread would wait forever).
     @discardableResult
     func run(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        guard !connection.isClosed else {
+            isUsable = false
+            throw PostgresConnections.Closed()
+        }
+        let answered = DispatchSemaphore(value: 0)
+        let outcome = Locked<Result<PostgresQueryResult, any Error>?>(nil)
+        connection.query(query, logger: logger).whenComplete { result in
+            outcome.withLock { $0 = result }
+            answered.signal()
+        }
+        guard answered.wait(timeout: deadline) == .success, let result = outcome.withLock({ $0 }) else {
+            isUsable = false
+            throw PostgresConnections.Timeout(limit: limit)
+        }
         do {
-            return try connection.query(query, logger: logger).wait()
+            return try result.get()
         } catch {
             if !Self.leavesConnectionUsable(error) || connection.isClosed { isUsable = false }
             throw error

@@ -10,6 +10,8 @@ enum PostgresFailure {
             return reason(e)
         case let e as PostgresConnections.Timeout:
             return e.description
+        case let e as PostgresConnections.Closed:
+            return e.description
         case let e as NIOConnectionError:
             if let dns = e.dnsAError ?? e.dnsAAAAError { return "cannot resolve \(e.host): \(reason(dns))" }
             let causes = e.connectionErrors.map { reason($0.error) }
@@ -24,6 +26,11 @@ enum PostgresFailure {
         default:
             return "\(error)"
         }
+    }
+
+    /// `lock_timeout` ran out (SQLSTATE 55P03, lock_not_available).
+    static func isLockTimeout(_ e: PSQLError) -> Bool {
+        e.code == .server && e.serverInfo?[.sqlState] == "55P03"
     }
 
     static func reason(_ e: PSQLError) -> String {

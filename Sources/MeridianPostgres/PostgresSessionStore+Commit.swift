@@ -4,7 +4,9 @@ import MeridianStorage
 import PostgresNIO
 
 extension PostgresSessionStore {
-    /// Applies the changes in order in one transaction. A change with a fence is written only
+    /// Applies the changes in order in one transaction. A change that waits longer than the
+    /// lock timeout for a row another transaction holds rolls it back with
+    /// ``StorageError/locked(session:_:)`` naming its session. A change with a fence is written only
     /// if the session's stored fence is not above it, and then stores it; otherwise the whole
     /// transaction is rolled back and ``StorageError/fenced(session:stored:offered:)`` names
     /// the session and both numbers. A change without a fence writes whatever is stored and
@@ -15,9 +17,14 @@ extension PostgresSessionStore {
             try withConnection { c in
                 try c.transaction {
                     for change in changes {
-                        switch change {
-                        case .update(let u): try Self.write(u, on: c)
-                        case .delete(let id, let fence): try Self.delete(id, fence: fence, on: c)
+                        do {
+                            switch change {
+                            case .update(let u): try Self.write(u, on: c)
+                            case .delete(let id, let fence): try Self.delete(id, fence: fence, on: c)
+                            }
+                        } catch let error as PSQLError where PostgresFailure.isLockTimeout(error) {
+                            // Another writer (a former owner stalled in its transaction) holds the row.
+                            throw StorageError.locked(session: change.sessionID, PostgresFailure.reason(error))
                         }
                     }
                 }

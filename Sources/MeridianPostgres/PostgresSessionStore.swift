@@ -24,7 +24,16 @@ public final class PostgresSessionStore: SessionStore {
     /// creates the tables that are missing.
     /// - Throws: ``StorageError/cannotOpen(_:_:)`` naming the URL without its password and
     ///   the cause (a URL that is not PostgreSQL's, no answer, a refused login).
-    public init(url: String, connectTimeout: Duration = .seconds(3), operationTimeout: Duration = .seconds(15)) throws(StorageError) {
+    ///
+    /// PostgreSQL bounds each of the store's connections too: a statement waits at most
+    /// `lockTimeout` for a lock (then ``StorageError/locked(session:_:)``), a transaction left
+    /// idle longer than `idleTransactionTimeout` is ended with its locks (a node paused in the
+    /// middle of a commit holds up no other node for longer; keep it at most a cluster's lease
+    /// time, so that a new owner finds the rows free), and a statement runs at most `operationTimeout`.
+    public init(
+        url: String, connectTimeout: Duration = .seconds(3), operationTimeout: Duration = .seconds(15),
+        lockTimeout: Duration = .seconds(1), idleTransactionTimeout: Duration = .seconds(2)
+    ) throws(StorageError) {
         let address: PostgresAddress
         do {
             address = try PostgresAddress(url)
@@ -32,7 +41,9 @@ public final class PostgresSessionStore: SessionStore {
             throw .cannotOpen(PostgresAddress.redact(url), error.reason)
         }
         self.url = address.redacted
-        connections = PostgresConnections(address: address, connectTimeout: connectTimeout, operationTimeout: operationTimeout)
+        connections = PostgresConnections(
+            address: address, connectTimeout: connectTimeout, operationTimeout: operationTimeout,
+            limits: .init(lock: lockTimeout, idleTransaction: idleTransactionTimeout, statement: operationTimeout))
         do {
             try connections.withConnection { try PostgresSchema.create(on: $0) }
         } catch {

@@ -48,7 +48,8 @@ final class StorageSlot: Sendable {
         switch result {
         case .success:
             health.withLock { $0.failure = nil }
-        case .failure(let error) where error.isFenced:
+        case .failure(let error) where error.session != nil:
+            // One session's change refused (fenced off, or locked by a stalled writer): the store works.
             break
         case .failure(let error):
             let startProbe = health.withLock { health -> Bool in

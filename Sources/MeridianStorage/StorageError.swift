@@ -3,6 +3,7 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Kind: Hashable, Sendable {
         case cannotOpen, writeFailed, readFailed, corrupt
         case fenced(session: String, stored: UInt64, offered: UInt64)
+        case locked(session: String)
     }
     private let kind: Kind
     public let message: String
@@ -29,6 +30,13 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
             "storage write fenced off: session \(session) is stored under fence \(stored), this change came with fence \(offered)")
     }
 
+    /// A change to `session` waited too long for a lock another writer holds (in a cluster, a
+    /// former owner stalled in the middle of a transaction). None of the commit's changes were
+    /// applied; the store itself is working.
+    public static func locked(session: String, _ reason: String) -> StorageError {
+        StorageError(.locked(session: session), "storage write of session \(session) waited too long for another writer's lock: \(reason)")
+    }
+
     public var isCannotOpen: Bool { kind == .cannotOpen }
     public var isWriteFailure: Bool { kind == .writeFailed }
     public var isReadFailure: Bool { kind == .readFailed }
@@ -38,6 +46,14 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     public var fencedSession: String? {
         if case .fenced(let session, _, _) = kind { return session }
         return nil
+    }
+    /// The one session a failure is about (fenced off, or locked by another writer): a batch
+    /// committed again without that session's changes may succeed. Nil for a failure of the store.
+    public var session: String? {
+        switch kind {
+        case .fenced(let session, _, _), .locked(let session): session
+        default: nil
+        }
     }
 
     public var description: String { message }

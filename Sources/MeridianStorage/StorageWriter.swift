@@ -143,9 +143,10 @@ public final class StorageWriter: Sendable {
     }
 
     /// Commits `batch`'s changes in one transaction and returns each item's result (a barrier,
-    /// nil, gets the transaction's). When the store refuses a session's change for its fence,
-    /// the batch is committed again without that session's changes, which alone fail: the
-    /// stale owner of one session must not fail the writes of the sessions this node still owns.
+    /// nil, gets the transaction's). When the store refuses a session's change for its fence, or
+    /// because another writer holds its lock, the batch is committed again without that
+    /// session's changes, which alone fail: neither the stale owner of one session nor a stalled
+    /// former owner may fail the writes of the other sessions.
     private func commit(_ batch: [SessionChange?]) -> [Result<Void, StorageError>] {
         var fenced: [String: StorageError] = [:]
         while true {
@@ -157,7 +158,7 @@ public final class StorageWriter: Sendable {
                 onBatch(Batch(changes: changes.count, duration: ContinuousClock.now - start, failed: failure != nil))
             }
             // Each round takes out a session of this batch, so the rounds end.
-            if let failure, let session = failure.fencedSession, changes.contains(where: { $0.sessionID == session }) {
+            if let failure, let session = failure.session, changes.contains(where: { $0.sessionID == session }) {
                 fenced[session] = failure
                 continue
             }

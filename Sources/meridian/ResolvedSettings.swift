@@ -93,7 +93,10 @@ struct ResolvedSettings {
     /// - Throws: ``StorageError/cannotOpen(_:_:)`` naming the URL without its password and the cause.
     mutating func openStore() throws(StorageError) {
         guard let storeURL else { return }
-        server.storage.store = try PostgresSessionStore(url: storeURL)
+        // A node paused in the middle of a commit loses its transaction (and the rows it locked)
+        // within a lease time: the session's next owner never waits for it.
+        let idle = max(.milliseconds(500), min(.seconds(2), server.cluster?.leaseTTL ?? .seconds(2)))
+        server.storage.store = try PostgresSessionStore(url: storeURL, idleTransactionTimeout: idle)
     }
 
     /// A declared choice as the server's type: the declaration lists the same names, so a

@@ -16,7 +16,7 @@ import Glibc
 final class PostgresFixture: @unchecked Sendable {
     let directory: String
     let port: Int
-    private let binaries: String
+    let binaries: String
     private let server = Locked<Process?>(nil)
     private var data: String { directory + "/data" }
     private var logPath: String { directory + "/postgres.log" }
