@@ -25,6 +25,22 @@ public final class RedisConnection {
         _ = redisSetTimeout(context, tv)
         _ = redisEnableKeepAlive(context)
         self.context = context
+        try logIn()
+    }
+
+    /// `AUTH` and `SELECT` as the address asks, before anything else is sent.
+    private func logIn() throws(RedisError) {
+        var commands: [[String]] = []
+        if let password = address.password { commands.append(["AUTH"] + (address.user.map { [$0] } ?? []) + [password]) }
+        if address.database != 0 { commands.append(["SELECT", String(address.database)]) }
+        guard !commands.isEmpty else { return }
+        let replies = try pipeline(commands.map { $0.map { Array($0.utf8) } })
+        for (command, reply) in zip(commands, replies) {
+            if case .error(let text) = reply {
+                // A refused login is the server's answer, not a broken connection: say which.
+                throw RedisError(.replied, "\(address): \(command[0]) refused: \(text)")
+            }
+        }
     }
 
     deinit { redisFree(context) }

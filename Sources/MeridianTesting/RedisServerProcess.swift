@@ -9,9 +9,12 @@ public final class RedisServerProcess: Sendable {
     public let port: Int
     private let directory: URL
     private let process = Locked<Process?>(nil)
+    /// More `redis-server` options (a password, ACL users).
+    private let options: [String]
 
-    /// Starts a server (`redis-server` from PATH or /usr/bin).
-    public init() throws {
+    /// Starts a server (`redis-server` from PATH or /usr/bin), with `options` besides its own.
+    public init(options: [String] = []) throws {
+        self.options = options
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
@@ -32,7 +35,7 @@ public final class RedisServerProcess: Sendable {
         process.arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--dir", directory.path, "--daemonize", "no", "--loglevel", "notice",
-        ]
+        ] + options
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

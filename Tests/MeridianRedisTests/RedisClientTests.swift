@@ -53,9 +53,35 @@ import Testing
         #expect(try RedisAddress.parse("redis://10.0.0.5:6380").get() == RedisAddress(host: "10.0.0.5", port: 6380))
         #expect(try RedisAddress.parse("redis://redis").get() == RedisAddress(host: "redis", port: 6379))
         #expect(try RedisAddress.parse("redis://[::1]:7000/").get() == RedisAddress(host: "::1", port: 7000))
-        for bad in ["http://x:1", "redis://", "redis://h:0", "redis://h:99999", "redis://u:p@h:1", "redis://h:1/2"] {
-            #expect(throws: RedisError.self, "\(bad)") { try RedisAddress.parse(bad).get() }
+        #expect(try RedisAddress.parse("redis://maps:p%40ss@h:1/2").get() == RedisAddress(host: "h", port: 1, user: "maps", password: "p@ss", database: 2))
+        #expect(try RedisAddress.parse("redis://:s3cret@h").get() == RedisAddress(host: "h", password: "s3cret"))
+        #expect(RedisAddress(host: "h", user: "maps", password: "s3cret", database: 3).description == "redis://maps:***@h:6379/3")
+        for bad in ["http://x:1", "redis://", "redis://h:0", "redis://h:99999", "redis://u@h:1", "redis://u:@h", "redis://h:1/x", "rediss://h"] {
+            let error = #expect(throws: RedisError.self, "\(bad)") { try RedisAddress.parse(bad).get() }
+            #expect(error?.message.contains("s3cret") == false)
         }
+        let refused = #expect(throws: RedisError.self) { try RedisAddress.parse("redis://maps:s3cret@h:1/x").get() }
+        #expect(refused?.message == "cluster address redis://maps:***@h:1/x: the database must be a number, as in redis://HOST:PORT/0")
+    }
+
+    @Test func aPasswordAndAnACLUserLogIn() throws {
+        let redis = try RedisServerProcess(options: ["--requirepass", "s3cret", "--user", "maps", "on", ">m4ps", "~meridian:*", "&*", "+@all"])
+        let port = redis.port
+        // The default user with its password, and an ACL user (Redis 6) in database 1.
+        let byPassword = RedisClient(address: RedisAddress(host: "127.0.0.1", port: port, password: "s3cret"))
+        #expect(try byPassword.call(["SET", "meridian:x", "1"]) == .status("OK"))
+        let byUser = RedisClient(address: try RedisAddress.parse("redis://maps:m4ps@127.0.0.1:\(port)/1").get())
+        #expect(try byUser.call(["SET", "meridian:x", "2"]) == .status("OK"))
+        #expect(try byPassword.call(["GET", "meridian:x"]) == .string(Array("1".utf8)), "database 1 is not database 0")
+        // A wrong password is refused, by name, without the password.
+        let wrong = RedisClient(address: RedisAddress(host: "127.0.0.1", port: port, user: "maps", password: "nope"))
+        let error = #expect(throws: RedisError.self) { try wrong.call(["PING"]) }
+        #expect(error?.kind == .replied && error?.message.contains("AUTH refused") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("nope") == false)
+        // Without one, nothing is allowed.
+        let none = RedisClient(address: RedisAddress(host: "127.0.0.1", port: port))
+        let anonymous = try none.call(["GET", "meridian:x"])
+        #expect({ if case .error(let text) = anonymous { text.hasPrefix("NOAUTH") } else { false } }(), "\(anonymous)")
     }
 }
 

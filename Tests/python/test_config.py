@@ -47,6 +47,16 @@ def test_defaults_alone():
     assert effective["port"] == 8080 and effective["dataDir"] is None and effective["maxSessions"] == 10000
 
 
+def test_print_config_never_prints_a_password():
+    result = meridian("--print-config", "--store", "postgres://maps:hunter2@db.internal:5432/maps",
+                      env={"MERIDIAN_CLUSTER": "redis://127.0.0.1:6379"})
+    assert result.returncode == 0, result.stderr
+    assert "hunter2" not in result.stdout + result.stderr
+    effective = json.loads(result.stdout)
+    assert effective["store"] == "postgres://maps:***@db.internal:5432/maps"
+    assert effective["cluster"] == "redis://127.0.0.1:6379"
+
+
 def test_an_unknown_config_key_is_refused_by_name():
     result = meridian("--config", write_config({"prot": 1}), "--print-config")
     assert result.returncode != 0
