@@ -51,6 +51,15 @@ public final class RedisConnection {
     /// The socket, for a subscriber that waits for it to be readable.
     public var descriptor: Int32 { context.pointee.fd }
 
+    /// For a connection that expects nothing unasked (no reply pending, no subscription): true
+    /// when its socket has something to read anyway, which can only be its end (Redis closed it:
+    /// a restart, a timeout, a kill) or an error. Looks without waiting.
+    public var hasEnded: Bool {
+        guard !isBroken else { return true }
+        var fd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&fd, 1, 0) != 0
+    }
+
     /// Sends `command` (its first element the command's name) and waits for its reply.
     /// An error reply is returned as `.error`, not thrown.
     public func call(_ command: [String]) throws(RedisError) -> RedisReply {

@@ -84,7 +84,9 @@ public final class RedisPublisher: Sendable {
             }
             do throws(RedisError) {
                 let open: RedisConnection
-                if let connection {
+                // A connection Redis closed while it was idle (a restart) would lose the whole
+                // pipeline: checked first, and replaced, so that nothing is lost when Redis is back.
+                if let connection, !connection.hasEnded {
                     open = connection
                 } else {
                     open = try RedisConnection(to: address, timeout: timeout)

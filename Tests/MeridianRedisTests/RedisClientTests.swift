@@ -158,6 +158,29 @@ import Testing
         #expect(heard.wait(for: 4).last == "a:after")
     }
 
+    @Test func aPublisherWhoseIdleConnectionARedisRestartClosedLosesNothingAfterIt() throws {
+        let redis = try RedisServerProcess()
+        let address = RedisAddress(host: "127.0.0.1", port: redis.port)
+        let heard = Heard()
+        let subscriber = RedisSubscriber(address: address, retry: .milliseconds(50)) { heard.record($0) }
+        defer { subscriber.stop() }
+        subscriber.subscribe("a")
+        subscriber.waitUntilSubscribed("a")
+        let lost = Locked<[String]>([])
+        let publisher = RedisPublisher(address: address) { messages, _ in lost.withLock { $0.append(contentsOf: messages.map(\.channel)) } }
+        defer { publisher.stop() }
+        publisher.publish(Array("before".utf8), to: "a")
+        #expect(heard.wait(for: 2) == ["connected", "a:before"])
+        // Redis restarts while the publisher's connection is idle.
+        redis.stop()
+        #expect(heard.wait(for: 3).last == "disconnected")
+        try redis.start()
+        #expect(heard.wait(for: 4).last == "connected")
+        publisher.publish(Array("after".utf8), to: "a")
+        #expect(heard.wait(for: 5).last == "a:after")
+        #expect(lost.withLock { $0 }.isEmpty, "published into a connection Redis had closed")
+    }
+
     @Test func aPublisherReportsWhatItCouldNotPublish() throws {
         let redis = try RedisServerProcess()
         let address = RedisAddress(host: "127.0.0.1", port: redis.port)

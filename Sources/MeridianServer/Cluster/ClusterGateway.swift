@@ -22,6 +22,9 @@ final class ClusterGateway: Sendable {
         var edgeNodes: [ConnectionID: Set<Int>] = [:]
         /// Edge: each routed member's session, as its owner last said.
         var edgeSessions: [ConnectionID: String] = [:]
+        /// Edge: local connections whose join or leave went to another node and is not answered
+        /// yet, and since when.
+        var awaiting: [ConnectionID: ContinuousClock.Instant] = [:]
         /// Owner: the aliases of other nodes' members, both ways.
         var aliases: [RemoteConnection: ConnectionID] = [:]
         var remotes: [ConnectionID: RemoteConnection] = [:]
@@ -83,6 +86,7 @@ final class ClusterGateway: Sendable {
             let (nodes, changes) = state.withLock { state -> (Set<Int>, ChannelChanges) in
                 state.edgeRoutes[connection] = nil
                 state.edgeSessions[connection] = nil
+                state.awaiting[connection] = nil
                 return (state.edgeNodes.removeValue(forKey: connection) ?? [], Self.setInterest(connection, nil, &state))
             }
             for node in nodes.sorted() {
@@ -203,6 +207,10 @@ final class ClusterGateway: Sendable {
             guard let node = session.flatMap({ state.owners[$0] }) ?? state.edgeRoutes[connection] else { return nil }
             state.edgeRoutes[connection] = node
             state.edgeNodes[connection, default: []].insert(node)
+            switch request.body {
+            case .join, .leave: state.awaiting[connection] = .now
+            default: break
+            }
             // From its join on, the connection counts towards its session: this node hears the
             // session's channel before the owner sends anything there for it.
             if let session { changes = Self.setInterest(connection, session, &state) }
@@ -275,6 +283,7 @@ final class ClusterGateway: Sendable {
                 state.edgeRoutes[connection] = sender
                 state.edgeNodes[connection, default: []].insert(sender)
                 state.edgeSessions[connection] = session
+                state.awaiting[connection] = nil
                 if let session {
                     state.owners[session] = sender
                     if state.confirmed.contains(session), state.told[session] != sender {
@@ -384,6 +393,23 @@ final class ClusterGateway: Sendable {
         for (alias, hubs) in aliases { for hub in hubs.sorted() { local.post(.closed(alias, code: nil, reason: reason), to: hub) } }
         for member in routed.sorted() {
             local.post(.close(member, code: CloseCode.sessionMoved, reason: reason), to: LocalRelay.hub(of: member))
+        }
+    }
+
+    /// Edge: closes with 4012 the local connections whose join or leave another node has not
+    /// answered within `limit`. Every request is answered (SPEC §2): an answer lost between
+    /// nodes (a message published while Redis restarted) must not leave a client waiting; it
+    /// joins again, and the owner it finds then answers.
+    func closeUnanswered(after limit: Duration) {
+        let now = ContinuousClock.now
+        let overdue = state.withLock { state -> [ConnectionID] in
+            let overdue = state.awaiting.filter { now - $0.value > limit }.map(\.key)
+            for connection in overdue { state.awaiting[connection] = nil }
+            return overdue
+        }
+        for member in overdue.sorted() {
+            local.post(.close(member, code: CloseCode.sessionMoved, reason: "the session's owner node did not answer within \(limit); join again"),
+                       to: LocalRelay.hub(of: member))
         }
     }
 

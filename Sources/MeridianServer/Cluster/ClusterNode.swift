@@ -228,6 +228,11 @@ final class ClusterNode: Sendable {
         wake.signal()
     }
 
+    /// How long an edge waits for another node to answer a join or leave before its client is
+    /// closed with 4012 to join again: long enough for an owner to take a lease and load a large
+    /// session, far below a client's patience.
+    static func answerLimit(_ leaseTTL: Duration) -> Duration { max(.seconds(10), leaseTTL * 4) }
+
     /// The keeper's loop: joins, then keeps the leases every quarter of the lease time.
     private func keep() {
         var backoff = Duration.milliseconds(250)
@@ -266,6 +271,7 @@ final class ClusterNode: Sendable {
             let routed = gateway.routedOwners
             let holders = try leases.holders(Array(routed.keys))
             for (session, owner) in routed where holders[session]?.node != owner { gateway.ownerChanged(session) }
+            gateway.closeUnanswered(after: Self.answerLimit(configuration.leaseTTL))
             let nodes = gateway.aliasNodes
             let live = try registry.live(Array(nodes))
             for node in nodes where live[node] == nil { gateway.nodeGone(node) }
