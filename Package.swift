@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"6.0.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // libwebsockets, imported (`internal import`) only by the three transport targets below.
@@ -81,6 +82,7 @@ let package = Package(
             dependencies: [
                 "MeridianStorage", "MeridianCore", "MeridianProtocol", "MeridianSync",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -25,11 +25,12 @@ final class PostgresConnections: Sendable {
     /// Most idle connections kept; more are closed when given back.
     private static let maxIdle = 8
 
-    init(address: PostgresAddress, connectTimeout: Duration, operationTimeout: Duration, limits: PostgresAddress.SessionLimits) {
+    init(address: PostgresAddress, connectTimeout: Duration, operationTimeout: Duration, limits: PostgresAddress.SessionLimits,
+         tls: PostgresConnection.Configuration.TLS) {
         self.address = address
         self.connectTimeout = connectTimeout
         self.operationTimeout = operationTimeout
-        configuration = address.configuration(connectTimeout: connectTimeout, limits: limits)
+        configuration = address.configuration(connectTimeout: connectTimeout, limits: limits, tls: tls)
     }
 
     deinit {

@@ -35,15 +35,17 @@ public final class PostgresSessionStore: SessionStore {
         lockTimeout: Duration = .seconds(1), idleTransactionTimeout: Duration = .seconds(2)
     ) throws(StorageError) {
         let address: PostgresAddress
+        let tls: PostgresConnection.Configuration.TLS
         do {
             address = try PostgresAddress(url)
+            tls = try address.tlsConfiguration()
         } catch {
             throw .cannotOpen(PostgresAddress.redact(url), error.reason)
         }
         self.url = address.redacted
         connections = PostgresConnections(
             address: address, connectTimeout: connectTimeout, operationTimeout: operationTimeout,
-            limits: .init(lock: lockTimeout, idleTransaction: idleTransactionTimeout, statement: operationTimeout))
+            limits: .init(lock: lockTimeout, idleTransaction: idleTransactionTimeout, statement: operationTimeout), tls: tls)
         do {
             try connections.withConnection { try PostgresSchema.create(on: $0) }
         } catch {

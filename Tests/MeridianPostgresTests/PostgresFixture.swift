@@ -18,6 +18,8 @@ final class PostgresFixture: @unchecked Sendable {
     let port: Int
     let binaries: String
     private let server = Locked<Process?>(nil)
+    /// More `postgres` options, for the next start (TLS).
+    let options = Locked<[String]>([])
     private var data: String { directory + "/data" }
     private var logPath: String { directory + "/postgres.log" }
 
@@ -100,7 +102,7 @@ final class PostgresFixture: @unchecked Sendable {
         let process = try command("postgres", [
             "-D", data, "-p", "\(port)", "-k", directory, "-c", "listen_addresses=127.0.0.1",
             "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-        ], asServer: true)
+        ] + options.withLock { $0 }, asServer: true)
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
@@ -205,7 +207,7 @@ final class PostgresFixture: @unchecked Sendable {
     }
 
     /// As root, `path` becomes the `postgres` user's: initdb and postgres run as that user.
-    private static func giveToPostgresUser(_ path: String) throws {
+    static func giveToPostgresUser(_ path: String) throws {
         guard isRoot else { return }
         guard let user = getpwnam("postgres") else { throw FixtureError("no postgres user to run PostgreSQL as") }
         guard chown(path, user.pointee.pw_uid, user.pointee.pw_gid) == 0 else {
