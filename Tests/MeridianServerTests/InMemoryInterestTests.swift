@@ -75,6 +75,39 @@ struct InMemoryInterestTests {
         #expect(held.ids.isEmpty)
     }
 
+    @Test func aViewTakesTheOwnCameraAndTheOwnViewportEachOnItsOwn() throws {
+        let memory = try MemoryHubs(count: 1)
+        let editor = memory.connect(to: 0), member = memory.connect(to: 0)
+        try memory.request("join", ["session": "vp", "name": "Editor", "role": "editor"], from: editor)
+        try memory.request("annotation.add", ["annotation": Self.point("paris", 48.85, 2.35)], from: editor)
+        // The interest's view: London in 800x600.
+        let welcome = try memory.request(
+            "join", ["session": "vp", "name": "M", "role": "viewer", "interest": Self.interest(51.5, -0.12, zoom: 10)], from: member)
+        let width = { (view: JSONValue?) -> Double in
+            view!["area"]!["northEast"]!["longitude"]!.number! - view!["area"]!["southWest"]!["longitude"]!.number!
+        }
+        let interestWidth = width(welcome["interest"])
+        // camera.end without a viewport: its own camera (Paris) with the interest's viewport.
+        let paris: [String: JSONValue] = ["camera": ["center": ["latitude": .number(48.85), "longitude": .number(2.35)], "zoom": 10]]
+        #expect(try memory.request("camera.end", paris, from: member)["type"]?.string == "ack")
+        let moved = try #require(memory.drain(member).first { $0["type"]?.string == "interest" })
+        #expect(moved["entered"]?[0]?["id"]?.string == "paris")
+        #expect(abs(width(moved["view"]) - interestWidth) < 1e-9, "the interest's viewport")
+        // A viewport of its own, twice as wide; a later camera.end without one keeps it.
+        var wide = paris
+        wide["viewport"] = ["width": 1600, "height": 600]
+        #expect(try memory.request("camera.end", wide, from: member)["type"]?.string == "ack")
+        _ = memory.drain(member)
+        #expect(try memory.request("interest", ["mode": "viewport", "margin": 0], from: member)["type"]?.string == "ack")
+        let own = try #require(memory.drain(member).first { $0["type"]?.string == "interest" })
+        #expect(abs(width(own["view"]) - 2 * interestWidth) < 1e-6, "its own viewport: \(own)")
+        #expect(try memory.request("camera.end", paris, from: member)["type"]?.string == "ack")
+        _ = memory.drain(member)
+        #expect(try memory.request("interest", ["mode": "viewport", "margin": 0], from: member)["type"]?.string == "ack")
+        let kept = try #require(memory.drain(member).first { $0["type"]?.string == "interest" })
+        #expect(abs(width(kept["view"]) - 2 * interestWidth) < 1e-6, "a camera.end without viewport keeps the last one: \(kept)")
+    }
+
     @Test func aClusteringViewsClustersLieInItsAreaAndCountWhatItHolds() throws {
         let memory = try MemoryHubs(count: 1)
         let editor = memory.connect(to: 0), dashboard = memory.connect(to: 0)
