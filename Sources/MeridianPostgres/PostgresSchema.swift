@@ -33,6 +33,20 @@ enum PostgresSchema {
                     PRIMARY KEY (session_id, id)
                 )
                 """)
+            // The event log of every session, shared by the nodes (positions from one sequence).
+            try connection.run("""
+                CREATE TABLE IF NOT EXISTS event_log (
+                    position bigserial PRIMARY KEY,
+                    session_id text NOT NULL,
+                    epoch text NOT NULL,
+                    seq bigint NOT NULL,
+                    time_ms bigint NOT NULL,
+                    kind smallint NOT NULL,
+                    body text NOT NULL
+                )
+                """)
+            try connection.run("CREATE INDEX IF NOT EXISTS event_log_by_session ON event_log (session_id, position)")
+            try connection.run("CREATE INDEX IF NOT EXISTS event_log_by_time ON event_log (time_ms)")
         }
     }
 }

@@ -13,7 +13,9 @@ final class EventLog: Sendable {
     func open(_ configuration: EventLogConfiguration, storage: StorageConfiguration, logger: Logger) throws(StorageError) {
         guard configuration.isEnabled else { return }
         let store: any EventLogStore
-        if storage.store == nil, let directory = storage.dataDirectory {
+        if let shared = storage.eventLogStore {
+            store = shared
+        } else if storage.store == nil, let directory = storage.dataDirectory {
             store = try SQLiteEventLogStore(directory: directory)
         } else {
             store = InMemoryEventLogStore()

@@ -8,6 +8,9 @@ public struct StorageConfiguration: Sendable {
     /// Another engine behind the ``SessionStore`` seam; when set it is used
     /// instead of `dataDirectory`, with the same group-committing writer.
     public var store: (any SessionStore)?
+    /// The event log beside `store` (PostgreSQL's, shared by a cluster's nodes); without it the
+    /// log is SQLite beside `dataDirectory`'s sessions, or memory.
+    public var eventLogStore: (any EventLogStore)?
     /// A session with no members is unloaded from memory after this long.
     public var idleUnloadAfter: Duration
     /// Most sessions in memory at once. When full, the longest-idle empty

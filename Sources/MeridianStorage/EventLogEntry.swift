@@ -46,7 +46,7 @@ public struct EventLogRetention: Hashable, Sendable {
     }
 
     /// The oldest time (ms since 1970) kept at `nowMs`.
-    func cutoff(nowMs: Int64) -> Int64 {
+    public func cutoff(nowMs: Int64) -> Int64 {
         let (seconds, atto) = maxAge.components
         return nowMs - (seconds * 1000 + atto / 1_000_000_000_000_000)
     }

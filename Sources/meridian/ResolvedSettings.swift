@@ -96,7 +96,10 @@ struct ResolvedSettings {
         // A node paused in the middle of a commit loses its transaction (and the rows it locked)
         // within a lease time: the session's next owner never waits for it.
         let idle = max(.milliseconds(500), min(.seconds(2), server.cluster?.leaseTTL ?? .seconds(2)))
-        server.storage.store = try PostgresSessionStore(url: storeURL, idleTransactionTimeout: idle)
+        let store = try PostgresSessionStore(url: storeURL, idleTransactionTimeout: idle)
+        server.storage.store = store
+        // The event log in the same database: one history for every node, kept across failovers.
+        server.storage.eventLogStore = PostgresEventLogStore(beside: store)
     }
 
     /// A declared choice as the server's type: the declaration lists the same names, so a
