@@ -35,6 +35,10 @@ service-deps:
 		echo "installing redis-server"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq redis-server; \
 	fi
+	@if [ ! -f /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 ] && [ ! -f /usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1 ]; then \
+		echo "installing faketime (a node's clock stepped, in the cluster tests)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq faketime; \
+	fi
 
 # Leaflet for the dashboard's Leaflet example page (served at /vendor/leaflet/).
 web-deps:

@@ -66,9 +66,11 @@ extension Hub {
     func finish(_ gather: HubGather, on local: any Outbound) {
         switch gather.question {
         case .overview(let watcher):
-            // The watcher may be on another hub: the routing outbound takes it there.
-            let entries = gather.overview.sorted { $0.session < $1.session }
-            outbound(for: local).send(OutboundFrame(text: ServerMessage.overview(entries, connections: gather.connections)), to: watcher)
+            // The watcher may be on another hub: the routing outbound takes it there. In a cluster
+            // the first overview lists every node's sessions too, as the later ones do.
+            let (entries, connections) = place?.board.withOtherNodes(gather.overview, connections: gather.connections)
+                ?? (gather.overview.sorted { $0.session < $1.session }, gather.connections)
+            outbound(for: local).send(OutboundFrame(text: ServerMessage.overview(entries, connections: connections)), to: watcher)
         case .http(let request, let responder) where request.path == "/metrics":
             metrics.refresh(gather.stats, sessions: gather.sessions)
             metrics.refresh(logLinesDropped: configuration.logWriter?.dropped ?? 0)

@@ -169,10 +169,16 @@ final class OverviewBoard: Sendable {
     /// session moving between nodes may be listed by both for a moment: the newer (higher seq) is kept.
     func all() -> (entries: [OverviewEntry], connections: Int) {
         let mine = local()
-        let (theirs, connections) = others.withLock { $0 }
-        guard !theirs.isEmpty || connections > 0 else { return mine }
+        return withOtherNodes(mine.entries, connections: mine.connections)
+    }
+
+    /// `entries` and `connections` of this node with the other nodes' added, sorted by id (the
+    /// newer entry of a session listed twice).
+    func withOtherNodes(_ entries: [OverviewEntry], connections: Int) -> (entries: [OverviewEntry], connections: Int) {
+        let (theirs, theirConnections) = others.withLock { $0 }
+        guard !theirs.isEmpty || theirConnections > 0 else { return (entries.sorted { $0.session < $1.session }, connections) }
         var merged: [String: OverviewEntry] = [:]
-        for entry in mine.entries + theirs where (merged[entry.session]?.seq ?? 0) <= entry.seq { merged[entry.session] = entry }
-        return (merged.values.sorted { $0.session < $1.session }, mine.connections + connections)
+        for entry in entries + theirs where (merged[entry.session]?.seq ?? 0) <= entry.seq { merged[entry.session] = entry }
+        return (merged.values.sorted { $0.session < $1.session }, connections + theirConnections)
     }
 }

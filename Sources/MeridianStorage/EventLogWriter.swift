@@ -142,6 +142,9 @@ public final class EventLogWriter: Sendable {
         if signalled { wake.wait() }
     }
 
+    /// How long a failed write or prune waits before the store is asked again.
+    public static let retryAfterFailure: Duration = .seconds(1)
+
     private func run() {
         Self.yieldToLatencyCriticalThreads()
         var nextAgePrune = ContinuousClock.now
@@ -202,6 +205,9 @@ public final class EventLogWriter: Sendable {
                 }
             } catch {
                 onError(error)
+                // A store that fails (a PostgreSQL out of reach) is asked again in a second, not
+                // at once: an age prune that is due would otherwise be retried in a busy loop.
+                nextAgePrune = max(nextAgePrune, ContinuousClock.now + Self.retryAfterFailure)
             }
 
             let waiters = state.withLock { state in

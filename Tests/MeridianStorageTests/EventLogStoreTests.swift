@@ -137,4 +137,34 @@ struct EventLogStoreTests {
         #expect(Array(kept.suffix(1_000)) == Array(4_001...5_000))
         #expect(kept == kept.sorted())
     }
+
+    /// A store that is gone (a PostgreSQL out of reach): every call fails; it counts the prunes.
+    final class GoneStore: EventLogStore, @unchecked Sendable {
+        let prunes = Locked(0)
+        func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] { throw .writeFailed("gone") }
+        func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] { throw .readFailed("gone") }
+        func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
+            prunes.withLock { $0 += 1 }
+            throw .writeFailed("gone")
+        }
+        func remove(session: String) throws(StorageError) { throw .writeFailed("gone") }
+    }
+
+    @Test func aStoreThatFailsIsAskedAgainAfterAPauseNotInABusyLoop() throws {
+        let store = GoneStore()
+        let failures = Locked<[ContinuousClock.Instant]>([])
+        let writer = EventLogWriter(store: store, retention: EventLogRetention(), pruneInterval: .milliseconds(10),
+                                    onError: { _ in failures.withLock { $0.append(.now) } })
+        // The age prune is due at once and fails; each retry waits for the pause first.
+        let start = ContinuousClock.now
+        while failures.withLock({ $0.count }) < 3, ContinuousClock.now - start < .seconds(20) {
+            Thread.sleep(forTimeInterval: 0.05)  // polling the writer's failures
+        }
+        writer.stop()
+        let times = failures.withLock { $0 }
+        #expect(times.count >= 3, "the failed prune was not retried")
+        for (a, b) in zip(times, times.dropFirst()).prefix(2) {
+            #expect(b - a >= EventLogWriter.retryAfterFailure * 0.9, "retried after \(b - a): a busy loop")
+        }
+    }
 }

@@ -9,7 +9,8 @@ enum ClusterKeys {
     static let nodeCounter = "meridian:nodes"
     /// A node's liveness (its address), with an expiry that the node renews.
     static func node(_ number: Int) -> String { "meridian:node:\(number)" }
-    /// Each node's part of the overview: field NODE, value "MILLISECONDS JSON".
+    /// Each node's part of the overview: field NODE, value its JSON. A part whose node's key
+    /// (``node(_:)``) has expired is a dead node's: Redis's clock decides, never a node's.
     static let overview = "meridian:overview"
     /// The pub/sub channel of a session's frames, heard by every node with members in it.
     static func channel(_ session: String) -> String { "meridian:{\(session)}:frames" }

@@ -278,32 +278,36 @@ final class ClusterNode: Sendable {
             try shareOverview()
         } catch {
             // Unrenewed leases run out in Redis: give them up here first.
-            let stale = state.withLock { state in
-                state.redisReached = false
-                return ContinuousClock.now - state.lastRenewal > configuration.leaseTTL * 3 / 4
+            let (stale, first) = state.withLock { state in
+                defer { state.redisReached = false }
+                return (ContinuousClock.now - state.lastRenewal > configuration.leaseTTL * 3 / 4, state.redisReached)
             }
+            if first { logger.warning("the cluster's Redis does not answer", metadata: ["redis": "\(configuration.redis)", "reason": "\(error.message)"]) }
             if stale { for (session, entry) in owned.sorted(by: { $0.key < $1.key }) { giveUp(session, entry.hub) } }
         }
     }
 
-    /// Posts this node's part of the overview and takes the other nodes' (those posted within
-    /// three lease times; older parts are of nodes that are gone, and are dropped).
+    /// Posts this node's part of the overview and takes the other nodes' (those of live nodes:
+    /// their liveness key, which Redis expires, still there; the parts of nodes that are gone
+    /// are dropped). No node's wall clock is compared with another's: a node whose clock is
+    /// stepped keeps its part, and sees the others'.
     private func shareOverview() throws(RedisError) {
         let mine = board.local()
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let text = "\(now) " + String(decoding: ServerMessage.overview(mine.entries, connections: mine.connections), as: UTF8.self)
+        let text = String(decoding: ServerMessage.overview(mine.entries, connections: mine.connections), as: UTF8.self)
         let replies = try redis.pipeline([
             ["HSET", ClusterKeys.overview, String(number), text], ["HGETALL", ClusterKeys.overview],
         ].map { $0.map { Array($0.utf8) } })
         let fields = replies[1].elements ?? []
-        let oldest = now - 3 * Int64(configuration.leaseTTL.components.seconds * 1000 + configuration.leaseTTL.components.attoseconds / 1_000_000_000_000_000)
-        var entries: [OverviewEntry] = [], connections = 0, gone: [String] = []
+        var parts: [(node: Int, value: [UInt8])] = []
         for pair in stride(from: 0, to: fields.count - 1, by: 2) {
-            guard let node = fields[pair].text, node != String(number), case .string(let value) = fields[pair + 1],
-                  let space = value.firstIndex(of: UInt8(ascii: " ")), let at = Int64(String(decoding: value[..<space], as: UTF8.self))
-            else { continue }
-            if at < oldest { gone.append(node); continue }
-            guard let part = ServerMessage.overviewEntries(Array(value[(space + 1)...])) else { continue }
+            guard let node = fields[pair].text.flatMap(Int.init), node != number, case .string(let value) = fields[pair + 1] else { continue }
+            parts.append((node, value))
+        }
+        let live = try registry.live(parts.map(\.node))
+        var entries: [OverviewEntry] = [], connections = 0, gone: [String] = []
+        for (node, value) in parts {
+            guard live[node] != nil else { gone.append(String(node)); continue }
+            guard let part = ServerMessage.overviewEntries(value) else { continue }
             entries += part.entries
             connections += part.connections
         }
