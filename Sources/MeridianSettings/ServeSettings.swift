@@ -21,6 +21,9 @@ public struct ServeSettings: Sendable {
         "maxConnections", 100_000, "Most WebSocket connections at once, handshakes included (over it: HTTP 503).", .atLeast(1))
     public let maxConnectionsPerIp = Setting(
         "maxConnectionsPerIp", 1_000, "Most WebSocket connections at once from one IP address (over it: HTTP 429).", .atLeast(1))
+    public let trustedProxies = Setting(
+        "trustedProxies", [String](),
+        "Addresses or CIDR ranges (10.0.0.0/8, fd00::/8) of the reverse proxies or load balancers in front of the server: a connection from one counts, for maxConnectionsPerIp and logs, as the client its X-Forwarded-For names (the rightmost address not itself trusted). Empty: X-Forwarded-For is ignored.")
     public let handshakeTimeout = Setting(
         "handshakeTimeout", 10.0, "Seconds a new connection has to complete its HTTP request or upgrade.", .atLeast(1, " s"))
     public let threads = Setting(

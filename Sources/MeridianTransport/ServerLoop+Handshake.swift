@@ -93,7 +93,7 @@ extension ServerLoop {
         var name = [CChar](repeating: 0, count: 128)
         let peer = lws_get_peer_simple(wsi, &name, name.count).map { String(cString: $0) } ?? ""
         return Handshake(
-            peer: peer,
+            peer: ClientAddress.resolve(peer: peer, forwardedFor: header(wsi, WSI_TOKEN_X_FORWARDED_FOR), trusted: configuration.trustedProxies),
             origin: header(wsi, WSI_TOKEN_ORIGIN),
             host: header(wsi, WSI_TOKEN_HOST),
             authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),

@@ -56,6 +56,10 @@ public struct TransportConfiguration: Sendable {
     public var maxConnections: Int = 100_000
     /// Most WebSocket connections at once from one peer IP address. Over it: 429.
     public var maxConnectionsPerIP: Int = 1_000
+    /// Reverse proxies and load balancers in front of the server: a connection from one of them
+    /// is counted (`maxConnectionsPerIP`, logs) by the client address its `X-Forwarded-For`
+    /// names (``ClientAddress/resolve(peer:forwardedFor:trusted:)``). Empty: the header is ignored.
+    public var trustedProxies: [AddressRange] = []
     /// Time a new TCP (or TLS) connection has to complete its HTTP request; a client that
     /// connects and then sends nothing or only part of a request is dropped after it.
     public var handshakeTimeout: Duration = .seconds(10)

@@ -42,6 +42,12 @@ struct ResolvedSettings {
         transport.maxConnectionsPerIP = s.maxConnectionsPerIp
         transport.handshakeTimeout = .milliseconds(Int(s.handshakeTimeout * 1000))
         transport.allowedOrigins = s.allowedOrigins
+        transport.trustedProxies = try s.trustedProxies.map { text in
+            guard let range = AddressRange(text) else {
+                throw SettingError("trustedProxies \"\(text)\": use an IP address or a CIDR range such as 10.0.0.0/8 or fd00::/8")
+            }
+            return range
+        }
         transport.tlsCertificatePath = s.tlsCert
         transport.tlsPrivateKeyPath = s.tlsKey
         transport.sharedFrameBudgetBytes = s.sharedFrameBudget

@@ -58,6 +58,43 @@ def test_per_ip_limit_answers_429_and_places_come_back(start_server):
     run(scenario())
 
 
+def test_behind_a_trusted_proxy_the_per_ip_limit_counts_the_forwarded_client(start_server):
+    """Clients behind a reverse proxy on 127.0.0.1 (--trusted-proxies): each X-Forwarded-For
+    client has its own allowance; an untrusted peer's header counts for nothing."""
+    server = start_server("--max-connections-per-ip", "2", "--trusted-proxies", "127.0.0.1, 10.0.0.0/8")
+    plain = start_server("--max-connections-per-ip", "2")
+
+    def via(client, spoofed=None):
+        chain = f"{spoofed}, {client}" if spoofed else client
+        return {"additional_headers": {"X-Forwarded-For": chain}}
+
+    async def scenario():
+        # Two clients behind the proxy, two connections each: four from one TCP address.
+        opened = [await Client.open(server.url, **via(c)) for c in ("198.51.100.1", "198.51.100.2") for _ in range(2)]
+        for c in opened:
+            await c.ping()
+        # The third of one client is refused, whatever it wrote to the left of the proxy's entry.
+        status, body = await refused_status(server.url, **via("198.51.100.1", spoofed="203.0.113.77"))
+        assert status == 429 and "too many connections" in body
+        third = await Client.open(server.url, **via("198.51.100.3"))
+        await third.ping()
+        # Straight to a server that trusts no proxy: the header changes nothing.
+        direct = [await Client.open(plain.url, **via(f"198.51.100.{i}")) for i in range(2)]
+        status, _ = await refused_status(plain.url, **via("198.51.100.9"))
+        assert status == 429
+        for c in opened + [third] + direct:
+            await c.close()
+
+    run(scenario())
+
+
+def test_a_malformed_trusted_proxy_is_refused_by_name():
+    from test_config import meridian
+    result = meridian("--trusted-proxies", "10.0.0.0/33", "--print-config")
+    assert result.returncode != 0
+    assert 'trustedProxies "10.0.0.0/33"' in result.stderr
+
+
 def test_total_limit_answers_503(start_server):
     server = start_server("--max-connections", "2")
 
