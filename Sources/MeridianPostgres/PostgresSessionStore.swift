@@ -64,21 +64,50 @@ public final class PostgresSessionStore: SessionStore {
     public static func redacted(_ url: String) -> String { PostgresAddress.redact(url) }
 
     public func load(_ id: String) throws(StorageError) -> StoredSession? {
-        let found: (settings: String, callout: String?, seq: Int64, epoch: String, bodies: [String], fence: Int64)?
+        let found: Row?
         do {
-            // One statement: the header and the annotations from one snapshot.
-            found = try connections.withConnection { c in
-                let rows = try c.run("""
-                    SELECT s.settings, s.callout, s.seq, s.epoch,
-                        coalesce((SELECT array_agg(a.body ORDER BY a.id) FROM annotations a WHERE a.session_id = s.id), '{}'),
-                        s.fence
-                    FROM sessions s WHERE s.id = \(id)
-                    """)
-                return try rows.first.map { try $0.decode((String, String?, Int64, String, [String], Int64).self) }
-            }
+            found = try connections.withConnection { c in try Self.read(id, on: c) }
         } catch {
             throw failure(error, StorageError.readFailed)
         }
+        return try decode(id, found)
+    }
+
+    /// For a new owner: its fencing number becomes the stored one (when above it) before the
+    /// session is read, in one transaction. The row lock orders it with a former owner's commit
+    /// in flight: committed before, it is read here; after, it is refused for its fence. (A
+    /// session not stored yet has no row to hold the fence: its new owner's first write does.)
+    public func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession? {
+        let found: Row?
+        do {
+            found = try connections.withConnection { c in
+                try c.transaction {
+                    try c.run("UPDATE sessions SET fence = \(Int64(clamping: fence)) WHERE id = \(id) AND fence < \(Int64(clamping: fence))")
+                    return try Self.read(id, on: c)
+                }
+            }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw failure(error, StorageError.readFailed)
+        }
+        return try decode(id, found)
+    }
+
+    private typealias Row = (settings: String, callout: String?, seq: Int64, epoch: String, bodies: [String], fence: Int64)
+
+    /// One statement: the header and the annotations from one snapshot.
+    private static func read(_ id: String, on c: BlockingConnection) throws -> Row? {
+        let rows = try c.run("""
+            SELECT s.settings, s.callout, s.seq, s.epoch,
+                coalesce((SELECT array_agg(a.body ORDER BY a.id) FROM annotations a WHERE a.session_id = s.id), '{}'),
+                s.fence
+            FROM sessions s WHERE s.id = \(id)
+            """)
+        return try rows.first.map { try $0.decode((String, String?, Int64, String, [String], Int64).self) }
+    }
+
+    private func decode(_ id: String, _ found: Row?) throws(StorageError) -> StoredSession? {
         guard let found else { return nil }
         do throws(ProtocolError) {
             let settings = try StoredForm.settings(Array(found.settings.utf8))

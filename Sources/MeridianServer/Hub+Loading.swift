@@ -125,10 +125,14 @@ extension Hub {
                 guard let taken = try cluster.acquire(id, hub: hub) else { return .elsewhere }
                 lease = taken
             }
-            let stored = try store.load(id)
+            // The lease's fence is stored as the session is read: a former owner's commit still
+            // in flight is read now or refused later, never stored behind this owner's back.
+            var stored: StoredSession?
+            if let taken = lease { stored = try store.load(id, claiming: taken.fence) } else { stored = try store.load(id) }
             if let cluster, let taken = lease {
-                // Fences only grow: a counter Redis lost is moved past the stored one.
+                // Fences only grow: a counter Redis lost is moved past the stored one, and claimed.
                 guard let settled = try cluster.settle(id, taken, stored: stored?.fence ?? 0) else { return .elsewhere }
+                if settled != taken { stored = try store.load(id, claiming: settled.fence) }
                 lease = settled
             }
             let fence = lease?.fence

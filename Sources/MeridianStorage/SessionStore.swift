@@ -8,6 +8,8 @@ import MeridianCore
 public protocol SessionStore: Sendable {
     /// The stored session, or nil if there is none.
     func load(_ id: String) throws(StorageError) -> StoredSession?
+    /// The stored session for a new owner with fencing number `fence` (see the extension).
+    func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession?
     /// Every stored session, by id.
     func list() throws(StorageError) -> [StoredSessionSummary]
     /// Applies the changes in order, all or none (one transaction). A store that enforces
@@ -21,6 +23,14 @@ public protocol SessionStore: Sendable {
 
 extension SessionStore {
     public func probe() throws(StorageError) {}
+
+    /// Loads the session for a new owner whose fencing number is `fence`. A store that fences
+    /// makes `fence` the stored one (when above it) in the same transaction as the read, so that
+    /// a commit of a former owner still in flight is either read here or refused afterwards.
+    /// Stores that do not fence just load.
+    public func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession? {
+        try load(id)
+    }
 }
 
 /// A session as stored: its durable record and the epoch of its last life.

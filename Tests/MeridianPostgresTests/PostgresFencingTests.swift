@@ -70,4 +70,20 @@ import Testing
         #expect(try owner.load("s")?.record.seq == 2)
         #expect(try former.load("s")?.record.annotations.map(\.id) == ["a1", "a2"])
     }
+
+    @Test func aNewOwnersClaimAtLoadFencesOffTheFormerOwnersLaterCommits() throws {
+        let url = try PostgresFixture.database()
+        let former = try PostgresSessionStore(url: url), owner = try PostgresSessionStore(url: url)
+        try former.commit([.update(pinUpdate("s", 1, fence: 1))])
+        // The new owner loads under fence 2 before writing anything.
+        let loaded = try owner.load("s", claiming: 2)
+        #expect(loaded?.fence == 2 && loaded?.record.seq == 1)
+        // The former owner, unaware, commits: refused, and nothing of it is stored.
+        let error = fencedError { try former.commit([.update(pinUpdate("s", 3, fence: 1))]) }
+        #expect(error?.fencedSession == "s")
+        #expect(try owner.load("s")?.record.annotations.map(\.id) == ["a1"])
+        // A claim below the stored fence changes nothing; loading without a claim neither.
+        #expect(try former.load("s", claiming: 1)?.fence == 2)
+        #expect(try owner.load("s")?.fence == 2)
+    }
 }
