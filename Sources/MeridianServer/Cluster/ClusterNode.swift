@@ -64,6 +64,8 @@ final class ClusterNode: Sendable {
     private let subscriber: RedisSubscriber
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
+    /// Wakes the lease watch (a renewal, or the node stops).
+    private let watchWake = DispatchSemaphore(value: 0)
     private let logger: Logger
 
     /// A node for a server of `hubs` hubs; it joins the cluster in ``start()``.
@@ -112,6 +114,41 @@ final class ClusterNode: Sendable {
         let thread = Thread { self.keep() }
         thread.name = "meridian-cluster"
         thread.start()
+        let watch = Thread { self.watchLeases() }
+        watch.name = "meridian-lease-watch"
+        watch.start()
+    }
+
+    /// Gives every session up once three quarters of the lease time have passed since the last
+    /// renewal was sent, whatever the keeper is doing: a keeper blocked in a call to a Redis cut
+    /// off (each call waits up to its timeout) would notice only when its call fails, as late as
+    /// the lease's end in Redis, when another node may already own the session.
+    private func watchLeases() {
+        let margin = configuration.leaseTTL * 3 / 4
+        while true {
+            let (stopping, deadline) = state.withLock { ($0.stopping, $0.lastRenewal + margin) }
+            if stopping { return }
+            let now = ContinuousClock.now
+            if now < deadline {
+                _ = watchWake.wait(timeout: .now() + .nanoseconds(Int(Self.nanoseconds(deadline - now))))
+                continue
+            }
+            let owned = state.withLock { state -> [(String, Int)] in
+                guard ContinuousClock.now >= state.lastRenewal + margin else { return [] }
+                return state.owned.map { ($0.key, $0.value.hub) }.sorted { $0.0 < $1.0 }
+            }
+            if !owned.isEmpty {
+                logger.warning("leases not renewed for three quarters of their time: sessions given up", metadata: ["sessions": "\(owned.count)"])
+            }
+            for (session, hub) in owned { giveUp(session, hub) }
+            // Until the next renewal, sessions taken meanwhile have leases of their own.
+            _ = watchWake.wait(timeout: .now() + .nanoseconds(Int(Self.nanoseconds(configuration.leaseTTL / 4))))
+        }
+    }
+
+    private static func nanoseconds(_ d: Duration) -> Int64 {
+        let (seconds, atto) = d.components
+        return max(0, seconds * 1_000_000_000 + atto / 1_000_000_000)
     }
 
     /// One attempt to join: a node number, then this node's inbox confirmed by Redis. False while
@@ -153,6 +190,7 @@ final class ClusterNode: Sendable {
         // Ends a join waiting for its inbox, then the keeper (when it was started).
         subscriber.stop()
         wake.signal()
+        watchWake.signal()
         if started { state.wait { $0.ended } }
         let owned = state.withLock { state in
             defer { state.owned.removeAll() }
@@ -259,13 +297,17 @@ final class ClusterNode: Sendable {
             defer { state.releases.removeAll() }
             return (state.owned, state.releases)
         }
+        // Redis extends the leases from when it serves the renewal, after this: the leases are
+        // this node's for sure until a lease time after `sent`.
+        let sent = ContinuousClock.now
         do throws(RedisError) {
             try registry.heartbeat(number, address: configuration.advertise)
             let lost = try leases.renew(owned.mapValues(\.lease))
             state.withLock { state in
-                state.lastRenewal = .now
+                state.lastRenewal = sent
                 state.redisReached = true
             }
+            watchWake.signal()
             for session in lost.sorted() { giveUp(session, owned[session]!.hub) }
             for (session, lease) in releases { try leases.release(session, lease) }
             let routed = gateway.routedOwners
