@@ -235,6 +235,14 @@ final class ClusterGateway: Sendable {
         case .request(let origin, let peer, let grant, let text):
             guard case .success(var request) = ClientRequest.decode(text) else { return }
             request.text = text
+            let isJoin = if case .join = request.body { true } else { false }
+            if !isJoin, state.withLock({ $0.aliases[origin] == nil }) {
+                // A member this node let go while the link to its node was broken (its edge could
+                // not be told): the edge closes it with 4012, and it joins again.
+                return send(.close(origin.connection, code: CloseCode.sessionMoved,
+                                   reason: "the session's owner lost track of this member (the link between nodes broke); join again"),
+                            to: origin.node)
+            }
             let (alias, hub) = state.withLock { state -> (ConnectionID, Int) in
                 let alias = state.aliases[origin] ?? {
                     let made = UInt64(index) << 56 | state.nextAlias
