@@ -117,6 +117,7 @@ def remove_stale_runs():
             continue
         for namespace in made.get("namespaces", []):
             kill_namespace_processes(namespace)
+            sh("ip", "link", "delete", namespace, check=False)  # the veth's root end (so both ends)
             sh("ip", "netns", "delete", namespace, check=False)
         if made.get("bridge"):
             sh("ip", "link", "delete", made["bridge"], check=False)
@@ -543,17 +544,20 @@ class NetnsCluster:
             self.redis_process.stop(signal.SIGKILL)
         for namespace in self.namespaces:
             kill_namespace_processes(namespace)
+            # The veth's root end, and with it the other: a namespace whose last process is gone may live
+            # on a while (sockets still closing), and its veth with it.
+            sh("ip", "link", "delete", namespace, check=False)
             sh("ip", "netns", "delete", namespace, check=False)
         sh("ip", "link", "delete", self.bridge, check=False)
         shutil.rmtree(self.directory, ignore_errors=True)
         self.marker.unlink(missing_ok=True)
 
     def leftovers(self):
-        """What of this run still exists (for a teardown check): namespaces and the bridge."""
+        """What of this run still exists (for a teardown check): namespaces, veths and the bridge."""
         names = sh("ip", "netns", "list", check=False)
         left = [n for n in self.namespaces if re.search(rf"^{re.escape(n)}\b", names, re.M)]
-        if sh("ip", "link", "show", self.bridge, check=False).strip():
-            left.append(self.bridge)
+        links = sh("ip", "-o", "link", "show", check=False)
+        left += [name for name in [self.bridge, *self.namespaces] if re.search(rf"^\d+: {re.escape(name)}[@:]", links, re.M)]
         return left
 
 

@@ -26,6 +26,7 @@ import socket
 import time
 
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 from meridian_client import Client, Closed, run
 from netns_fixture import netns_cluster  # noqa: F401 (the fixture)
@@ -43,6 +44,14 @@ async def join(net, node, name, session=SESSION, role="editor", hidden=False):
     await c.join(session, role="viewer" if hidden else role, hidden=hidden,
                  token=net.token(name, role="dashboard" if hidden else role))
     return c
+
+
+def round_to(seconds):
+    return round(seconds, 2)
+
+
+def local_alive(client):
+    return client.close_code is None
 
 
 async def write_until(client, stop, prefix, acks, pace=0.02, timeout=20):
@@ -243,33 +252,47 @@ def test_a_member_at_an_edge_is_served_again_or_closed_after_the_owners_link_fla
         assert net.owner(SESSION) is owner
         member = await join(net, edge, "member")
         await member.ok({"type": "annotation.add", "annotation": point("before")})
-        # Down and up three times, each state 0.6-1 s (less than three quarters of the lease), under writes.
-        stop, acks = asyncio.Event(), []
-        writing = [asyncio.create_task(write_until(c, stop, c.name, acks, timeout=5)) for c in (local, member)]
-        await asyncio.to_thread(net.flap, owner, 3, 0.6, 1.0)
-        stop.set()
-        await asyncio.gather(*writing)
-        healed = time.monotonic()
-        answers = []
-        k = 0
-        while time.monotonic() < healed + 15:
-            k += 1
-            try:
-                answer, _ = await member.request({"type": "annotation.add", "annotation": point(f"after-{k}")}, timeout=5)
-            except Closed as closed:
-                return "closed", closed.code, answers, net.owner(SESSION)
-            except asyncio.TimeoutError:
-                answers.append("unanswered within 5 s")
-                continue
-            if answer["type"] == "ack":
-                return "acknowledged", round(time.monotonic() - healed, 2), answers, net.owner(SESSION)
-            answers.append(answer.get("code"))
-            await asyncio.sleep(0.5)  # a client's retry pace
-        await local.close()
-        return "neither", None, answers, net.owner(SESSION)
+        # Up to five rounds (it does not happen every time): down and up three times, each state 0.6-1 s (less
+        # than three quarters of the lease: the owner keeps the session), under writes; then the member writes.
+        member_at = edge
+        for round in range(5):
+            current = net.owner(SESSION) or owner  # the session may have moved in an earlier round
+            if member_at is current:
+                member_at = next(n for n in net.nodes if n is not current)
+                member = await join(net, member_at, f"member-r{round}")
+            stop, acks = asyncio.Event(), []
+            writing = [asyncio.create_task(write_until(c, stop, f"{c.name}-{round}", acks, timeout=5)) for c in (local, member)]
+            await asyncio.to_thread(net.flap, current, 3, 0.6, 1.0)
+            stop.set()
+            await asyncio.gather(*writing)
+            healed = time.monotonic()
+            answers, outcome, detail = [], "neither", None
+            k = 0
+            while time.monotonic() < healed + 15:
+                k += 1
+                try:
+                    answer, _ = await member.request({"type": "annotation.add", "annotation": point(f"after-{round}-{k}")}, timeout=5)
+                except (Closed, ConnectionClosed) as closed:  # told to join again: served as it should be
+                    outcome, detail = "closed", getattr(closed, "code", None) or getattr(closed.rcvd, "code", None)
+                    break
+                except asyncio.TimeoutError:
+                    answers.append("unanswered within 5 s")
+                    continue
+                if answer["type"] == "ack":
+                    outcome, detail = "acknowledged", round_to(time.monotonic() - healed)
+                    break
+                answers.append(answer.get("code"))
+                await asyncio.sleep(0.5)  # a client's retry pace
+            if outcome == "neither":
+                return outcome, round, answers, net.owner(SESSION)
+            if outcome == "closed":  # served correctly: join again for the next round
+                member = await join(net, member_at, f"member{round}")
+            if not local_alive(local):
+                local = await join(net, net.owner(SESSION) or owner, f"local{round}")
+        return outcome, detail, answers, net.owner(SESSION)
 
-    outcome, detail, answers, owner_now = run(scenario(), timeout=60)
-    print(f"\nafter the heal: {outcome} ({detail}); answers before: {answers[:8]}; owner {owner_now}")
+    outcome, detail, answers, owner_now = run(scenario(), timeout=240)
+    print(f"\nafter the heal: {outcome} ({detail}); answers: {answers[:8]}; owner {owner_now}")
     assert outcome in ("acknowledged", "closed"), \
-        f"15 s after {owner.name}'s link came back the member at {edge.name} is neither served nor closed: " \
+        f"15 s after the owner's link came back (round {detail}) a member at another node is neither served nor closed: " \
         f"its writes were answered {answers[:10]}; the session's owner is {owner_now}"
