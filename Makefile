@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps service-deps web-deps postgres-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
+.PHONY: all deps service-deps web-deps postgres-deps netns-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
 
 all: build
 
@@ -57,6 +57,14 @@ postgres-deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq postgresql; \
 	fi
 
+# iptables for the partition tests (Tests/python/netns_fixture.py): links between network namespaces cut
+# (DROP) and delayed (NFQUEUE; this kernel has no sch_netem). iproute2 brings `ip netns`.
+netns-deps:
+	@if ! command -v iptables >/dev/null 2>&1 || ! command -v ip >/dev/null 2>&1; then \
+		echo "installing iptables and iproute2"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq iptables iproute2; \
+	fi
+
 # Headless Chromium and its driver for the dashboard's browser tests.
 browser-deps:
 	@if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then \
@@ -65,7 +73,7 @@ browser-deps:
 	fi
 
 # Python clients we did not write (websockets, selenium, axe-core through axe-selenium-python), schema validation and pytest.
-test-deps: deps service-deps postgres-deps web-deps browser-deps
+test-deps: deps service-deps postgres-deps web-deps browser-deps netns-deps
 	@if ! command -v shellcheck >/dev/null 2>&1; then \
 		echo "installing shellcheck"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq shellcheck; \
