@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "MeridianProtocol", targets: ["MeridianProtocol"]),
         .library(name: "MeridianClient", targets: ["MeridianClient"]),
         .library(name: "MeridianServer", targets: ["MeridianServer"]),
+        .library(name: "MeridianHTTP", targets: ["MeridianHTTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -60,12 +61,15 @@ let package = Package(
         ),
         // The server transport: WebSocket + HTTP on libwebsockets, one service thread, framed
         // fan-out, handshake checks and admissions.
-        .target(name: "MeridianTransport", dependencies: ["MeridianTransportCore", "MeridianSync", "CLibWebSockets"]),
+        .target(name: "MeridianTransport", dependencies: ["MeridianTransportCore", "MeridianSync", "MeridianHTTP", "CLibWebSockets"]),
         // Bearer tokens (JWT: HS256, ES256, RS256): who a connection is and what it may join.
         .target(
             name: "MeridianAuth",
             dependencies: ["MeridianCore", "MeridianSync", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // HTTP read by pure functions, no dependencies: request lines, query strings, Content-Length.
+        // Shared by the server transport and the API; the fuzzers (FuzzTesting/) drive it directly.
+        .target(name: "MeridianHTTP"),
         // Durable sessions: the SessionStore seam, SQLite (GRDB) and in-memory stores, group commit.
         .target(
             name: "MeridianStorage",
@@ -137,6 +141,7 @@ let package = Package(
         .testTarget(name: "MeridianSyncTests", dependencies: ["MeridianSync"]),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
+        .testTarget(name: "MeridianHTTPTests", dependencies: ["MeridianHTTP"]),
         .testTarget(name: "MeridianTransportCoreTests", dependencies: ["MeridianTransportCore", "MeridianSync", "CLibWebSockets"]),
         .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport", "MeridianTransportCore", "MeridianSync"]),
         .testTarget(

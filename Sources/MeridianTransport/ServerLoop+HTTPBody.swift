@@ -1,3 +1,4 @@
+import MeridianHTTP
 internal import CLibWebSockets
 
 /// An HTTP request whose body is still arriving.
@@ -38,6 +39,6 @@ extension ServerLoop {
         guard total > 0, total < 20 else { return nil }
         var buffer = [CChar](repeating: 0, count: total + 1)
         guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 else { return nil }
-        return Int(String(decoding: buffer.prefix(total).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        return ContentLength.parse(String(decoding: buffer.prefix(total).map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 }
