@@ -1,4 +1,5 @@
 import Foundation
+import MeridianAPI
 import MeridianAuth
 import MeridianCore
 import MeridianProtocol
@@ -171,39 +172,27 @@ extension Hub {
     /// session needs a token allowing it; listing all sessions a `*` owner or
     /// dashboard token; creating, configuring or deleting one an owner token
     /// allowing it. Nil when the request may go on.
-    func authorizeAPI(_ request: HTTPRequest, _ parts: [String]) -> HTTPResponse? {
+    func authorizeAPI(_ request: HTTPRequest, _ api: APIRequest) -> HTTPResponse? {
         guard case .tokens(let verifier) = configuration.authentication else { return nil }
         guard let header = request.authorization, header.lowercased().hasPrefix("bearer ") else {
-            return Self.apiError(401, "unauthorized", "the API needs an Authorization: Bearer token")
+            return Self.apiError(401, "unauthorized", "\(request.method) \(api.template): the API needs an Authorization: Bearer token")
         }
         let grant: AccessGrant
         switch verified(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), by: verifier) {
         case .success(let g): grant = g
         case .failure(let error): return Self.apiError(401, Self.code(error).rawValue, error.message)
         }
-        let target: String?
-        if parts.count >= 4 {
-            target = parts[3]
-        } else if request.method == "POST", case .object(let fields)? = JSONValue.parse(request.body), case .string(let id)? = fields["id"] {
-            target = id
-        } else {
-            target = nil
-        }
-        let reads = request.method == "GET"
-        switch target {
-        case nil where reads:
+        guard let id = api.session else {
             guard grant.watchesEverySession else {
                 return Self.apiError(403, "forbidden", "listing sessions needs an owner or dashboard token for session *")
             }
-        case let id?:
-            guard grant.allows(session: id) else {
-                return Self.apiError(403, "forbidden", "the token does not allow session \(id)")
-            }
-            guard reads || grant.role == .owner else {
-                return Self.apiError(403, "forbidden", "\(request.method) needs an owner token; this one grants \(grant.role.rawValue)")
-            }
-        case nil:
-            break  // A malformed create: answered 400 by the API itself.
+            return nil
+        }
+        guard grant.allows(session: id) else {
+            return Self.apiError(403, "forbidden", "the token does not allow session \(id)")
+        }
+        guard api.reads || grant.role == .owner else {
+            return Self.apiError(403, "forbidden", "\(request.method) needs an owner token; this one grants \(grant.role.rawValue)")
         }
         return nil
     }
