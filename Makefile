@@ -60,13 +60,14 @@ browser-deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver; \
 	fi
 
-# Python clients we did not write (websockets, selenium, axe-core through axe-selenium-python), schema validation and pytest.
+# Python clients we did not write (websockets, selenium, axe-core through axe-selenium-python), schema validation,
+# schemathesis (the HTTP API against Protocol/openapi.yaml) and pytest.
 test-deps: deps service-deps postgres-deps web-deps browser-deps
 	@if ! command -v shellcheck >/dev/null 2>&1; then \
 		echo "installing shellcheck"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq shellcheck; \
 	fi
-	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml, axe_selenium_python; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
+	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml, axe_selenium_python, schemathesis; assert int(websockets.__version__.split('.')[0]) >= 13; assert int(schemathesis.__version__.split('.')[0]) >= 4" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
 	fi

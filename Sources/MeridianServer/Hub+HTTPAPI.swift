@@ -1,4 +1,5 @@
 import MeridianAPI
+import MeridianAuth
 import MeridianCore
 import MeridianProtocol
 import MeridianStorage
@@ -12,11 +13,24 @@ import MeridianTransport
 /// writing, wait behind that work and are then served in arrival order.
 extension Hub {
     /// Answers a request under /api/sessions through `responder`; false for any other path.
-    /// A malformed request (404, 405, 400: `APIRequest.decode`) is refused before its token is
-    /// looked at; then the token (401, 403); then the session's state.
+    /// Checked in this order (`APIRequest.decode` reads the request): the path and the method
+    /// (404, 405, whoever asks), the token (401), the request's form (400: id, query, body),
+    /// the token's rights (403), then the session's state.
     func apiRequest(_ request: HTTPRequest, responder: HTTPResponder, on server: any Outbound) -> Bool {
         guard let decoded = APIRequest.decode(method: request.method, path: request.path, query: request.query, body: request.body) else {
             return false
+        }
+        if case .failure(let refusal) = decoded, refusal.status != 400 {
+            responder.respond(Self.apiError(refusal))
+            return true
+        }
+        let grant: AccessGrant?
+        switch authenticateAPI(request) {
+        case .failure(let denial):
+            responder.respond(denial.response)
+            return true
+        case .success(let g):
+            grant = g
         }
         let api: APIRequest
         switch decoded {
@@ -26,7 +40,7 @@ extension Hub {
         case .success(let r):
             api = r
         }
-        if let denial = authorizeAPI(request, api) {
+        if let grant, let denial = permitAPI(grant, request, api) {
             responder.respond(denial)
             return true
         }
