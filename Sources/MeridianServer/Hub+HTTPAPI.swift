@@ -79,7 +79,7 @@ extension Hub {
                     rows[s.id] = .object(["id": .string(s.id), "seq": .number(Double(s.seq)), "annotations": .number(Double(s.annotationCount)),
                                           "loaded": .bool(false), "members": .number(0)])
                 }
-                responder.respond(Self.json(200, .object(["sessions": .array(rows.keys.sorted().map { rows[$0]! })])))
+                responder.respond(Self.json(200, .object(["sessions": .array(rows.sorted { $0.key < $1.key }.map(\.value))])))
             }
         })
     }

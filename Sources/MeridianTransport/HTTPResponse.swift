@@ -52,6 +52,8 @@ public struct HTTPResponse: Sendable {
     /// The JSON 404 the server answers for a path nobody handles.
     public static let notFound = HTTPResponse.json(404, #"{"error":"not_found","message":"no such path"}"#)
     static let bodyTooLarge = HTTPResponse.json(413, #"{"error":"body_too_large","message":"the request body exceeds the server's limit"}"#)
+    static let truncatedRequestLine = HTTPResponse.json(
+        400, #"{"error":"bad_request","message":"the request line has no HTTP version: a control character (%0D, %0A) in the target ends it"}"#)
     static let healthy = HTTPResponse.json(200, #"{"status":"ok"}"#)
     static let ready = HTTPResponse.json(200, #"{"status":"ready"}"#)
     static let draining = HTTPResponse.json(503, #"{"status":"draining"}"#)

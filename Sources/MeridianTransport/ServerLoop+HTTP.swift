@@ -83,6 +83,10 @@ extension ServerLoop {
         let exchange = HTTPExchange(wsi: wsi, serial: nextHTTPID)
         nextHTTPID += 1
         httpExchanges[id] = exchange
+        // lws ends the target at a percent-decoded CR or LF (`/api/sessions/%0D/settings`) and
+        // skips the rest of the request line: what is left names another resource. Such a
+        // request has no HTTP version; it is refused whole rather than answered for that path.
+        if lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) == 0 { return respond(exchange, .truncatedRequestLine, closeAfter: true) }
         if ["POST", "PUT", "PATCH"].contains(request.method), let length = contentLength(wsi), length > 0 {
             // A body announced beyond the limit is refused at once; the connection closes after the answer.
             guard length <= configuration.maxHTTPBodyBytes else { return respond(exchange, .bodyTooLarge, closeAfter: true) }
@@ -154,7 +158,7 @@ extension ServerLoop {
             let end = buffer.baseAddress! + buffer.count - 1
             var cursor: UnsafeMutablePointer<UInt8>? = start
             if lws_add_http_common_headers(
-                exchange.wsi, UInt32(exchange.status), exchange.contentType,
+                exchange.wsi, UInt32(clamping: exchange.status), exchange.contentType,
                 lws_filepos_t(exchange.bodyCount), &cursor, end) != 0 {
                 return true
             }
@@ -163,7 +167,7 @@ extension ServerLoop {
                     Array(value.utf8).withUnsafeBufferPointer { valueBytes in
                         lws_add_http_header_by_name(
                             exchange.wsi, UnsafeRawPointer(namePointer).assumingMemoryBound(to: UInt8.self),
-                            valueBytes.baseAddress, Int32(valueBytes.count), &cursor, end)
+                            valueBytes.baseAddress, Int32(clamping: valueBytes.count), &cursor, end)
                     }
                 }
                 if added != 0 { return true }
@@ -194,7 +198,7 @@ extension ServerLoop {
         let total = Int(lws_hdr_total_length(wsi, token))
         guard total > 0 else { return nil }
         var buffer = [CChar](repeating: 0, count: total + 1)
-        let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token)
+        let copied = lws_hdr_copy(wsi, &buffer, Int32(clamping: buffer.count), token)
         guard copied > 0 else { return nil }
         return String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
@@ -203,7 +207,7 @@ extension ServerLoop {
         let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
         guard total > 0 else { return "" }
         var buffer = [CChar](repeating: 0, count: total + 16)
-        let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS)
+        let copied = lws_hdr_copy(wsi, &buffer, Int32(clamping: buffer.count), WSI_TOKEN_HTTP_URI_ARGS)
         guard copied > 0 else { return "" }
         return String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

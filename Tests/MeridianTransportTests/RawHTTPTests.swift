@@ -92,6 +92,16 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(4))
     }
 
+    /// lws ends the target at a decoded CR and skips the rest of the request line.
+    @Test func aRequestLineCutShortByAControlCharacterIs400() throws {
+        let (server, port) = try Self.start(LaterHandler())
+        defer { server.stop() }
+        let answer = try Self.exchange(port, "GET /now%0D/more HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(answer.status == 400)
+        #expect(answer.body.contains("bad_request"))
+        #expect(answer.closed)
+    }
+
     @Test(arguments: [("POST", "/healthz"), ("DELETE", "/readyz"), ("TRACE", "/healthz"), ("PUT", "/readyz")])
     func healthPathsAnswerGETAndHEADOnly(_ method: String, _ path: String) throws {
         let (server, port) = try Self.start(LaterHandler())

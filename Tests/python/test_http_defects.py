@@ -97,13 +97,19 @@ def test_null_where_the_schema_says_string_is_refused_naming_the_field(jwt_serve
     assert request(jwt_server, "PATCH", f"/api/sessions/{session}/settings", {"constraints": None}, token=owner).status == 200
 
 
-@pytest.mark.parametrize("target", ["/api/sessions/%0D", "/api/sessions/%0d", "/api/sessions/%20", "/api/sessions/",
-                                    "/api/sessions/%00", "/api/sessions/%0D/events"])
-def test_a_path_segment_that_is_no_session_id_is_400_never_the_list(jwt_server, owner, session, target):
+@pytest.mark.parametrize("method, target, code", [
+    ("GET", "/api/sessions/%20", "invalid_field"), ("GET", "/api/sessions/", "invalid_field"),
+    ("GET", "/api/sessions/%00", "invalid_field"), ("DELETE", "/api/sessions/a%20b", "invalid_field"),
+    # libwebsockets ends the target at a decoded CR or LF and skips the rest of the request line:
+    # the server refuses the request whole rather than answer for what is left of the path.
+    ("GET", "/api/sessions/%0D", "bad_request"), ("GET", "/api/sessions/%0d", "bad_request"),
+    ("GET", "/api/sessions/%0D/events", "bad_request"), ("PATCH", "/api/sessions/ab%0Dc/settings", "bad_request"),
+    ("GET", "/api/sessions/s/events?after=%0A", "bad_request"),
+])
+def test_a_path_segment_that_is_no_session_id_is_400_never_the_list(jwt_server, owner, session, method, target, code):
     # GET /api/sessions/%0D answered 200 with the session list.
-    method = "PATCH" if target.endswith("/settings") else "GET"
     response = request(jwt_server, method, target, {} if method == "PATCH" else None, token=owner)
-    body = assert_refused(response, 400, "invalid_field", "id")
+    body = assert_refused(response, 400, code, "id" if code == "invalid_field" else None)
     assert "sessions" not in body
 
 
