@@ -20,6 +20,7 @@ extension Hub {
         guard let decoded = APIRequest.decode(method: request.method, path: request.path, query: request.query, body: request.body) else {
             return false
         }
+        // 404 and 405 depend on the path and the method alone: answered to anyone.
         if case .failure(let refusal) = decoded, refusal.status != 400 {
             responder.respond(Self.apiError(refusal))
             return true
