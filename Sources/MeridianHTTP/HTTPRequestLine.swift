@@ -28,6 +28,13 @@ public struct HTTPRequestLine: Hashable, Sendable {
     /// `METHOD SP target SP HTTP/x.y CRLF` (or LF alone): the method a token of RFC 9110's
     /// characters (at most 32 of them), the target without spaces or control characters.
     public static func parse(_ bytes: some Collection<UInt8>) -> Parsed {
+        // What cannot start a request line is refused before its end comes (a TLS hello on the
+        // plain port, binary noise), so such a connection is not held until the timeout.
+        let methodEnd = bytes.firstIndex(of: 32) ?? bytes.endIndex
+        let method = bytes[..<methodEnd]
+        if method.count > 32 || (methodEnd < bytes.endIndex && method.isEmpty) || !method.allSatisfy(isTokenByte) {
+            return .invalid
+        }
         guard let end = bytes.firstIndex(of: 10) else { return bytes.count < maxLength ? .incomplete : .invalid }
         guard bytes.distance(from: bytes.startIndex, to: end) <= maxLength else { return .invalid }
         var line = Array(bytes[..<end])

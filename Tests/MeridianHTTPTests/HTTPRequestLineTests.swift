@@ -11,7 +11,7 @@ struct HTTPRequestLineTests {
         #expect(parse("CONNECT /? HTTP/1.1\r\n") == .line(HTTPRequestLine(method: "CONNECT", path: "/", query: "")))
     }
 
-    @Test(arguments: ["", "TRACE", "TRACE /api/sessions HTTP/1.1", "T", String(repeating: "A", count: HTTPRequestLine.maxLength - 1)])
+    @Test(arguments: ["", "TRACE", "TRACE /api/sessions HTTP/1.1", "T", "TRACE /" + String(repeating: "a", count: HTTPRequestLine.maxLength - 8)])
     func anUnfinishedLineWaits(_ text: String) {
         #expect(parse(text) == .incomplete)
     }
@@ -22,6 +22,12 @@ struct HTTPRequestLineTests {
         "\u{16}\u{3}\u{1}\u{2}\0\u{1}\0\u{1}\n",
     ])
     func whatIsNoRequestLineIsInvalid(_ text: String) {
+        #expect(parse(text) == .invalid)
+    }
+
+    /// Known at once, before any line end: no client waits on these.
+    @Test(arguments: ["\u{16}\u{3}\u{1}", " ", " /x", "GE\tT", String(repeating: "M", count: 33), "TRACE\r"])
+    func whatCannotStartARequestLineIsInvalidAtOnce(_ text: String) {
         #expect(parse(text) == .invalid)
     }
 

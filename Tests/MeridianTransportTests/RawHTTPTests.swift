@@ -82,6 +82,17 @@ import Testing
         #expect(answer.closed)
     }
 
+    /// A TLS hello on the plain port is answered at once, not held until the timeout.
+    @Test func bytesThatCannotStartARequestAreRefusedAtOnce() throws {
+        let (server, port) = try Self.start(LaterHandler()) { $0.handshakeTimeout = .seconds(5) }
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        let answer = try Self.exchange(port, "\u{16}\u{3}\u{1}\u{2}")
+        #expect(answer.status == 400)
+        #expect(answer.closed)
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
     @Test func aRequestLineThatNeverEndsIsClosedAfterTheHandshakeTimeout() throws {
         let (server, port) = try Self.start(LaterHandler()) { $0.handshakeTimeout = .seconds(1) }
         defer { server.stop() }
