@@ -6,12 +6,13 @@ bodies that break them are valid to the schema yet refused (400) by the server, 
 documented; these hooks put such values in order so every other check stays strict.
 
 The document also says libwebsockets closes the connection, without an answer, on a request
-of more than about 90 query parameters: a generated query repeating a parameter is cut to
-MAX_REPEATS values."""
+of more than about 90 query parameters: a generated query is cut to MAX_REPEATS parameters,
+each to MAX_REPEATS values (a list or an object's members, at any depth)."""
 
 import schemathesis
 
-MAX_REPEATS = 16
+MAX_REPEATS = 8
+MAX_PARAMETERS = 64
 
 
 def _number(value):
@@ -41,14 +42,35 @@ def _order(constraints):
         sw["latitude"] = -90
 
 
+def _trimmed(value):
+    """At most MAX_REPEATS items in a list or object, at any depth: a query parameter's value
+    may be either, and each item becomes a parameter of its own."""
+    if isinstance(value, (list, tuple)):
+        return [_trimmed(v) for v in list(value)[:MAX_REPEATS]]
+    if isinstance(value, dict):
+        return {k: _trimmed(v) for k, v in list(value.items())[:MAX_REPEATS]}
+    return value
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        return sum(_leaves(v) for v in value) or 1
+    if isinstance(value, dict):
+        return sum(_leaves(v) for v in value.values()) or 1
+    return 1
+
+
 @schemathesis.hook
 def map_case(context, case):
     """Every phase's cases (the coverage phase applies case hooks, not body hooks)."""
     query = getattr(case, "query", None)
     if isinstance(query, dict):
+        for name in list(query)[MAX_REPEATS:]:
+            del query[name]
         for name, value in query.items():
-            if isinstance(value, list) and len(value) > MAX_REPEATS:
-                query[name] = value[:MAX_REPEATS]
+            query[name] = _trimmed(value)
+        while len(query) > 1 and sum(_leaves(v) for v in query.values()) > MAX_PARAMETERS:
+            del query[list(query)[-1]]
     body = getattr(case, "body", None)
     if isinstance(body, dict):
         _order(body.get("constraints"))
