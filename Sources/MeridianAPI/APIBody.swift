@@ -34,6 +34,9 @@ public enum APIBody {
     /// `null` is refused there, while `constraints: null` removes the constraints.
     static let notNullable = ["styleURL", "tint", "dragPolicy", "leaseTimeoutMs"]
 
+    /// `styleURL`'s maxLength in openapi.yaml.
+    public static let maxStyleURLLength = 2_048
+
     /// A settings change, fields named `path.key` in errors. Where the WebSocket protocol takes
     /// `null` as an absent field (SPEC, conventions), the API refuses it: a `null` that does
     /// nothing is more likely a client's mistake than its intent.
@@ -46,6 +49,12 @@ public enum APIBody {
         }
         if let constraints = fields["constraints"], constraints != .null, let inner = firstNull(in: constraints, path: "\(path).constraints") {
             return .failure(.invalid(inner, "\(inner): must not be null (leave the field out for none)"))
+        }
+        // openapi.yaml's maxLength counts code points; the session's own check counts what a
+        // reader sees as one character (SPEC conventions), so "\r\n" or a combining accent
+        // would let a longer URL through. Both hold here: the document's count is the stricter.
+        if case .string(let url)? = fields["styleURL"], url.unicodeScalars.count > maxStyleURLLength {
+            return .failure(.invalid("\(path).styleURL", "\(path).styleURL: at most \(maxStyleURLLength) characters (Unicode code points), got \(url.unicodeScalars.count)"))
         }
         do throws(ProtocolError) {
             return .success(try StoredForm.settingsPatch(value, path: path))

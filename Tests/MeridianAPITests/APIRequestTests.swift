@@ -82,6 +82,17 @@ struct APIRequestTests {
         #expect(created?.field == field, "\(body)")
     }
 
+    /// openapi.yaml's maxLength counts code points: 2,049 of them are refused even when they
+    /// make 2,048 characters ("\r\n" is one), and 2,048 are taken.
+    @Test func styleURLLengthIsCountedInCodePoints() throws {
+        let over = #"{"styleURL": ""# + String(repeating: "a", count: 2_047) + #"\r\n"}"#
+        #expect(refusal("PATCH", "/api/sessions/s/settings", body: over)?.field == "settings.styleURL")
+        let combining = #"{"styleURL": ""# + String(repeating: "e\u{0301}", count: 1_025) + #""}"#
+        #expect(refusal("PATCH", "/api/sessions/s/settings", body: combining)?.field == "settings.styleURL")
+        let fits = #"{"styleURL": ""# + String(repeating: "a", count: 2_048) + #""}"#
+        #expect(try decode("PATCH", "/api/sessions/s/settings", body: fits)?.get() != nil)
+    }
+
     @Test func constraintsNullRemovesThem() throws {
         guard case .configure(_, let patch) = try decode("PATCH", "/api/sessions/s/settings", body: #"{"constraints": null}"#)?.get() else {
             Issue.record("not a configure")

@@ -134,3 +134,15 @@ def test_undeclared_methods_are_405_with_allow(jwt_server, owner, session, metho
     assert response.headers.get("allow") == allow, response
     assert method in body["message"], body
     assert request(jwt_server, "GET", "/healthz").status == 200
+
+
+def test_style_url_length_is_counted_as_the_schema_counts_it(jwt_server, owner, session):
+    # 2,049 code points that make 2,048 characters ("\r\n" is one, SPEC conventions) were taken,
+    # where openapi.yaml's maxLength (code points) refuses them.
+    over = "a" * 2047 + "\r\n"
+    assert not SETTINGS.is_valid({"styleURL": over})
+    assert_refused(request(jwt_server, "PATCH", f"/api/sessions/{session}/settings", {"styleURL": over}, token=owner),
+                   400, "invalid_field", "settings.styleURL")
+    fits = "a" * 2048
+    assert SETTINGS.is_valid({"styleURL": fits})
+    assert request(jwt_server, "PATCH", f"/api/sessions/{session}/settings", {"styleURL": fits}, token=owner).status == 200

@@ -117,6 +117,9 @@ public enum HTTPHarness {
         for (key, value) in fields where key != "constraints" {
             try require(value != .null, "settings.\(key): null taken")
         }
+        if case .string(let url)? = fields["styleURL"] {
+            try require(url.unicodeScalars.count <= APIBody.maxStyleURLLength, "a styleURL of \(url.unicodeScalars.count) code points taken")
+        }
         if let constraints = fields["constraints"], constraints != .null {
             try require(!containsNull(constraints), "a null inside constraints taken: \(constraints)")
         }
