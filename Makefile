@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps service-deps web-deps postgres-deps netns-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build bench bench-event-loop microbench clean
+.PHONY: all deps service-deps web-deps postgres-deps netns-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build fuzz-http bench bench-event-loop microbench clean
 
 all: build
 
@@ -72,13 +72,14 @@ browser-deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver; \
 	fi
 
-# Python clients we did not write (websockets, selenium, axe-core through axe-selenium-python), schema validation and pytest.
+# Python clients we did not write (websockets, selenium, axe-core through axe-selenium-python), schema validation,
+# schemathesis (the HTTP API against Protocol/openapi.yaml) and pytest.
 test-deps: deps service-deps postgres-deps web-deps browser-deps netns-deps
 	@if ! command -v shellcheck >/dev/null 2>&1; then \
 		echo "installing shellcheck"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq shellcheck; \
 	fi
-	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml, axe_selenium_python; assert int(websockets.__version__.split('.')[0]) >= 13" 2>/dev/null; then \
+	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml, axe_selenium_python, schemathesis; assert int(websockets.__version__.split('.')[0]) >= 13; assert int(schemathesis.__version__.split('.')[0]) >= 4" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
 	fi
@@ -126,15 +127,16 @@ test-fuzz-regressions:
 # (both ignored by git); fix the bug, then keep the input in FuzzTesting/Regressions/TARGET/.
 # LeakSanitizer is off: these runs look for crashes and broken invariants, not leaks.
 # Session scripts get up to 1024 bytes (about 250 steps) from the start, not after a slow ramp.
+# Then `fuzz-http`: schemathesis against the real server, two runs of FUZZ_SECONDS more.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= decoder session
+FUZZ_TARGETS ?= decoder session http
 FUZZ_FLAGS ?=
 FUZZ_BUILD := FuzzTesting/.build-fuzz
 
 # `--sanitize fuzzer` so SwiftPM lets libFuzzer's main be the entry point, and -sanitize=fuzzer for the
 # coverage it needs; one product at a time so the root package's other targets are not built.
 fuzz-build:
-	cd FuzzTesting && for p in FuzzDecoder FuzzSession; do \
+	cd FuzzTesting && for p in FuzzDecoder FuzzSession FuzzHTTP; do \
 		$(SWIFT) build -c debug --scratch-path .build-fuzz --product $$p \
 			--sanitize fuzzer --sanitize address -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -DFUZZING || exit 1; \
 	done
@@ -144,6 +146,7 @@ fuzz: fuzz-build
 		case $$t in \
 			decoder) exe=FuzzDecoder; opts=-dict=FuzzTesting/Dictionaries/decoder.dict;; \
 			session) exe=FuzzSession; opts="-max_len=1024 -len_control=0";; \
+			http) exe=FuzzHTTP; opts="-dict=FuzzTesting/Dictionaries/http.dict -max_len=4096";; \
 			*) echo "unknown fuzz target $$t"; exit 2;; \
 		esac; \
 		mkdir -p FuzzTesting/artifacts/$$t/corpus; \
@@ -153,6 +156,22 @@ fuzz: fuzz-build
 			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
 			$$opts -artifact_prefix=FuzzTesting/artifacts/$$t/ $(FUZZ_FLAGS); \
 	done
+	$(MAKE) fuzz-http
+
+# Schemathesis against Protocol/openapi.yaml and the real server (tokens checked): both runs of
+# Tests/python/test_http_schemathesis.py (the whole document, every phase; the event log's query)
+# for FUZZ_HTTP_SECONDS each, with a new seed each time (FUZZ_HTTP_SEED repeats one). `make test`
+# runs the same file bounded and derandomized. A failure prints the requests that reproduce it.
+FUZZ_HTTP_SECONDS ?= $(FUZZ_SECONDS)
+ifndef FUZZ_HTTP_SEED
+FUZZ_HTTP_SEED := $(shell date +%s)
+endif
+fuzz-http:
+	$(SWIFT) build --product meridian
+	@echo "== schemathesis for $(FUZZ_HTTP_SECONDS) s, seed $(FUZZ_HTTP_SEED)"
+	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian MERIDIAN_SCHEMATHESIS_SEED=$(FUZZ_HTTP_SEED) \
+		MERIDIAN_SCHEMATHESIS_MAX_TIME=$(FUZZ_HTTP_SECONDS) MERIDIAN_SCHEMATHESIS_EXAMPLES=100000 \
+		$(PYTHON) -m pytest Tests/python/test_http_schemathesis.py -q
 
 # Benchmarks (not part of `make test`): Meridian against the strong libwebsockets baseline
 # (Tests/Benchmarks/lws_rooms.c, on poll and on libev) under `meridian load`; writes BENCHMARKS.md

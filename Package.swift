@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "MeridianProtocol", targets: ["MeridianProtocol"]),
         .library(name: "MeridianClient", targets: ["MeridianClient"]),
         .library(name: "MeridianServer", targets: ["MeridianServer"]),
+        .library(name: "MeridianHTTP", targets: ["MeridianHTTP"]),
+        .library(name: "MeridianAPI", targets: ["MeridianAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -61,12 +63,18 @@ let package = Package(
         ),
         // The server transport: WebSocket + HTTP on libwebsockets, one service thread, framed
         // fan-out, handshake checks and admissions.
-        .target(name: "MeridianTransport", dependencies: ["MeridianTransportCore", "MeridianSync", "CLibWebSockets"]),
+        .target(name: "MeridianTransport", dependencies: ["MeridianTransportCore", "MeridianSync", "MeridianHTTP", "CLibWebSockets"]),
         // Bearer tokens (JWT: HS256, ES256, RS256): who a connection is and what it may join.
         .target(
             name: "MeridianAuth",
             dependencies: ["MeridianCore", "MeridianSync", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // HTTP read by pure functions, no dependencies: request lines, query strings, Content-Length.
+        // Shared by the server transport and the API; the fuzzers (FuzzTesting/) drive it directly.
+        .target(name: "MeridianHTTP"),
+        // The HTTP API's requests read by pure functions: routes, ids, queries and bodies into
+        // typed requests or refusals. No sockets, so the fuzzers drive it directly.
+        .target(name: "MeridianAPI", dependencies: ["MeridianHTTP", "MeridianCore", "MeridianProtocol"]),
         // Durable sessions: the SessionStore seam, SQLite (GRDB) and in-memory stores, group commit.
         .target(
             name: "MeridianStorage",
@@ -91,7 +99,7 @@ let package = Package(
             name: "MeridianServer",
             dependencies: [
                 "MeridianCore", "MeridianProtocol", "MeridianTransport", "MeridianStorage", "MeridianAuth", "MeridianSync",
-                "MeridianRedis",
+                "MeridianRedis", "MeridianAPI",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -139,6 +147,8 @@ let package = Package(
         .testTarget(name: "MeridianSyncTests", dependencies: ["MeridianSync"]),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
+        .testTarget(name: "MeridianHTTPTests", dependencies: ["MeridianHTTP"]),
+        .testTarget(name: "MeridianAPITests", dependencies: ["MeridianAPI", "MeridianHTTP", "MeridianCore"]),
         .testTarget(name: "MeridianTransportCoreTests", dependencies: ["MeridianTransportCore", "MeridianSync", "CLibWebSockets"]),
         .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport", "MeridianTransportCore", "MeridianSync"]),
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import MeridianAPI
 import MeridianAuth
 import MeridianCore
 import MeridianProtocol
@@ -170,43 +171,47 @@ extension Hub {
     /// Under tokens, the HTTP API needs `Authorization: Bearer`: reading a
     /// session needs a token allowing it; listing all sessions a `*` owner or
     /// dashboard token; creating, configuring or deleting one an owner token
-    /// allowing it. Nil when the request may go on.
-    func authorizeAPI(_ request: HTTPRequest, _ parts: [String]) -> HTTPResponse? {
-        guard case .tokens(let verifier) = configuration.authentication else { return nil }
+    /// allowing it. Nil when the request may go on; else the 401 or 403.
+    func authorizeAPI(_ request: HTTPRequest, _ api: APIRequest) -> HTTPResponse? {
+        switch authenticateAPI(request) {
+        case .failure(let denial): denial.response
+        case .success(let grant): grant.flatMap { permitAPI($0, request, api) }
+        }
+    }
+
+    /// The grant of the request's bearer token (nil when the server checks none), or the 401.
+    func authenticateAPI(_ request: HTTPRequest) -> Result<AccessGrant?, APIDenial> {
+        guard case .tokens(let verifier) = configuration.authentication else { return .success(nil) }
         guard let header = request.authorization, header.lowercased().hasPrefix("bearer ") else {
-            return Self.apiError(401, "unauthorized", "the API needs an Authorization: Bearer token")
+            return .failure(APIDenial(response: Self.apiError(401, "unauthorized", "\(request.method) \(request.path.prefix(256)): the API needs an Authorization: Bearer token")))
         }
-        let grant: AccessGrant
         switch verified(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), by: verifier) {
-        case .success(let g): grant = g
-        case .failure(let error): return Self.apiError(401, Self.code(error).rawValue, error.message)
+        case .success(let grant): return .success(grant)
+        case .failure(let error): return .failure(APIDenial(response: Self.apiError(401, Self.code(error).rawValue, error.message)))
         }
-        let target: String?
-        if parts.count >= 4 {
-            target = parts[3]
-        } else if request.method == "POST", case .object(let fields)? = JSONValue.parse(request.body), case .string(let id)? = fields["id"] {
-            target = id
-        } else {
-            target = nil
-        }
-        let reads = request.method == "GET"
-        switch target {
-        case nil where reads:
+    }
+
+    /// The 403 when `grant` does not allow `api`, else nil.
+    func permitAPI(_ grant: AccessGrant, _ request: HTTPRequest, _ api: APIRequest) -> HTTPResponse? {
+        guard let id = api.session else {
             guard grant.watchesEverySession else {
                 return Self.apiError(403, "forbidden", "listing sessions needs an owner or dashboard token for session *")
             }
-        case let id?:
-            guard grant.allows(session: id) else {
-                return Self.apiError(403, "forbidden", "the token does not allow session \(id)")
-            }
-            guard reads || grant.role == .owner else {
-                return Self.apiError(403, "forbidden", "\(request.method) needs an owner token; this one grants \(grant.role.rawValue)")
-            }
-        case nil:
-            break  // A malformed create: answered 400 by the API itself.
+            return nil
+        }
+        guard grant.allows(session: id) else {
+            return Self.apiError(403, "forbidden", "the token does not allow session \(id)")
+        }
+        guard api.reads || grant.role == .owner else {
+            return Self.apiError(403, "forbidden", "\(request.method) needs an owner token; this one grants \(grant.role.rawValue)")
         }
         return nil
     }
+}
+
+/// A 401 of the API, as an error value.
+struct APIDenial: Error {
+    var response: HTTPResponse
 }
 
 extension Hub {

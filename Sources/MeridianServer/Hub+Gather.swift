@@ -1,3 +1,4 @@
+import MeridianAPI
 import MeridianCore
 import MeridianProtocol
 import MeridianTransport
@@ -40,7 +41,7 @@ struct HubGather: Sendable {
 extension Hub {
     /// The list of sessions and /metrics: answered once every hub added its part.
     static func isGathered(_ request: HTTPRequest) -> Bool {
-        request.method == "GET" && (request.path == "/metrics" || request.path == "/api/sessions" || request.path == "/api/sessions/")
+        request.method == "GET" && (request.path == "/metrics" || request.path == "/api/sessions")
     }
 
     /// The session an API request is about, when it is about one (the id in the path, or in
@@ -77,7 +78,7 @@ extension Hub {
             if let cluster = place?.cluster { metrics.refresh(cluster.figures) }
             responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
         case .http(let request, let responder):
-            if let denial = authorizeAPI(request, ["", "api", "sessions"]) { return responder.respond(denial) }
+            if let denial = authorizeAPI(request, .list) { return responder.respond(denial) }
             listSessions(responder, loaded: gather.loaded)
         }
     }

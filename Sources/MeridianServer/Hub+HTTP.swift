@@ -5,6 +5,9 @@ extension Hub {
     /// HTTP on the WebSocket port besides /healthz and /readyz: /metrics, the API (answered
     /// later when it needs storage), then the configured handler (the dashboard's files).
     func answer(_ request: HTTPRequest, responder: HTTPResponder, on local: any Outbound) {
+        if request.path == "/metrics", request.method != "GET" {
+            return responder.respond(.methodNotAllowed(request, allow: ["GET"]))
+        }
         if let place, place.relay.hubs > 1 {
             // A session's requests are answered on its home hub (of this node: one that another
             // node owns is read from the shared store); the list and the metrics gather every hub's part.

@@ -1,3 +1,5 @@
+import MeridianAPI
+import MeridianAuth
 import MeridianCore
 import MeridianProtocol
 import MeridianStorage
@@ -11,27 +13,45 @@ import MeridianTransport
 /// writing, wait behind that work and are then served in arrival order.
 extension Hub {
     /// Answers a request under /api/sessions through `responder`; false for any other path.
+    /// Checked in this order (`APIRequest.decode` reads the request): the path and the method
+    /// (404, 405, whoever asks), the token (401), the request's form (400: id, query, body),
+    /// the token's rights (403), then the session's state.
     func apiRequest(_ request: HTTPRequest, responder: HTTPResponder, on server: any Outbound) -> Bool {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count >= 3, parts[0] == "", parts[1] == "api", parts[2] == "sessions" else { return false }
-        if let denial = authorizeAPI(request, parts) {
+        guard let decoded = APIRequest.decode(method: request.method, path: request.path, query: request.query, body: request.body) else {
+            return false
+        }
+        // 404 and 405 depend on the path and the method alone: answered to anyone.
+        if case .failure(let refusal) = decoded, refusal.status != 400 {
+            responder.respond(Self.apiError(refusal))
+            return true
+        }
+        let grant: AccessGrant?
+        switch authenticateAPI(request) {
+        case .failure(let denial):
+            responder.respond(denial.response)
+            return true
+        case .success(let g):
+            grant = g
+        }
+        let api: APIRequest
+        switch decoded {
+        case .failure(let refusal):
+            responder.respond(Self.apiError(refusal))
+            return true
+        case .success(let r):
+            api = r
+        }
+        if let grant, let denial = permitAPI(grant, request, api) {
             responder.respond(denial)
             return true
         }
-        switch (request.method, parts.count) {
-        case ("GET", 3): listSessions(responder, loaded: loadedRows())
-        case ("POST", 3): createSession(request.body, responder, on: server)
-        case (_, 3): responder.respond(Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions: use GET or POST"))
-        case ("GET", 4): readSession(parts[3], responder)
-        case ("DELETE", 4): deleteSession(parts[3], responder, on: server)
-        case (_, 4): responder.respond(Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}: use GET or DELETE"))
-        case ("PATCH", 5) where parts[4] == "settings": configureSession(parts[3], request.body, responder, on: server)
-        case (_, 5) where parts[4] == "events":
-            responder.respond(request.method == "GET" ? eventLogResponse(parts[3], query: request.query)
-                : Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}/events: use GET"))
-        case (_, 5) where parts[4] == "settings":
-            responder.respond(Self.apiError(405, "method_not_allowed", "\(request.method) /api/sessions/{id}/settings: use PATCH"))
-        default: responder.respond(Self.apiError(404, "not_found", "no such path: \(request.path)"))
+        switch api {
+        case .list: listSessions(responder, loaded: loadedRows())
+        case .create(let id, let settings): create(id, settings: settings, responder, on: server)
+        case .read(let id): readSession(id, responder)
+        case .delete(let id): deleteSession(id, responder, on: server)
+        case .configure(let id, let patch): configureSession(id, patch, responder, on: server)
+        case .events(let id, let query): responder.respond(eventLogResponse(id, query))
         }
         return true
     }
@@ -60,13 +80,12 @@ extension Hub {
                     rows[s.id] = .object(["id": .string(s.id), "seq": .number(Double(s.seq)), "annotations": .number(Double(s.annotationCount)),
                                           "loaded": .bool(false), "members": .number(0)])
                 }
-                responder.respond(Self.json(200, .object(["sessions": .array(rows.keys.sorted().map { rows[$0]! })])))
+                responder.respond(Self.json(200, .object(["sessions": .array(rows.sorted { $0.key < $1.key }.map(\.value))])))
             }
         })
     }
 
     private func readSession(_ id: String, _ responder: HTTPResponder) {
-        guard Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
         if waitBehindGate(id, { [unowned self] _ in self.readSession(id, responder) }) { return }
         if let host = sessions[id] { return responder.respond(Self.json(200, Self.describe(host.session, loaded: true))) }
         guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
@@ -84,20 +103,9 @@ extension Hub {
         })
     }
 
-    private func createSession(_ body: [UInt8], _ responder: HTTPResponder, on server: any Outbound) {
-        guard case .object(let fields)? = JSONValue.parse(body) else {
-            return responder.respond(Self.apiError(400, "invalid_message", "the body must be a JSON object {\"id\": …, \"settings\": {…}}"))
-        }
-        if let extra = fields.keys.filter({ $0 != "id" && $0 != "settings" }).sorted().first {
-            return responder.respond(Self.apiError(400, "invalid_field", "\(extra): unknown field", field: extra))
-        }
-        guard case .string(let id)? = fields["id"], Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
-        create(id, settings: fields["settings"], responder, on: server)
-    }
-
     /// Creates `id` under its gate: whether it exists is read on a reader thread, then the new
     /// record goes to the writer; joins and API calls for `id` wait until it is committed.
-    private func create(_ id: String, settings: JSONValue?, _ responder: HTTPResponder, on server: any Outbound) {
+    private func create(_ id: String, settings: SettingsPatch?, _ responder: HTTPResponder, on server: any Outbound) {
         if waitBehindGate(id, { [unowned self] _ in self.create(id, settings: settings, responder, on: server) }) { return }
         if sessions[id] != nil { return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists")) }
         guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
@@ -108,7 +116,7 @@ extension Hub {
     }
 
     private func create(
-        _ id: String, exists: Result<Bool, StorageError>, settings: JSONValue?, _ responder: HTTPResponder, on server: any Outbound
+        _ id: String, exists: Result<Bool, StorageError>, settings: SettingsPatch?, _ responder: HTTPResponder, on server: any Outbound
     ) {
         switch exists {
         case .failure(let error):
@@ -121,7 +129,7 @@ extension Hub {
             break
         }
         var session = Session(id: id, epoch: Self.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
-        if let settings, case .failure(let error) = patch(settings).flatMap({ session.reconfigure($0) }) {
+        if let settings, case .failure(let error) = session.reconfigure(settings) {
             endWrite(id)
             return responder.respond(Self.apiError(400, error.code.rawValue, error.message, field: error.field))
         }
@@ -136,13 +144,9 @@ extension Hub {
     /// Settings change: applied and broadcast at once, answered once committed. A session that
     /// is not loaded is loaded first (on a reader thread), as for a join.
     private func configureSession(
-        _ id: String, _ body: [UInt8], _ responder: HTTPResponder, after outcome: GateOutcome? = nil, on server: any Outbound
+        _ id: String, _ patch: SettingsPatch, _ responder: HTTPResponder, after outcome: GateOutcome? = nil, on server: any Outbound
     ) {
-        guard Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
-        guard let json = JSONValue.parse(body) else {
-            return responder.respond(Self.apiError(400, "invalid_message", "the body must be a JSON object of settings"))
-        }
-        if waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, body, responder, after: outcome, on: server) }) { return }
+        if waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, patch, responder, after: outcome, on: server) }) { return }
         guard let host = sessions[id] else {
             switch outcome {
             case .absent?:
@@ -162,12 +166,12 @@ extension Hub {
                 if case .made = room, let refusal = startLoad(id, on: server) {
                     return responder.respond(Self.apiError(503, refusal.code.rawValue, refusal.message))
                 }
-                _ = waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, body, responder, after: outcome, on: server) })
+                _ = waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, patch, responder, after: outcome, on: server) })
                 return
             }
         }
         announcePresence(host, on: server)
-        switch patch(json).flatMap({ host.session.reconfigure($0) }) {
+        switch host.session.reconfigure(patch) {
         case .failure(let error):
             responder.respond(Self.apiError(400, error.code.rawValue, error.message, field: error.field))
         case .success(let events):
@@ -184,7 +188,6 @@ extension Hub {
     }
 
     private func deleteSession(_ id: String, _ responder: HTTPResponder, on server: any Outbound) {
-        guard Self.isValidSessionID(id) else { return responder.respond(Self.badID()) }
         if waitBehindGate(id, { [unowned self] _ in self.deleteSession(id, responder, on: server) }) { return }
         if let host = sessions[id] {
             guard host.isEmpty else {
@@ -241,14 +244,6 @@ extension Hub {
         return Self.storageDown(error.message)
     }
 
-    private func patch(_ json: JSONValue) -> Result<SettingsPatch, SessionError> {
-        do throws(ProtocolError) {
-            return .success(try StoredForm.settingsPatch(json))
-        } catch {
-            return .failure(SessionError(error.code, error.message, field: error.field))
-        }
-    }
-
     static func describe(_ s: Session, loaded: Bool) -> JSONValue {
         .object(["id": .string(s.id), "epoch": .string(s.epoch), "loaded": .bool(loaded), "snapshot": ServerMessage.snapshot(s)])
     }
@@ -263,10 +258,14 @@ extension Hub {
         return json(status, .object(body))
     }
 
-    static func storageDown(_ message: String) -> HTTPResponse { apiError(503, "storage_unavailable", message) }
-    static func badID() -> HTTPResponse {
-        apiError(400, "invalid_field", "id: 1-128 characters of A-Z a-z 0-9 . _ -", field: "id")
+    /// A refusal of `APIRequest.decode`; a 405 lists the path's methods in `Allow`.
+    static func apiError(_ refusal: APIRefusal) -> HTTPResponse {
+        var response = apiError(refusal.status, refusal.code, refusal.message, field: refusal.field)
+        if let allow = refusal.allow { response.headers.append(("allow", allow.joined(separator: ", "))) }
+        return response
     }
+
+    static func storageDown(_ message: String) -> HTTPResponse { apiError(503, "storage_unavailable", message) }
 }
 
 extension Result {

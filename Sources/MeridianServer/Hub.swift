@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MeridianAPI
 import MeridianAuth
 import MeridianCore
 import MeridianProtocol
@@ -388,9 +389,5 @@ final class Hub: TransportHandler {
         state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
     }
 
-    static func isValidSessionID(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy { b in
-            (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 46 || b == 95 || b == 45
-        }
-    }
+    static func isValidSessionID(_ id: String) -> Bool { SessionID.isValid(id) }
 }

@@ -1,6 +1,6 @@
 internal import CLibWebSockets
 
-/// The single C entry point for both protocols. Recovers the server from the context's user
+/// The single C entry point for the three protocols. Recovers the server from the context's user
 /// pointer (retained by `start()` until after `lws_context_destroy`).
 func serverCallback(
     _ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
@@ -56,6 +56,15 @@ extension ServerLoop {
             return httpBody(user: user, input: input, length: length)
         case LWS_CALLBACK_HTTP_BODY_COMPLETION:
             return httpBodyComplete(wsi: wsi, user: user)
+        case LWS_CALLBACK_RAW_ADOPT:
+            return rawAdopted(wsi: wsi, user: user)
+        case LWS_CALLBACK_RAW_RX:
+            return rawReceived(user: user, input: input, length: length)
+        case LWS_CALLBACK_RAW_WRITEABLE:
+            return rawWritable(wsi: wsi, user: user)
+        case LWS_CALLBACK_RAW_CLOSE:
+            rawClosed(user: user)
+            return 0
         case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_HTTP_DROP_PROTOCOL:
             if let id = user?.load(as: UInt64.self), id != 0 {
                 httpExchanges[id] = nil

@@ -22,8 +22,15 @@ final class HTTPExchange {
     var headersPending = false
     var status = 0
     var contentType = ""
+    var headers: [(name: String, value: String)] = []
     /// Close the connection once the response is written (its request body was not read).
     var closeAfter = false
+    /// A connection lws handed over raw (ServerLoop+RawHTTP.swift): its bytes so far, until the
+    /// request line is whole; the answer is written as raw bytes, then the connection closes.
+    var raw = false
+    var received: [UInt8] = []
+    var lineRead = false
+    var written = false
 
     init(wsi: OpaquePointer, serial: UInt64) {
         self.wsi = wsi
@@ -42,6 +49,7 @@ final class HTTPExchange {
         bodyCount = response.body.count
         status = response.status
         contentType = response.contentType
+        headers = response.headers
     }
 
     deinit { free(buffer) }
@@ -75,6 +83,10 @@ extension ServerLoop {
         let exchange = HTTPExchange(wsi: wsi, serial: nextHTTPID)
         nextHTTPID += 1
         httpExchanges[id] = exchange
+        // lws ends the target at a percent-decoded CR or LF (`/api/sessions/%0D/settings`) and
+        // skips the rest of the request line: what is left names another resource. Such a
+        // request has no HTTP version; it is refused whole rather than answered for that path.
+        if lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) == 0 { return respond(exchange, .truncatedRequestLine, closeAfter: true) }
         if ["POST", "PUT", "PATCH"].contains(request.method), let length = contentLength(wsi), length > 0 {
             // A body announced beyond the limit is refused at once; the connection closes after the answer.
             guard length <= configuration.maxHTTPBodyBytes else { return respond(exchange, .bodyTooLarge, closeAfter: true) }
@@ -87,20 +99,31 @@ extension ServerLoop {
     /// Answers /healthz and /readyz itself and asks the handler for anything else. Writes the
     /// answer now if it came during the call; otherwise `answer` writes it when it comes.
     func ask(_ request: HTTPRequest, _ exchange: HTTPExchange, id: UInt64) -> Int32 {
-        switch request.path {
-        case "/healthz": return respond(exchange, .healthy)
-        case "/readyz":
-            if draining { return respond(exchange, .draining) }
-            if let reason = configuration.unreadiness?() { return respond(exchange, .notReady(reason)) }
-            return respond(exchange, .ready)
-        default: break
-        }
-        guard let handler else { return respond(exchange, .notFound) }
+        guard let response = answerNow(request, exchange, id: id) else { return 0 }
+        return respond(exchange, response)
+    }
+
+    /// The answer to `request` if it is known during the call: the transport's own paths, or
+    /// what the handler answered at once; nil when the handler answers later.
+    func answerNow(_ request: HTTPRequest, _ exchange: HTTPExchange, id: UInt64) -> HTTPResponse? {
+        if let own = ownAnswer(request) { return own }
+        guard let handler else { return .notFound }
         exchange.asking = true
         handler.transport(self, handle: request, responder: HTTPResponder(server: server, connection: id, serial: exchange.serial))
         exchange.asking = false
-        guard let response = exchange.immediate else { return 0 }
-        return respond(exchange, response)
+        return exchange.immediate
+    }
+
+    /// /healthz and /readyz (GET and HEAD only).
+    private func ownAnswer(_ request: HTTPRequest) -> HTTPResponse? {
+        guard request.path == "/healthz" || request.path == "/readyz" else { return nil }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .methodNotAllowed(request, allow: ["GET", "HEAD"])
+        }
+        if request.path == "/healthz" { return .healthy }
+        if draining { return .draining }
+        if let reason = configuration.unreadiness?() { return .notReady(reason) }
+        return .ready
     }
 
     /// A responder's answer, on the service thread. Dropped if the client has gone (its
@@ -111,6 +134,7 @@ extension ServerLoop {
             exchange.immediate = response
             return
         }
+        if exchange.raw { return respondRaw(exchange, response) }
         exchange.prepare(response, headroom: headroom)
         exchange.headersPending = true
         lws_callback_on_writable(exchange.wsi)
@@ -134,9 +158,19 @@ extension ServerLoop {
             let end = buffer.baseAddress! + buffer.count - 1
             var cursor: UnsafeMutablePointer<UInt8>? = start
             if lws_add_http_common_headers(
-                exchange.wsi, UInt32(exchange.status), exchange.contentType,
+                exchange.wsi, UInt32(clamping: exchange.status), exchange.contentType,
                 lws_filepos_t(exchange.bodyCount), &cursor, end) != 0 {
                 return true
+            }
+            for (name, value) in exchange.headers where HTTPResponse.isHeaderSafe(name) && HTTPResponse.isHeaderSafe(value) {
+                let added = "\(name):".withCString { namePointer in
+                    Array(value.utf8).withUnsafeBufferPointer { valueBytes in
+                        lws_add_http_header_by_name(
+                            exchange.wsi, UnsafeRawPointer(namePointer).assumingMemoryBound(to: UInt8.self),
+                            valueBytes.baseAddress, Int32(clamping: valueBytes.count), &cursor, end)
+                    }
+                }
+                if added != 0 { return true }
             }
             return lws_finalize_write_http_header(exchange.wsi, start, &cursor, end) != 0
         }
@@ -164,7 +198,7 @@ extension ServerLoop {
         let total = Int(lws_hdr_total_length(wsi, token))
         guard total > 0 else { return nil }
         var buffer = [CChar](repeating: 0, count: total + 1)
-        let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token)
+        let copied = lws_hdr_copy(wsi, &buffer, Int32(clamping: buffer.count), token)
         guard copied > 0 else { return nil }
         return String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
@@ -173,20 +207,22 @@ extension ServerLoop {
         let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
         guard total > 0 else { return "" }
         var buffer = [CChar](repeating: 0, count: total + 16)
-        let copied = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS)
+        let copied = lws_hdr_copy(wsi, &buffer, Int32(clamping: buffer.count), WSI_TOKEN_HTTP_URI_ARGS)
         guard copied > 0 else { return "" }
         return String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 
-/// The request's method, from whichever method header lws parsed. (The
+/// The request's method, from whichever method header lws parsed (lws answers a method it does
+/// not know in the raw fallback, ServerLoop+RawHTTP.swift, so none is missing here). (The
 /// return value of `lws_http_get_uri_and_method` is an index into a table
 /// whose contents depend on build options, not a token.)
 private func httpMethod(_ wsi: OpaquePointer) -> String {
     let methods: [(lws_token_indexes, String)] = [
         (WSI_TOKEN_GET_URI, "GET"), (WSI_TOKEN_POST_URI, "POST"), (WSI_TOKEN_OPTIONS_URI, "OPTIONS"),
         (WSI_TOKEN_PUT_URI, "PUT"), (WSI_TOKEN_PATCH_URI, "PATCH"), (WSI_TOKEN_DELETE_URI, "DELETE"),
-        (WSI_TOKEN_HEAD_URI, "HEAD"),
+        (WSI_TOKEN_HEAD_URI, "HEAD"), (WSI_TOKEN_CONNECT, "CONNECT"),
     ]
-    return methods.first { lws_hdr_total_length(wsi, $0.0) > 0 }?.1 ?? "GET"
+    // Never taken for a GET: a request whose method is not found here is refused (405) by every path.
+    return methods.first { lws_hdr_total_length(wsi, $0.0) > 0 }?.1 ?? ""
 }

@@ -1,3 +1,4 @@
+import MeridianHTTP
 internal import CLibWebSockets
 
 /// An HTTP request whose body is still arriving.
@@ -13,7 +14,7 @@ extension ServerLoop {
     /// LWS_CALLBACK_HTTP_BODY: one chunk, kept up to the limit (beyond it, dropped and answered 413).
     func httpBody(user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         guard let id = user?.load(as: UInt64.self), let pending = httpBodies[id], let input, length > 0 else { return 0 }
-        if pending.tooLarge || pending.bytes.count + length > configuration.maxHTTPBodyBytes {
+        if pending.tooLarge || length > configuration.maxHTTPBodyBytes - pending.bytes.count {
             pending.tooLarge = true
             pending.bytes = []
         } else {
@@ -37,7 +38,7 @@ extension ServerLoop {
         let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH))
         guard total > 0, total < 20 else { return nil }
         var buffer = [CChar](repeating: 0, count: total + 1)
-        guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 else { return nil }
-        return Int(String(decoding: buffer.prefix(total).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        guard lws_hdr_copy(wsi, &buffer, Int32(clamping: buffer.count), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 else { return nil }
+        return ContentLength.parse(String(decoding: buffer.prefix(total).map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 }

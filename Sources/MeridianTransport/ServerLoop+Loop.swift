@@ -69,7 +69,7 @@ extension ServerLoop: ServiceLoop {
     func makeContext() -> OpaquePointer? {
         configureLWSLogging()
 
-        let protocols = allocations.zeroed(lws_protocols.self, count: 3)
+        let protocols = allocations.zeroed(lws_protocols.self, count: 4)
         protocols[0].name = UnsafePointer(allocations.string("http"))
         protocols[0].callback = serverCallback
         protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
@@ -81,6 +81,11 @@ extension ServerLoop: ServiceLoop {
         protocols[1].id = ProtocolID.webSocket
         // At least our largest regular write, so lws does not cut it into smaller sends.
         protocols[1].tx_packet_size = Self.writeChunk + headroom
+        // Requests lws does not parse as HTTP (a method it does not know, CONNECT): ServerLoop+RawHTTP.swift.
+        protocols[2].name = UnsafePointer(allocations.string(Self.rawProtocolName))
+        protocols[2].callback = serverCallback
+        protocols[2].per_session_data_size = MemoryLayout<UInt64>.size
+        protocols[2].id = ProtocolID.rawHTTP
 
         let retry = allocations.zeroed(lws_retry_bo_t.self)
         let ping = configuration.pingInterval.clampedSeconds
@@ -97,7 +102,9 @@ extension ServerLoop: ServiceLoop {
         info.count_threads = 1
         info.pt_serv_buf_size = 16 * 1024
         // No LWS_SERVER_OPTION_VALIDATE_UTF8: the server checks UTF-8 itself (InboundCheck).
-        info.options = 0
+        info.options = UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
+        info.listen_accept_role = UnsafePointer(allocations.string("raw-skt"))
+        info.listen_accept_protocol = UnsafePointer(allocations.string(Self.rawProtocolName))
         // A client must finish its TCP/TLS setup and its HTTP request within this; lws drops
         // it otherwise (slowloris). timeout_secs_ah_idle bounds holding a header table.
         let handshakeSeconds = UInt32(clamping: max(configuration.handshakeTimeout.clampedSeconds, 1))
@@ -149,8 +156,13 @@ extension ServerLoop: ServiceLoop {
     }
 }
 
-/// Values of `lws_protocols.id` telling the two protocols apart in the shared callback.
+/// Values of `lws_protocols.id` telling the protocols apart in the shared callback.
 enum ProtocolID {
     static let http: UInt32 = 0
     static let webSocket: UInt32 = 1
+    static let rawHTTP: UInt32 = 2
+}
+
+extension ServerLoop {
+    static let rawProtocolName = "meridian-raw-http"
 }

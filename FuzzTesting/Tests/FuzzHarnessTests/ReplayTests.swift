@@ -21,6 +21,15 @@ struct ReplayTests {
         }
     }
 
+    @Test func httpInputs() throws {
+        let inputs = Self.inputs("http")
+        #expect(inputs.contains { $0.name == "Regressions/http/01-empty-query-key" }, "the first HTTP regression is missing")
+        #expect(inputs.count >= 10)
+        for (name, bytes) in inputs {
+            #expect(throws: Never.self, "\(name)") { try HTTPHarness.run(bytes) }
+        }
+    }
+
     @Test func sessionInputs() throws {
         let inputs = Self.inputs("session")
         #expect(!inputs.isEmpty)
