@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps service-deps web-deps postgres-deps netns-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions fuzz fuzz-build fuzz-http bench bench-event-loop microbench clean
+.PHONY: all deps service-deps web-deps postgres-deps netns-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions test-partitions fuzz fuzz-build fuzz-http bench bench-event-loop microbench clean
 
 all: build
 
@@ -106,6 +106,14 @@ check-client-deps: deps
 test-python: test-deps
 	$(SWIFT) build --product meridian
 	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
+
+# The cluster under network partitions: three nodes, Redis and PostgreSQL in network namespaces of
+# their own (root, iproute2, iptables), links cut, delayed and flapping under write load with a
+# history check, and one reproduction per fault found (about 4 minutes; not part of `make test`).
+test-partitions: test-deps
+	$(SWIFT) build --product meridian
+	MERIDIAN_PARTITION_TESTS=1 MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest -q \
+		Tests/python/test_cluster_partitions.py Tests/python/test_cluster_partition_defects.py
 
 # ThreadSanitizer over the tests of every target that runs threads, in a build directory of its own
 # (the live tests start the TSan build of `meridian` too); the first race stops the run and fails it.

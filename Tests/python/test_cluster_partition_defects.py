@@ -1,23 +1,19 @@
-"""Defects of the cluster that partitions show (test_cluster_partitions.py found them), each
-reduced to one fault on hosts of their own (netns_fixture.py). They are marked xfail(strict):
-once the server is fixed, the test passes, strict makes that a failure, and the mark goes.
+"""Cluster faults that partitions showed (test_cluster_partitions.py found them), each reduced
+to one fault on hosts of their own (netns_fixture.py).
 
 1. An owner whose link to Redis is slow (350 ms) relays a large welcome to another node's
-   client cut short: the client gets the welcome's first fragment and then nothing — neither
-   the rest nor a close — so its join is never answered (with other traffic in the session,
-   the edge sends the next event as a new message inside the unfinished one, and the client
-   fails the connection with 1002).
-2. An owner cut off from Redis goes on applying and acknowledging writes until its lease runs
-   out in Redis (about one lease time after its last renewal), not until three quarters of it
-   as documented: there is no margin left before another node may take the session over.
-3. A deposed owner's commit still in flight when another node has loaded the session is
-   stored: the new owner's fencing number reaches PostgreSQL only with its own first write, so
-   the old owner's changes land in the store behind the new owner's back — the running
-   session and PostgreSQL disagree, and those changes come back at the next load.
-4. After the owner's link flapped (down and up for about a second, three times: the owner
-   keeps its lease), a member connected at another node stays connected but is no longer in
-   its session: every request is answered `not_joined`, and nothing closes it (4012 would
-   send it to join again).
+   client: its publisher's writes time out and the rest of the welcome is lost between nodes,
+   so the client has the first fragment only; the edge closes it with 4012 once the join has
+   gone unanswered for 10 s, and it joins again (a whole welcome would be better: the owner
+   could tell the edge that frames were lost, and the edge close at once).
+2. An owner cut off from Redis stops applying and acknowledging writes within three quarters of
+   its lease time (a lease watch, whatever the keeper's blocked Redis call does), before
+   another node may take the session over.
+3. A deposed owner's commit still in flight when another node loads the session is either read
+   by the new owner or refused: the new owner's fencing number is stored as it loads.
+4. After the owner's link flapped (down and up for about a second, three times: the owner keeps
+   its lease), a member connected at another node that the owner let go is closed with 4012
+   at its next request, and joins again.
 """
 
 import asyncio
@@ -39,11 +35,20 @@ def point(id):
     return {"id": id, "type": "point", "coordinate": {"latitude": 48.85, "longitude": 2.35}}
 
 
-async def join(net, node, name, session=SESSION, role="editor", hidden=False):
-    c = await Client.open(node.url, name, validate=False)
-    await c.join(session, role="viewer" if hidden else role, hidden=hidden,
-                 token=net.token(name, role="dashboard" if hidden else role))
-    return c
+async def join(net, node, name, session=SESSION, role="editor", hidden=False, attempts=20):
+    """Joins at `node`; a join closed with 4012 (the session moving between nodes) is tried again."""
+    for attempt in range(attempts):
+        c = await Client.open(node.url, name, validate=False)
+        try:
+            await c.join(session, role="viewer" if hidden else role, hidden=hidden,
+                         token=net.token(name, role="dashboard" if hidden else role))
+            return c
+        except (Closed, ConnectionClosed) as closed:
+            code = closed.code if isinstance(closed, Closed) else (closed.rcvd.code if closed.rcvd else None)
+            if code != 4012 or attempt == attempts - 1:
+                raise
+        await asyncio.sleep(0.25)  # a client's reconnect pace
+    raise AssertionError("unreachable")
 
 
 def round_to(seconds):
@@ -69,21 +74,19 @@ async def write_until(client, stop, prefix, acks, pace=0.02, timeout=20):
         await asyncio.sleep(pace)
 
 
-@pytest.mark.xfail(strict=True, reason="an owner whose Redis link is slow relays a large welcome cut short: the client gets "
-                                       "its first fragment and then neither the rest nor a close (an unanswered join)")
 def test_a_join_relayed_from_an_owner_with_a_slow_redis_link_gets_a_whole_welcome_or_a_close(netns_cluster):
     net = netns_cluster
     owner, edge = net.nodes[0], net.nodes[1]
 
     def joiner():
-        """A join at the edge, read frame by frame for 12 s: longer than the edge's 10 s limit for another
+        """A join at the edge, read frame by frame for 15 s: longer than the edge's 10 s limit for another
         node's answer to a join. Returns (outcome, frames)."""
         ws = RawWebSocket(edge.ip, edge.port)
         status, _, _ = ws.upgrade()
         assert status == 101
         ws.send_frame(TEXT, json.dumps({"type": "join", "ref": 1, "session": SESSION, "role": "editor",
                                         "token": net.token("joiner")}).encode())
-        deadline = time.monotonic() + 12
+        deadline = time.monotonic() + 15
         frames, outcome = [], "nothing"
         while time.monotonic() < deadline:
             ws.sock.settimeout(max(0.1, deadline - time.monotonic()))
@@ -119,11 +122,9 @@ def test_a_join_relayed_from_an_owner_with_a_slow_redis_link_gets_a_whole_welcom
     print(f"\njoin at {edge.name}: {outcome}; frames (fin, opcode, bytes) {frames}")
     assert outcome in ("whole message", "closed"), \
         f"the join at {edge.name} (session owned by {owner.name}, whose packets to Redis take 350 ms) got {outcome} " \
-        f"within 12 s: frames (fin, opcode, bytes) {frames}; {owner.name}'s log: {owner.log_text()[-1200:]}"
+        f"within 15 s: frames (fin, opcode, bytes) {frames}; {owner.name}'s log: {owner.log_text()[-1200:]}"
 
 
-@pytest.mark.xfail(strict=True, reason="an owner cut off from Redis applies writes until its lease runs out in Redis, "
-                                       "not until three quarters of it")
 def test_an_owner_cut_from_redis_stops_writing_within_three_quarters_of_its_lease(netns_cluster):
     net = netns_cluster
     owner = net.nodes[0]
@@ -169,8 +170,6 @@ def test_an_owner_cut_from_redis_stops_writing_within_three_quarters_of_its_leas
         f"given the session up at {ttl * 3 / 4:.2f} s"
 
 
-@pytest.mark.xfail(strict=True, reason="a deposed owner's commit in flight is stored after another node loaded the session "
-                                       "(the new owner's fence reaches PostgreSQL only with its first write)")
 def test_a_deposed_owners_commit_in_flight_is_refused_once_another_node_loaded_the_session(netns_cluster):
     net = netns_cluster
     old, new, third = net.nodes
@@ -240,9 +239,6 @@ def test_a_deposed_owners_commit_in_flight_is_refused_once_another_node_loaded_t
         f"after another failover the session shows {len(resurrected)} annotations its last owner never had: {resurrected[:10]}"
 
 
-@pytest.mark.xfail(strict=True, reason="after the owner's link flapped (down and up about a second each, three times), an edge's member stays connected but "
-                                       "is no longer in its session: its requests are answered not_joined (or not at all), "
-                                       "and it is never closed")
 def test_a_member_at_an_edge_is_served_again_or_closed_after_the_owners_link_flapped(netns_cluster):
     net = netns_cluster
     owner, edge = net.nodes[0], net.nodes[1]
