@@ -121,6 +121,26 @@ def postgres_url(postgres_server):
 
 
 @pytest.fixture
+def redis():
+    """A `redis-server` of the test's own (cluster_fixture.RedisServer), stopped after it."""
+    from cluster_fixture import RedisServer
+    server = RedisServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def cluster_pair(redis, postgres_url):
+    """Two nodes on the test's Redis and a new database, lease time 2 s; none may have exited."""
+    from cluster_fixture import Cluster
+    c = Cluster(redis, postgres_url, count=2, lease_ttl=2)
+    yield c
+    crashed = [n for n in c.nodes if not n.alive()]
+    c.close()
+    assert not crashed, f"a node exited during the test: {crashed[0].log_text()[-3000:]}"
+
+
+@pytest.fixture
 def session_id():
     return "t-" + uuid.uuid4().hex[:12]
 

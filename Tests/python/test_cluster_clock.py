@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_fixture import Cluster, RedisServer, free_port
+from cluster_fixture import Cluster, free_port
 from conftest import Server
 from meridian_client import Client, run
 from test_cluster import point
@@ -21,13 +21,6 @@ from test_cluster import point
 FAKETIME = next(iter(sorted(Path("/usr/lib").glob("*-linux-gnu/faketime/libfaketimeMT.so.1"))), Path("/usr/lib/faketime/libfaketimeMT.so.1"))
 LEASE_TTL = 2
 STEPS = ["+30", "-30", "+0", "-30", "+30", "+0"]
-
-
-@pytest.fixture
-def redis():
-    server = RedisServer()
-    yield server
-    server.close()
 
 
 def metric(node, name):

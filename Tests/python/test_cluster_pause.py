@@ -10,8 +10,7 @@ import time
 
 import pytest
 
-from cluster_fixture import Cluster, RedisServer
-from meridian_client import Client, Closed, run, snapshot
+from meridian_client import Client, Closed, run
 from test_cluster import Writer, point, settled_snapshot
 
 LEASE_TTL = 2
@@ -20,19 +19,8 @@ CYCLES = 3
 
 
 @pytest.fixture
-def redis():
-    server = RedisServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def cluster(redis, postgres_url):
-    c = Cluster(redis, postgres_url, count=2, lease_ttl=LEASE_TTL)
-    yield c
-    crashed = [n for n in c.nodes if not n.alive()]
-    c.close()
-    assert not crashed, f"a node exited during the test: {crashed[0].log_text()[-3000:]}"
+def cluster(cluster_pair):
+    return cluster_pair
 
 
 class FailoverWriter(Writer):

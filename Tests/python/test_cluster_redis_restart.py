@@ -7,26 +7,14 @@ import time
 
 import pytest
 
-from cluster_fixture import Cluster, RedisServer
 from meridian_client import Client, Closed, run
 
 ANSWER_WITHIN = 15  # seconds for any join to be answered (a welcome or an error)
 
 
 @pytest.fixture
-def redis():
-    server = RedisServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def cluster(redis, postgres_url):
-    c = Cluster(redis, postgres_url, count=2, lease_ttl=2)
-    yield c
-    crashed = [n for n in c.nodes if not n.alive()]
-    c.close()
-    assert not crashed, f"a node exited during the test: {crashed[0].log_text()[-3000:]}"
+def cluster(cluster_pair):
+    return cluster_pair
 
 
 async def answered_join(url, session, name):
