@@ -49,6 +49,7 @@ final class HubMetrics {
     private let connections: CoreMetrics.Gauge
     private let sessionsLoaded: CoreMetrics.Gauge
     private let queuedBytes: CoreMetrics.Gauge
+    private let messagesWaiting: CoreMetrics.Gauge
     private var lastStats = TransportStats()
     private var lastCluster = ClusterFigures()
 
@@ -57,6 +58,7 @@ final class HubMetrics {
         connections = CoreMetrics.Gauge(label: "meridian_connections", factory: shared.factory)
         sessionsLoaded = CoreMetrics.Gauge(label: "meridian_sessions_loaded", factory: shared.factory)
         queuedBytes = CoreMetrics.Gauge(label: "meridian_queue_bytes", factory: shared.factory)
+        messagesWaiting = CoreMetrics.Gauge(label: "meridian_input_waiting_messages", factory: shared.factory)
     }
 
     func count(_ name: String, _ dimensions: [(String, String)] = [], by amount: Int = 1) {
@@ -120,6 +122,10 @@ final class HubMetrics {
         count("meridian_conflated_frames_total", by: stats.conflatedFrames - lastStats.conflatedFrames)
         count("meridian_slow_consumer_closes_total", by: stats.slowConsumerCloses - lastStats.slowConsumerCloses)
         count("meridian_handshakes_refused_total", by: stats.refusedHandshakes - lastStats.refusedHandshakes)
+        messagesWaiting.record(stats.messagesWaiting)
+        count("meridian_input_waited_messages_total", by: stats.messagesWaited - lastStats.messagesWaited)
+        count("meridian_input_throttles_total", by: stats.inputThrottles - lastStats.inputThrottles)
+        count("meridian_deferred_writes_total", by: stats.deferredWrites - lastStats.deferredWrites)
         lastStats = stats
     }
 }
