@@ -29,9 +29,9 @@ ANSWER_TIMEOUT = 10.0
 MASK = b"\x3c\x91\x07\xe2"
 
 
-def masked_text(payload):
+def masked(payload, opcode=0x1):
     n = len(payload)
-    head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
+    head = bytes([0x80 | opcode, 0x80 | n]) if n < 126 else bytes([0x80 | opcode, 0x80 | 126]) + n.to_bytes(2, "big")
     return head + MASK + bytes(b ^ MASK[i & 3] for i, b in enumerate(payload))
 
 
@@ -59,7 +59,7 @@ class Connection:
     def send(self, message):
         self.sock.setblocking(True)
         try:
-            self.sock.sendall(masked_text(json.dumps(message).encode()))
+            self.sock.sendall(message if isinstance(message, bytes) else masked(json.dumps(message).encode()))
         finally:
             self.sock.setblocking(False)
 
@@ -68,12 +68,12 @@ class Connection:
         try:
             data = self.sock.recv(1 << 20)
             if not data:
-                self.closed = self.closed or "1006"
+                self.closed = self.closed or "1006 (end of stream)"
             self.buffer += data
         except (BlockingIOError, InterruptedError):
             pass
-        except OSError:
-            self.closed = self.closed or "1006"
+        except OSError as error:
+            self.closed = self.closed or f"1006 ({error.strerror})"
         out, self.backlog = self.backlog, []
         while len(self.buffer) >= 2:
             b0, b1 = self.buffer[0], self.buffer[1]
@@ -92,6 +92,9 @@ class Connection:
             opcode = b0 & 0x0F
             if opcode == 0x8:
                 self.closed = str(int.from_bytes(payload[:2], "big")) if len(payload) >= 2 else "1005"
+            elif opcode == 0x9:
+                # The server's keepalive: only a PONG keeps the connection valid (--idle-timeout).
+                self.send(masked(payload, opcode=0xA))
             elif opcode in (0x0, 0x1):
                 # The server's big welcomes come in fragments; nothing else is measured in them.
                 out.append(payload)

@@ -487,10 +487,17 @@ def abuse_one(name, window, repeats):
         result["memberScheduling"] = json.loads(hello).get("scheduling")
 
         def measure(label):
+            before = schedstat(server.proc.pid)
             member.stdin.write(f"measure {label} {window}\n")
             member.stdin.flush()
             line = read_line(member, window + 30)
-            return json.loads(line) if line else {"failed": "the member did not answer"}
+            if not line:
+                return {"failed": "the member did not answer"}
+            after = schedstat(server.proc.pid)
+            # CPU the server used in the window, and how long its threads waited for a CPU
+            # (other processes on its core: the machine is shared).
+            return {**json.loads(line), "serverCpuMs": round((after[0] - before[0]) / 1e6, 1),
+                    "serverRunQueueWaitMs": round((after[1] - before[1]) / 1e6, 1)}
 
         for i in range(repeats):
             result["unloaded"].append(measure("unloaded"))
@@ -530,6 +537,19 @@ def abuse_one(name, window, repeats):
     return result
 
 
+def schedstat(pid):
+    """(CPU time, time waiting on a run queue) of every thread of `pid`, in ns."""
+    cpu = wait = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "schedstat").read_text().split()
+        except OSError:
+            continue
+        cpu += int(fields[0])
+        wait += int(fields[1])
+    return cpu, wait
+
+
 def median(values):
     values = sorted(v for v in values if v is not None)
     if not values:
@@ -554,6 +574,10 @@ def abuse_summary(result):
     out["pairRatiosPingP99"] = [round(a["pingMs"]["p99"] / u["pingMs"]["p99"], 2)
                                 for u, a in zip(result["unloaded"], result["attack"])
                                 if "pingMs" in u and "pingMs" in a and u["pingMs"].get("p99") and a["pingMs"].get("p99")]
+    for phase in ("unloaded", "attack"):
+        runs = [r for r in result[phase] if "serverRunQueueWaitMs" in r]
+        out[phase + "ServerCpuMs"] = median([r["serverCpuMs"] for r in runs])
+        out[phase + "RunQueueWaitMs"] = median([r["serverRunQueueWaitMs"] for r in runs])
     out["faults"] = sorted({f"{phase}: {k}" for phase in ("unloaded", "attack") for r in result[phase]
                             for k in ("failed", "timeouts", "seqErrors", "closed", "refused") if r.get(k)})
     return out
@@ -579,12 +603,13 @@ def abuse_markdown(results):
              f"CPU 0, attacker and member to CPU 1: {m.get('pinned')}. Medians of {a.get('repeats')} interleaved pairs of "
              f"{a.get('window')} s windows (unloaded, then under attack); ping every 20 ms, edit every 50 ms.", "",
              "| attack | ping ms p50: unloaded → attack | ping ms p99: unloaded → attack | ping p99 ratio (pairs) "
-             "| edit ack ms p99: unloaded → attack | event ms p99: unloaded → attack | attacker | faults |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| edit ack ms p99: unloaded → attack | event ms p99: unloaded → attack | server CPU ms, run-queue wait ms per window: unloaded → attack "
+             "| attacker | faults |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, title in ABUSE_NAMES.items():
         r = a.get(name) or {}
         if "unloadedMedian" not in r:
-            lines.append(f"| {title} | failed: {r.get('failed', 'not run')!s:.80} | | | | | | |")
+            lines.append(f"| {title} | failed: {r.get('failed', 'not run')!s:.80} | | | | | | | |")
             continue
         u, t, ratio = r["unloadedMedian"], r["attackMedian"], r["ratios"]
 
@@ -592,7 +617,9 @@ def abuse_markdown(results):
             return f"{u[kind][q]} → {t[kind][q]}"
         lines.append(f"| {title} | {pair('pingMs', 'p50')} | {pair('pingMs', 'p99')} | **{ratio['pingP99']}x** "
                      f"({', '.join(str(x) for x in r['pairRatiosPingP99'])}) | {pair('ackMs', 'p99')} ({ratio['ackP99']}x) "
-                     f"| {pair('eventMs', 'p99')} ({ratio['eventP99']}x) | {abuse_attacker_note(name, r)} "
+                     f"| {pair('eventMs', 'p99')} ({ratio['eventP99']}x) "
+                     f"| {r.get('unloadedServerCpuMs')}, {r.get('unloadedRunQueueWaitMs')} → {r.get('attackServerCpuMs')}, {r.get('attackRunQueueWaitMs')} "
+                     f"| {abuse_attacker_note(name, r)} "
                      f"| {'; '.join(r['faults']) or 'none'}{'' if r.get('serverAlive', True) else '; SERVER DIED'} |")
     return lines
 
