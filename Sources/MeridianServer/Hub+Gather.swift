@@ -99,5 +99,9 @@ extension TransportStats {
         writeBufferBytes += other.writeBufferBytes
         admittedConnections += other.admittedConnections
         refusedHandshakes += other.refusedHandshakes
+        messagesWaited += other.messagesWaited
+        inputThrottles += other.inputThrottles
+        deferredWrites += other.deferredWrites
+        messagesWaiting += other.messagesWaiting
     }
 }

@@ -49,6 +49,7 @@ final class HubMetrics {
     private let connections: CoreMetrics.Gauge
     private let sessionsLoaded: CoreMetrics.Gauge
     private let queuedBytes: CoreMetrics.Gauge
+    private let messagesWaiting: CoreMetrics.Gauge
     private var lastStats = TransportStats()
     private var lastCluster = ClusterFigures()
 
@@ -57,6 +58,7 @@ final class HubMetrics {
         connections = CoreMetrics.Gauge(label: "meridian_connections", factory: shared.factory)
         sessionsLoaded = CoreMetrics.Gauge(label: "meridian_sessions_loaded", factory: shared.factory)
         queuedBytes = CoreMetrics.Gauge(label: "meridian_queue_bytes", factory: shared.factory)
+        messagesWaiting = CoreMetrics.Gauge(label: "meridian_input_waiting_messages", factory: shared.factory)
     }
 
     func count(_ name: String, _ dimensions: [(String, String)] = [], by amount: Int = 1) {
@@ -70,20 +72,34 @@ final class HubMetrics {
         counter.increment(by: Int64(amount))
     }
 
-    /// Counters of one label, by value: a per-message count costs one lookup of a short key.
+    /// Counters of one label, by value: a per-message count costs one lookup of a short key
+    /// (``count(_:_:by:)`` builds its key from the name and every label first).
     private var messagesIn: [String: CoreMetrics.Counter] = [:]
+    private var messagesOut: [String: CoreMetrics.Counter] = [:]
+    private var errors: [String: CoreMetrics.Counter] = [:]
+    private var rateLimits: [Bool: CoreMetrics.Counter] = [:]
 
-    func messageIn(_ type: String) {
-        if let counter = messagesIn[type] { return counter.increment() }
-        let counter = CoreMetrics.Counter(label: "meridian_messages_in_total", dimensions: [("type", type)], factory: shared.factory)
-        messagesIn[type] = counter
+    private func increment<Key: Hashable>(_ cache: inout [Key: CoreMetrics.Counter], _ key: Key, _ make: () -> CoreMetrics.Counter) {
+        if let counter = cache[key] { return counter.increment() }
+        let counter = make()
+        cache[key] = counter
         counter.increment()
     }
-    func messageOut(_ type: String) { count("meridian_messages_out_total", [("type", type)]) }
-    func error(_ code: SessionError.Code) { count("meridian_errors_total", [("code", code.rawValue)]) }
+
+    func messageIn(_ type: String) {
+        increment(&messagesIn, type) { CoreMetrics.Counter(label: "meridian_messages_in_total", dimensions: [("type", type)], factory: shared.factory) }
+    }
+    func messageOut(_ type: String) {
+        increment(&messagesOut, type) { CoreMetrics.Counter(label: "meridian_messages_out_total", dimensions: [("type", type)], factory: shared.factory) }
+    }
+    func error(_ code: SessionError.Code) {
+        increment(&errors, code.rawValue) { CoreMetrics.Counter(label: "meridian_errors_total", dimensions: [("code", code.rawValue)], factory: shared.factory) }
+    }
     /// A request over its connection's rate limit: conflated (transient) or refused.
     func rateLimited(conflated: Bool) {
-        count("meridian_rate_limited_total", [("outcome", conflated ? "conflated" : "refused")])
+        increment(&rateLimits, conflated) {
+            CoreMetrics.Counter(label: "meridian_rate_limited_total", dimensions: [("outcome", conflated ? "conflated" : "refused")], factory: shared.factory)
+        }
     }
     func connectionEvent(_ event: String) { count("meridian_connection_events_total", [("event", event)]) }
     func drag(policy: DragPolicy, outcome: String) {
@@ -120,6 +136,10 @@ final class HubMetrics {
         count("meridian_conflated_frames_total", by: stats.conflatedFrames - lastStats.conflatedFrames)
         count("meridian_slow_consumer_closes_total", by: stats.slowConsumerCloses - lastStats.slowConsumerCloses)
         count("meridian_handshakes_refused_total", by: stats.refusedHandshakes - lastStats.refusedHandshakes)
+        messagesWaiting.record(stats.messagesWaiting)
+        count("meridian_input_waited_messages_total", by: stats.messagesWaited - lastStats.messagesWaited)
+        count("meridian_input_throttles_total", by: stats.inputThrottles - lastStats.inputThrottles)
+        count("meridian_deferred_writes_total", by: stats.deferredWrites - lastStats.deferredWrites)
         lastStats = stats
     }
 }

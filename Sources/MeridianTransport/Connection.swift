@@ -55,6 +55,24 @@ final class Connection {
     var inboundCheck = InboundCheck()
     /// True once the connection is being closed: its input is ignored from then on.
     var refusingInput = false
+    /// Whole messages received that wait for their turn (ServerLoop+Input.swift).
+    var inbox = Inbox()
+    /// True while lws is told not to read the connection (`lws_rx_flow_control`): it is busy or
+    /// its inbox is full, so what it sends waits in lws's buffer and the kernel's, then in the
+    /// client, until its turn to read comes.
+    var throttled = false
+    /// True while it waits for that turn (in the loop's `readWaiters`).
+    var waitingToRead = false
+    /// True once it sent, in the current pass, a message beyond its sparse credit.
+    var busy = false
+    /// Messages the connection may still send as a sparse one (served ahead of busy ones, read
+    /// whenever it has something), refilled with time, and when it was last refilled.
+    var sparseCredit = Double.infinity
+    var sparseCreditAt = Duration.zero
+    /// True when its next write answers a sparse request: it is not put off.
+    var answerFirst = false
+    /// True while its write is put off (in the loop's `writeWaiters`).
+    var writeDeferred = false
 
     init(id: ConnectionID, wsi: OpaquePointer, headroom: Int) {
         hot = .allocate(capacity: 1)

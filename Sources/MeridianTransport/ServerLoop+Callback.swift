@@ -92,9 +92,10 @@ extension ServerLoop {
         if draining { close(connection, code: 1001, reason: "server shutting down") }
     }
 
-    /// A part of a message. A message that arrives whole (the usual case) goes to the handler
-    /// straight from lws's buffer; one in several parts is put together in the connection's
-    /// reassembly buffer, which is kept for the next one.
+    /// A part of a message. A message that arrives whole (the usual case) is accepted straight
+    /// from lws's buffer; one in several parts is put together in the connection's reassembly
+    /// buffer, which is kept for the next one. Accepted messages go to the handler at once, or
+    /// wait for their connection's turn when the loop is behind (ServerLoop+Input.swift).
     private func received(
         wsi: OpaquePointer, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
     ) {
@@ -116,7 +117,7 @@ extension ServerLoop {
         }
         let part = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
         if complete && !connection.assembling {
-            deliver(part, from: connection)
+            accept(part, from: connection)
             return
         }
         if !connection.assembling {
@@ -126,12 +127,15 @@ extension ServerLoop {
         connection.inbound.append(contentsOf: part)
         guard complete else { return }
         connection.assembling = false
-        connection.inbound.withUnsafeBytes { deliver($0, from: connection) }
+        // A copy of the reference: the handler may close the connection, which drops the buffer.
+        let message = connection.inbound
+        message.withUnsafeBytes { accept($0, from: connection) }
         // A large message's buffer is not kept: an idle connection should cost little.
         if connection.inbound.capacity > 16 * 1024 { connection.inbound = [] }
     }
 
-    private func deliver(_ message: UnsafeRawBufferPointer, from connection: Connection) {
+    /// Hands a whole message to the handler.
+    func deliver(_ message: UnsafeRawBufferPointer, from connection: Connection) {
         counters.messagesReceived += 1
         counters.bytesReceived += message.count
         handler?.transport(self, didReceive: message, from: connection.id)
@@ -142,6 +146,7 @@ extension ServerLoop {
         user?.storeBytes(of: 0, as: UInt64.self)
         guard let connection = connections.remove(id) else { return }
         behindConnections.remove(id)
+        handWaitingBeforeClose(connection)
         if !connection.reported {
             let code = connection.closing?.code ?? connection.peerClose?.code
             let reason = connection.closing?.reason ?? connection.peerClose?.reason ?? ""

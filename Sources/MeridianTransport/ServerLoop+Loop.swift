@@ -38,6 +38,10 @@ extension ServerLoop: ServiceLoop {
         handler = nil
     }
 
+    package func serviceAfterPass() {
+        afterPass()
+    }
+
     package func serviceTick() {
         tickNow = now
         reportServerCloses()

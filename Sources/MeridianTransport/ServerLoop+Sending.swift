@@ -28,6 +28,8 @@ extension ServerLoop {
         let highWater = configuration.queueHighWaterBytes
         var sent = 0
         var backlogged: [ConnectionID] = []
+        var waiting: [ConnectionID] = []
+        var allowance = input.writeAllowance
         connections.withHotStates { hots in
             members.withUnsafeBufferPointer { ids in
                 for id in ids where id != skip {
@@ -37,11 +39,24 @@ extension ServerLoop {
                     if hot.pointee.queue.bytes > highWater { backlogged.append(id) }
                     if !hot.pointee.writableRequested {
                         hot.pointee.writableRequested = true
-                        lws_callback_on_writable(hot.pointee.wsi)
+                        if allowance > 0 {
+                            allowance -= 1
+                            lws_callback_on_writable(hot.pointee.wsi)
+                        } else {
+                            waiting.append(id)
+                        }
                     }
                     sent += 1
                 }
             }
+        }
+        input.writeAllowance = allowance
+        // Past the pass's allowance of writes: they wait their turn (ServerLoop+Input.swift). A
+        // connection owed a prompt answer is asked for at once when that answer is queued.
+        for id in waiting {
+            guard let connection = connections[id] else { continue }
+            connection.writeDeferred = true
+            waitToWrite(id)
         }
         for id in backlogged {
             if let connection = connections[id] { checkBacklog(of: connection) }
@@ -89,6 +104,7 @@ extension ServerLoop {
         closesToReport.append(connection.id)
         connection.refusingInput = true
         connection.inbound = []
+        dropWaitingInput(of: connection)
         connection.queue.removeAll()
         markCaughtUp(connection)
         // Backstop: a peer that never reads never makes us WRITEABLE; drop it
@@ -98,9 +114,13 @@ extension ServerLoop {
     }
 
     func requestWritable(_ connection: Connection) {
-        guard !connection.writableRequested else { return }
+        guard !connection.writableRequested else {
+            // Waiting for its turn to write: an answer owed first, or a close frame, goes now.
+            if connection.writeDeferred && (connection.answerFirst || connection.closing != nil) { askToWrite(connection) }
+            return
+        }
         connection.writableRequested = true
-        lws_callback_on_writable(connection.wsi)
+        askToWrite(connection)
     }
 
     private func markCaughtUp(_ connection: Connection) {
@@ -161,6 +181,7 @@ extension ServerLoop {
             if connection.queue.bytes <= configuration.queueHighWaterBytes { markCaughtUp(connection) }
             return 0
         }
+        connection.answerFirst = false
 
         let (written, conflated) = write(connection, wsi: wsi, firstSize: firstSize, conflating: conflating)
         counters.conflatedFrames += conflated

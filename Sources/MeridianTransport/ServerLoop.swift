@@ -46,6 +46,11 @@ public final class ServerLoop {
     var nextIdleSweep = Duration.zero
     /// `now` at the latest tick: a clock precise to a tick, without a clock read per write.
     var tickNow = Duration.zero
+    /// Received messages waiting for their turn (ServerLoop+Input.swift).
+    var input: InputState
+    /// The message being handed to the handler from an inbox: copied out first, since the
+    /// handler may close its connection (which empties the inbox) while it reads it.
+    var inputScratch: [UInt8] = []
     var drainDeadline = Duration.zero
 
     init(server: WebSocketServer, handler: TransportHandler?) {
@@ -53,6 +58,7 @@ public final class ServerLoop {
         self.handler = handler
         self.configuration = server.configuration
         self.sharedFrames = server.sharedFrames
+        input = InputState(scheduler: InputScheduler(quantum: max(1, configuration.inputQuantum)), writeAllowance: configuration.writesPerPass)
         admissions = configuration.connectionLimits ?? ConnectionLimits(
             maxTotal: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerIP)
         connections.tag = ConnectionID(configuration.connectionTag) << 56
@@ -73,6 +79,7 @@ public final class ServerLoop {
         stats.queuedBytes = connections.all.reduce(0) { $0 + $1.queue.bytes + $1.queue.exemptBytes }
         stats.sharedFrameBytes = sharedFrames.bytes
         stats.writeBufferBytes = connections.all.reduce(0) { $0 + $1.writeBuffer.capacity }
+        stats.messagesWaiting = connections.all.reduce(0) { $0 + $1.inbox.count }
         return stats
     }
 

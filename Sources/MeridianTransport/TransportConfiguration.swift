@@ -38,6 +38,27 @@ public struct TransportConfiguration: Sendable {
     /// The loop the service thread runs (BENCHMARKS.md, "Event loop": libev's cost per pass does
     /// not grow with idle connections).
     public var eventLoop: EventLoop = .libev
+    /// Most time a pass of the loop spends handling received messages before the rest wait in
+    /// their connection's inbox, served in turns between passes (``inputQuantum`` each, sparse
+    /// connections first), a slice at a time (ServerLoop+Input.swift). A connection that floods
+    /// gets its share and cannot hold up the others.
+    public var inputSlice: Duration = .microseconds(250)
+    /// Work a connection with waiting messages is given per turn: about a message each, and
+    /// one more per 4 KiB of a large one.
+    public var inputQuantum: Int = 8
+    /// When a connection's waiting messages reach this many bytes, the server stops reading it
+    /// (`lws_rx_flow_control`) until they are handled and its turn to read comes.
+    public var inboxHighWaterBytes: Int = 4 << 10
+    /// Messages per second (up to ``sparseBurst`` at once) a connection may send as a *sparse*
+    /// one: read whenever it has something, served ahead of busy connections, answered at once.
+    /// Past it the connection is *busy*: read in turns, ``busyReadsPerPass`` a pass.
+    public var sparseRate: Double = 100
+    public var sparseBurst: Double = 50
+    /// Busy connections let read again per pass of the loop.
+    public var busyReadsPerPass: Int = 16
+    /// Writes asked of lws per pass of the loop (answers to sparse connections and close
+    /// frames not counted); more wait for the next passes, oldest first.
+    public var writesPerPass: Int = 64
     /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.
     public var shutdownGrace: Duration = .seconds(2)
     /// How long a connection the server is closing may take to read what is

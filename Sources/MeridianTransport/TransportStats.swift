@@ -22,6 +22,14 @@ public struct TransportStats: Sendable, Equatable {
     public var admittedConnections: Int = 0
     /// Upgrade requests refused (by Origin, limits, the handler, or because the server drains).
     public var refusedHandshakes: Int = 0
+    /// Received messages that waited for their connection's turn (the server was behind).
+    public var messagesWaited: Int = 0
+    /// Times the server stopped reading a connection until its turn (busy, or its inbox full).
+    public var inputThrottles: Int = 0
+    /// Writes that waited for a later pass (past a pass's allowance of writes).
+    public var deferredWrites: Int = 0
+    /// Messages waiting for their turn now.
+    public var messagesWaiting: Int = 0
 
     public init() {}
 }

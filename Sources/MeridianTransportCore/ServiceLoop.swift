@@ -12,6 +12,9 @@ package protocol ServiceLoop: AnyObject, SendableMetatype {
     static var timesServicePasses: Bool { get }
     /// After each `lws_service` pass.
     func servicePassEnded(began: ContinuousClock.Instant)
+    /// After each `lws_service` pass, before the next: work the loop spreads over passes (the
+    /// server's received messages waiting for their turn).
+    func serviceAfterPass()
     /// The loop has ended; the context is about to be destroyed (which delivers the close
     /// callbacks of connections still open).
     func serviceWillDestroyContext()
@@ -23,6 +26,7 @@ extension ServiceLoop {
     package func serviceTick() {}
     package static var timesServicePasses: Bool { false }
     package func servicePassEnded(began: ContinuousClock.Instant) {}
+    package func serviceAfterPass() {}
     package func serviceWillDestroyContext() {}
     package func serviceDidDestroyContext() {}
 }

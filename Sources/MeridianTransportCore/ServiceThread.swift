@@ -241,6 +241,7 @@ package final class ServiceThread<Loop: ServiceLoop>: Sendable {
             let began = Loop.timesServicePasses ? ContinuousClock.now : nil
             if lws_service(context, 0) < 0 { return }
             if let began { loop.servicePassEnded(began: began) }
+            loop.serviceAfterPass()
         }
     }
 

@@ -9,9 +9,11 @@ markers.
 
 Usage: bench.py [--quick] [--only NAME[,NAME…]] | --render
   --quick   every scenario with short windows and a coarse knee ladder: a smoke run of a few minutes
-  --only    only these scenarios (dragStorm, knee, manySessions, idleCpu, joinStorm, bigMap, threads, cluster; or by
-            function name: big_map …): prints their results, target rows and commands, and writes
-            neither results.json nor BENCHMARKS.md, which hold full runs
+  --only    only these scenarios (dragStorm, knee, manySessions, idleCpu, joinStorm, bigMap, threads, cluster, abuse;
+            or by function name: big_map …): prints their results, target rows and commands, and writes
+            neither results.json nor BENCHMARKS.md, which hold full runs, except the abuse scenario's
+            own table (between the bench-abuse markers) and its entry in results.json: it compares
+            only with itself
   --render  rewrite BENCHMARKS.md from the last results.json
 """
 import json
@@ -51,6 +53,7 @@ TARGETS = {
     "bigMapJoinP99Ms": 50,      # big map: viewport join (join sent -> welcome) p99 <= 50 ms
     "dashboardDrawMs": 100,     # big map: the dashboard draws 100,000 annotations at zoom 2 (median) in <= 100 ms
     "relayOverhead": 1.15,      # threads: server CPU per delivery with --threads 2 <= 1.15x --threads 1, below saturation
+    "abuseP99": 2.0,            # abuse: a well-behaved member's ping p99 under each attack <= 2x its p99 unloaded
 }
 
 
@@ -71,13 +74,14 @@ def build_baseline():
 
 
 class Server:
-    def __init__(self, kind, extra=()):
+    def __init__(self, kind, extra=(), lifted=True):
         self.kind = kind
         if kind == "meridian":
             # Loopback, no tokens; the load generator opens many connections from few addresses at
-            # the rates the scenarios set: lift the per-IP and per-connection request limits.
-            argv = [MERIDIAN, "serve", "--port", "0", "--log-level", "error", "--auth", "none",
-                    "--max-connections-per-ip", "100000", "--rate-limit", "1000000", "--rate-burst", "1000000", *extra]
+            # the rates the scenarios set: lift the per-IP and per-connection request limits
+            # (`lifted`; the abuse scenario keeps them).
+            limits = ["--max-connections-per-ip", "100000", "--rate-limit", "1000000", "--rate-burst", "1000000"] if lifted else []
+            argv = [MERIDIAN, "serve", "--port", "0", "--log-level", "error", "--auth", "none", *limits, *extra]
         elif kind in BASELINES:
             argv = [LWS_BIN, free_port()] + (["--libev"] if kind == "lws-libev" else [])
         else:
@@ -424,6 +428,242 @@ def cluster_markdown(results):
     return lines
 
 
+ATTACKS_PY = ROOT / "Tests/python/abuse_attacks.py"
+MEMBER_PY = HERE / "abuse_member.py"
+# The abuse scenario's server: its own rate limit (200/s, burst 400) and message size limit
+# (64 KiB), and the per-address connection limit and handshake timeout of test_abuse.py.
+ABUSE_FLAGS = ("--max-connections-per-ip", "300", "--handshake-timeout", "2")
+ABUSE_SESSION = "abuse"
+ABUSE_NAMES = {"messageFlood": "message flood: 1000 clients in the session, each at 250 requests/s (limit 200/s)",
+               "connectionFlood": "connection flood: 800 upgrades a round (300 accepted per address, 429 after), 1000 silent TCP connections",
+               "slowloris": "slowloris: 100 partial requests and 50 dribbling a byte every 0.3 s, a round every ~2 s",
+               "oversize": "oversize frames: 8 connections at a time, each a 128 KiB message in one frame (closed 1009)",
+               "fragmented": "fragmented frames: 8 connections at a time, 63 KiB messages in 64-byte fragments, every 4th 128 KiB in 128-byte ones (1009)"}
+
+
+def abuse_attack_args(name, port, seconds):
+    """The attack's name in abuse_attacks.py and its arguments: bounded in connections and time,
+    only to the server on loopback."""
+    base = {"host": "127.0.0.1", "port": port, "session": ABUSE_SESSION}
+    if name == "messageFlood":
+        # `seconds` counts from the moment every client has joined.
+        return "crowd_flood", {**base, "clients": 1000, "rate": 250, "sources": [f"127.0.0.{i}" for i in range(2, 6)],
+                               "seconds": seconds, "ramp": 60}
+    if name == "connectionFlood":
+        args = {**base, "phases": [[["127.0.0.7", 400]], [["127.0.0.8", 400]]], "raw": 1000, "raw_source": "127.0.0.9",
+                "handshake_timeout": 2}
+        return "repeated", {"attack": "connection_flood", "args": args, "seconds": seconds}
+    if name == "slowloris":
+        args = {**base, "source": "127.0.0.11", "partial": 100, "drip": 50, "drip_interval": 0.3, "handshake_timeout": 2}
+        return "repeated", {"attack": "slowloris", "args": args, "seconds": seconds}
+    if name == "oversize":
+        return "oversize", {**base, "source": "127.0.0.12", "limit": 65536, "concurrency": 8, "seconds": seconds}
+    if name == "fragmented":
+        return "fragmented", {**base, "source": "127.0.0.13", "limit": 65536, "concurrency": 8, "over_every": 4, "seconds": seconds}
+    raise ValueError(name)
+
+
+def read_line(proc, timeout):
+    """The next stdout line of `proc` within `timeout` seconds ("" at its end or on timeout)."""
+    out = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return out[0] if out else ""
+
+
+def abuse_one(name, window, repeats):
+    """One attack against a fresh server: `repeats` pairs of a phase without the attack and one
+    with it, interleaved, the member measuring `window` seconds each."""
+    server = Server("meridian", ABUSE_FLAGS, lifted=False)
+    member_argv = pinned(1, [sys.executable, MEMBER_PY, "127.0.0.1", server.port, ABUSE_SESSION])
+    COMMANDS.append(" ".join(str(a) for a in member_argv).replace(str(ROOT) + "/", ""))
+    member = subprocess.Popen(member_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    result = {"unloaded": [], "attack": [], "attacker": []}
+    try:
+        hello = read_line(member, 30)
+        if not hello:
+            return {"failed": "the member did not join"}
+        result["memberScheduling"] = json.loads(hello).get("scheduling")
+
+        def measure(label):
+            before = schedstat(server.proc.pid)
+            member.stdin.write(f"measure {label} {window}\n")
+            member.stdin.flush()
+            line = read_line(member, window + 30)
+            if not line:
+                return {"failed": "the member did not answer"}
+            after = schedstat(server.proc.pid)
+            # CPU the server used in the window, and how long its threads waited for a CPU
+            # (other processes on its core: the machine is shared).
+            return {**json.loads(line), "serverCpuMs": round((after[0] - before[0]) / 1e6, 1),
+                    "serverRunQueueWaitMs": round((after[1] - before[1]) / 1e6, 1)}
+
+        for i in range(repeats):
+            result["unloaded"].append(measure("unloaded"))
+            attack, args = abuse_attack_args(name, server.port, window + 1)
+            argv = pinned(1, [sys.executable, ATTACKS_PY, attack, json.dumps(args)])
+            if i == 0:
+                COMMANDS.append(" ".join(f"'{a}'" if a.startswith("{") else str(a) for a in argv).replace(str(ROOT) + "/", ""))
+            attacker = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            ready = read_line(attacker, 90).strip()
+            if ready != "ready":
+                attacker.kill()
+                result["attacker"].append({"failed": f"not ready: {ready!r} {attacker.stderr.read()[-300:]}"})
+                break
+            result["attack"].append(measure("attack"))
+            try:
+                out, err = attacker.communicate(timeout=120)
+                lines = out.strip().splitlines()
+                result["attacker"].append(json.loads(lines[-1]) if attacker.returncode == 0 and lines
+                                          else {"failed": err[-300:]})
+            except subprocess.TimeoutExpired:
+                attacker.kill()
+                attacker.communicate()
+                result["attacker"].append({"failed": "still running 120 s after the window"})
+            # The attack's connections close and time out before the next quiet phase.
+            time.sleep(3)
+        result["serverAlive"] = server.proc.poll() is None
+    finally:
+        if member.poll() is None:
+            try:
+                member.stdin.write("quit\n")
+                member.stdin.flush()
+                member.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                member.kill()
+        server.stop()
+    result.update(abuse_summary(result))
+    return result
+
+
+def schedstat(pid):
+    """(CPU time, time waiting on a run queue) of every thread of `pid`, in ns."""
+    cpu = wait = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "schedstat").read_text().split()
+        except OSError:
+            continue
+        cpu += int(fields[0])
+        wait += int(fields[1])
+    return cpu, wait
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else round((values[mid - 1] + values[mid]) / 2, 3)
+
+
+def abuse_summary(result):
+    """Medians over the repeats of each phase's percentiles, and the ratios attack / unloaded."""
+    out = {}
+    for phase in ("unloaded", "attack"):
+        runs = [r for r in result[phase] if "pingMs" in r]
+        out[phase + "Median"] = {kind: {q: median([r[kind].get(q) for r in runs]) for q in ("p50", "p99")}
+                                 for kind in ("pingMs", "ackMs", "eventMs")}
+    ratios = {}
+    for kind in ("pingMs", "ackMs", "eventMs"):
+        for q in ("p50", "p99"):
+            a, u = out["attackMedian"][kind][q], out["unloadedMedian"][kind][q]
+            ratios[f"{kind[:-2]}{q.upper()}"] = round(a / u, 2) if a is not None and u else None
+    out["ratios"] = ratios
+    out["pairRatiosPingP99"] = [round(a["pingMs"]["p99"] / u["pingMs"]["p99"], 2)
+                                for u, a in zip(result["unloaded"], result["attack"])
+                                if "pingMs" in u and "pingMs" in a and u["pingMs"].get("p99") and a["pingMs"].get("p99")]
+    for phase in ("unloaded", "attack"):
+        runs = [r for r in result[phase] if "serverRunQueueWaitMs" in r]
+        out[phase + "ServerCpuMs"] = median([r["serverCpuMs"] for r in runs])
+        out[phase + "RunQueueWaitMs"] = median([r["serverRunQueueWaitMs"] for r in runs])
+    out["faults"] = sorted({f"{phase}: {k}" for phase in ("unloaded", "attack") for r in result[phase]
+                            for k in ("failed", "timeouts", "seqErrors", "closed", "refused") if r.get(k)})
+    return out
+
+
+def abuse():
+    """A well-behaved member (Tests/Benchmarks/abuse_member.py: a pinger and an editor in one
+    session) measured without an attack and during each attack (Tests/python/abuse_attacks.py),
+    interleaved, on a fresh server for each attack: the server pinned to CPU 0, the attacker
+    and the member to CPU 1 (the member at real-time priority, so the attacker delays only
+    the server). The server keeps its own limits (rate 200/s, burst 400; 64 KiB messages)."""
+    window = 3 if QUICK else 8
+    repeats = 1 if QUICK else 3
+    return {"window": window, "repeats": repeats,
+            **{name: abuse_one(name, window, repeats) for name in ABUSE_NAMES}}
+
+
+def abuse_markdown(results):
+    a = results.get("abuse") or {}
+    m = results.get("machine", {})
+    lines = [f"Run {results.get('date')}{' (--quick)' if results.get('quick') else ''} on {m.get('nproc')} CPU(s) "
+             f"({m.get('cpu')}), Linux {m.get('kernel')}; load average at start {m.get('loadAverageAtStart')}; server pinned to "
+             f"CPU 0, attacker and member to CPU 1: {m.get('pinned')}. Medians of {a.get('repeats')} interleaved pairs of "
+             f"{a.get('window')} s windows (unloaded, then under attack); ping every 20 ms, edit every 50 ms.", "",
+             "| attack | ping ms p50: unloaded → attack | ping ms p99: unloaded → attack | ping p99 ratio (pairs) "
+             "| edit ack ms p99: unloaded → attack | event ms p99: unloaded → attack | server CPU ms, run-queue wait ms per window: unloaded → attack "
+             "| attacker | faults |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, title in ABUSE_NAMES.items():
+        r = a.get(name) or {}
+        if "unloadedMedian" not in r:
+            lines.append(f"| {title} | failed: {r.get('failed', 'not run')!s:.80} | | | | | | | |")
+            continue
+        u, t, ratio = r["unloadedMedian"], r["attackMedian"], r["ratios"]
+
+        def pair(kind, q):
+            return f"{u[kind][q]} → {t[kind][q]}"
+        lines.append(f"| {title} | {pair('pingMs', 'p50')} | {pair('pingMs', 'p99')} | **{ratio['pingP99']}x** "
+                     f"({', '.join(str(x) for x in r['pairRatiosPingP99'])}) | {pair('ackMs', 'p99')} ({ratio['ackP99']}x) "
+                     f"| {pair('eventMs', 'p99')} ({ratio['eventP99']}x) "
+                     f"| {r.get('unloadedServerCpuMs')}, {r.get('unloadedRunQueueWaitMs')} → {r.get('attackServerCpuMs')}, {r.get('attackRunQueueWaitMs')} "
+                     f"| {abuse_attacker_note(name, r)} "
+                     f"| {'; '.join(r['faults']) or 'none'}{'' if r.get('serverAlive', True) else '; SERVER DIED'} |")
+    return lines
+
+
+def abuse_attacker_note(name, r):
+    """What the attacker did and saw, in a few words."""
+    reports = [x for x in r.get("attacker", []) if "failed" not in x]
+    if not reports:
+        return "failed"
+    if name == "messageFlood":
+        sent = sum(x["requests"] for x in reports)
+        secs = sum(x["attack_seconds"] - (x.get("ready_seconds") or 0) for x in reports)
+        closes = {}
+        for x in reports:
+            for k, v in x["closes"].items():
+                closes[k] = closes.get(k, 0) + v
+        return (f"{sent / max(secs, 0.001):,.0f} requests/s sent; closed: "
+                f"{', '.join(f'{k} x{v}' for k, v in sorted(closes.items())) or 'none'}")
+    if name in ("connectionFlood", "slowloris"):
+        return f"{sum(x['rounds'] for x in reports)} rounds"
+    return f"{sum(x['messages'] for x in reports)} messages"
+
+
+def write_abuse(results):
+    """The abuse scenario's table (between the bench-abuse markers of BENCHMARKS.md) and its entry in
+    results.json: written by every run that includes it, full or --only."""
+    path = HERE / "results.json"
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    stored["abuse"] = {**results["abuse"], "date": results["date"], "machine": results["machine"], "quick": results["quick"],
+                       "commands": [c for c in COMMANDS if "abuse_" in c]}
+    path.write_text(json.dumps(stored, indent=2) + "\n")
+    doc = ROOT / "BENCHMARKS.md"
+    text = doc.read_text()
+    begin, end = "<!-- bench-abuse:begin -->", "<!-- bench-abuse:end -->"
+    if begin not in text:
+        text += f"\n{begin}\n{end}\n"
+    before, rest = text.split(begin, 1)
+    after = rest.split(end, 1)[1]
+    body = abuse_markdown(results) + ["", "```", "python3 Tests/Benchmarks/bench.py --only abuse" + (" --quick" if results.get("quick") else "")]
+    body += stored["abuse"]["commands"] + ["```"]
+    doc.write_text(before + begin + "\n" + "\n".join(body) + "\n" + end + after)
+    print(f"bench: wrote the abuse table into {doc.relative_to(ROOT)} and {path.relative_to(ROOT)}")
+
+
 def dashboard_draw(runs):
     """The dashboard's session view of 100,000 annotations at zoom 2 in headless Chromium: from the
     clusters message's arrival to the map drawn, over `runs` page loads (Tests/Benchmarks/dashboard_draw.py)."""
@@ -517,6 +757,15 @@ def ratios(results):
             f"{one['cpuMicrosecondsPerDelivery']:.3f} µs (p99 {one['latencyMs']['p99']:.2f} ms)", round(r, 2),
             f"<= {TARGETS['relayOverhead']}x", r <= TARGETS["relayOverhead"] and two.get("lostInAllRuns", 1) == 0,
             f"median of {len(th.get('ratios', []))} alternating pairs: {th.get('ratios')}")
+    ab = results.get("abuse", {})
+    for name in ABUSE_NAMES:
+        r = ab.get(name) or {}
+        if "ratios" in r and r["ratios"].get("pingP99") is not None:
+            u, t = r["unloadedMedian"]["pingMs"]["p99"], r["attackMedian"]["pingMs"]["p99"]
+            faults = r["faults"] + ([] if r.get("serverAlive", True) else ["the server died"])
+            row(f"abuse, {name}: a member's ping p99 under attack against unloaded (server on one core)", f"{t} ms", f"{u} ms unloaded",
+                r["ratios"]["pingP99"], f"<= {TARGETS['abuseP99']}x", r["ratios"]["pingP99"] <= TARGETS["abuseP99"] and not faults,
+                "; ".join(faults))
     dd = bm.get("dashboard", {})
     if "drawMs" in dd:
         row("big map: the dashboard draws 100,000 annotations at zoom 2 (clusters), median of page loads",
@@ -673,11 +922,11 @@ def main():
         write(results)
         return
     only = only_scenarios()
-    if not only or only - {"bigMap", "big_map", "joinStorm", "join_storm"}:
+    if not only or only - {"bigMap", "big_map", "joinStorm", "join_storm", "abuse"}:
         build_baseline()
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": QUICK, "machine": machine()}
     steps = [("dragStorm", drag_storm), ("knee", knee), ("manySessions", many_sessions), ("idleCpu", idle_cpu),
-             ("joinStorm", join_storm), ("bigMap", big_map), ("threads", threads), ("cluster", cluster)]
+             ("joinStorm", join_storm), ("bigMap", big_map), ("threads", threads), ("cluster", cluster), ("abuse", abuse)]
     unknown = only - {name for name, _ in steps} - {step.__name__ for _, step in steps}
     if unknown:
         sys.exit(f"bench: no scenario {', '.join(sorted(unknown))}")
@@ -697,6 +946,9 @@ def main():
             print("\n".join(big_map_markdown(results)))
         if "cluster" in results:
             print("\n".join(cluster_markdown(results)))
+        if "abuse" in results:
+            print("\n".join(abuse_markdown(results)))
+            write_abuse(results)
         for r in results["ratios"]:
             ratio = "" if r["ratio"] is None else f" = {r['ratio']}x"
             note = f" ({r['note']})" if r["note"] else ""
@@ -705,6 +957,7 @@ def main():
     for name, _ in steps:
         results.setdefault(name, {})
     write(results)
+    write_abuse(results)
 
 
 def only_scenarios():

@@ -7,7 +7,10 @@ observed (statuses, close codes, answers). The test makes the assertions.
 """
 
 import asyncio
+import base64
 import json
+import os
+import selectors
 import socket
 import sys
 import time
@@ -468,11 +471,284 @@ async def slow_consumer(a):
     return result
 
 
-ATTACKS = {f.__name__: f for f in (connection_flood, message_flood, slowloris, frames, nesting, utf8, slow_consumer)}
+# ---- 8. a crowd flooding one session
+
+CROWD_MASK = b"\x5a\x17\xc3\x8e"
+CROWD_CLOSES = {b"too many invalid requests": "4009", b"slow consumer": "4008"}
+
+
+def masked_text(payload):
+    """One masked text frame (what a client must send), with a fixed key: the crowd sends
+    the same bytes again and again, so they are built once."""
+    n = len(payload)
+    if n < 126:
+        head = bytes([0x81, 0x80 | n])
+    elif n < 1 << 16:
+        head = bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head = bytes([0x81, 0x80 | 127]) + n.to_bytes(8, "big")
+    return head + CROWD_MASK + bytes(b ^ CROWD_MASK[i & 3] for i, b in enumerate(payload))
+
+
+def crowd_request(i):
+    """The crowd's requests are answered to their sender only (a `ping`'s ack; an
+    `annotation.update` of an annotation that does not exist, refused with not_found):
+    what the session's other members then see is how the server shares its time
+    between connections, not a queue of events of their own."""
+    if i % 2 == 0:
+        return {"type": "ping", "ref": f"f{i}"}
+    return {"type": "annotation.update", "ref": f"f{i}", "id": "no-such-pin", "changes": {"title": f"flood {i}"}}
+
+
+class _Flooder:
+    __slots__ = ("sock", "index", "state", "inbox", "outbox", "tail", "writing")
+
+    def __init__(self, sock, index):
+        self.sock, self.index = sock, index
+        self.state, self.inbox, self.outbox, self.tail = "upgrade", b"", b"", b""
+        self.writing = True
+
+
+def _crowd_flood(a):
+    """`clients` raw WebSocket connections (spread over the `sources` addresses) join
+    `session` as editors, then each sends `rate` requests a second for `seconds`, in a
+    burst every `tick` seconds, reading and dropping what comes back. A connection the
+    server closes (4009 for ignoring rate_limited refusals, 4008) is replaced by a new
+    one until the end. Prints `ready` once every client has joined (or after `ramp`
+    seconds), and goes on for `seconds` from then. Bounded: at most `clients`
+    connections at once, only to `host`:`port`."""
+    host, port, sources = a["host"], a["port"], a["sources"]
+    clients, rate, tick = a["clients"], a["rate"], a.get("tick", 0.05)
+    started = now()
+    ramp_deadline = started + a.get("ramp", 30)
+    deadline = ramp_deadline + a["seconds"]  # moved to `seconds` after ready
+    selector = selectors.DefaultSelector()
+    result = {"clients": clients, "rate": rate, "joined": 0, "requests": 0, "bytes_in": 0, "closes": {},
+              "replaced": 0, "refused_upgrades": {}, "errors": [], "ready_seconds": None}
+    frames = [masked_text(json.dumps(crowd_request(i)).encode()) for i in range(64)]
+    reopen = []  # (when, index)
+    flooding = set()
+    in_handshake = 0
+    max_in_handshake = a.get("max_in_handshake", 200)
+    waiting = list(range(clients))
+
+    def open_one(index):
+        nonlocal in_handshake
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        sock.bind((sources[index % len(sources)], 0))
+        try:
+            sock.connect((host, port))
+        except BlockingIOError:
+            pass
+        f = _Flooder(sock, index)
+        key = base64.b64encode(os.urandom(16)).decode()
+        f.outbox = (f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                    f"Sec-WebSocket-Protocol: {SUBPROTOCOL}\r\n\r\n").encode()
+        selector.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE, f)
+        in_handshake += 1
+
+    def drop(f, why):
+        nonlocal in_handshake
+        if f.state == "closed":
+            return
+        if f.state in ("upgrade", "join"):
+            in_handshake -= 1
+        f.state = "closed"
+        flooding.discard(f)
+        result["closes"][why] = result["closes"].get(why, 0) + 1
+        try:
+            selector.unregister(f.sock)
+        except (KeyError, ValueError):
+            pass
+        f.sock.close()
+        if now() < deadline:
+            result["replaced"] += 1
+            reopen.append((now() + 0.2, f.index))
+
+    def send(f, data):
+        f.outbox += data
+        try:
+            sent = f.sock.send(f.outbox)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:
+            drop(f, "send failed")
+            return
+        f.outbox = f.outbox[sent:]
+        if f.writing != bool(f.outbox):
+            f.writing = bool(f.outbox)
+            selector.modify(f.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if f.writing else 0), f)
+
+    def readable(f):
+        nonlocal in_handshake
+        try:
+            data = f.sock.recv(262144)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            drop(f, "dropped")
+            return
+        result["bytes_in"] += len(data)
+        if f.state == "flood":
+            seen = f.tail + data
+            for reason, code in CROWD_CLOSES.items():
+                if reason in seen:
+                    drop(f, code)
+                    return
+            f.tail = data[-32:]
+            return
+        f.inbox += data
+        if f.state == "upgrade":
+            if b"\r\n\r\n" not in f.inbox:
+                return
+            head, f.inbox = f.inbox.split(b"\r\n\r\n", 1)
+            status = head.split(b" ", 2)[1].decode()
+            if status != "101":
+                result["refused_upgrades"][status] = result["refused_upgrades"].get(status, 0) + 1
+                drop(f, f"upgrade {status}")
+                return
+            f.state = "join"
+            send(f, masked_text(json.dumps({"type": "join", "ref": "j", "session": a["session"],
+                                            "name": f"Flooder {f.index}", "role": "editor"}).encode()))
+        if f.state == "join":
+            if b'"type":"welcome"' in f.inbox:
+                f.state, f.inbox = "flood", b""
+                in_handshake -= 1
+                flooding.add(f)
+                result["joined"] += 1
+            elif b'"type":"error"' in f.inbox:
+                drop(f, "join refused")
+
+    next_tick = now()
+    carry = 0.0
+    k = 0
+    ready = False
+    while True:
+        t = now()
+        if t >= deadline:
+            break
+        while waiting and in_handshake < max_in_handshake:
+            open_one(waiting.pop())
+        while reopen and reopen[0][0] <= t and in_handshake < max_in_handshake:
+            open_one(reopen.pop(0)[1])
+        if not ready and (len(flooding) >= clients or t >= ramp_deadline):
+            ready = True
+            deadline = t + a["seconds"]
+            result["ready_seconds"] = round(t - started, 2)
+            result["flooding_at_ready"] = len(flooding)
+            print("ready", flush=True)
+        if t >= next_tick:
+            next_tick += tick
+            if next_tick < t:
+                next_tick = t + tick  # behind: skip the missed bursts rather than catch up
+            carry += rate * tick
+            count, carry = int(carry), carry - int(carry)
+            for f in list(flooding):
+                if f.outbox:
+                    continue  # its socket is full: the server is not reading it
+                batch = b"".join(frames[(k + j) % len(frames)] for j in range(count))
+                k += count
+                result["requests"] += count
+                send(f, batch)
+        for key, events in selector.select(timeout=max(0.0, min(next_tick, deadline) - now())):
+            f = key.data
+            if f.state == "closed":
+                continue
+            if events & selectors.EVENT_WRITE:
+                if f.state == "upgrade" and f.outbox and f.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                    drop(f, "connect failed")
+                    continue
+                send(f, b"")
+            if f.state != "closed" and events & selectors.EVENT_READ:
+                readable(f)
+    result["flooding_at_end"] = len(flooding)
+    for key in list(selector.get_map().values()):
+        key.fileobj.close()
+    return result
+
+
+async def crowd_flood(a):
+    return _crowd_flood(a)
+
+
+# ---- 9. oversized and fragmented frames, kept up for a while (for the benchmark)
+
+async def oversize(a):
+    """`concurrency` connections at a time, each sending one message of twice the size limit
+    in a single frame (closed with 1009), then replaced, for `seconds`."""
+    result = {"closes": {}, "messages": 0}
+    deadline = now() + a["seconds"]
+    text = padded_ping("big", 2 * a["limit"])
+
+    async def worker():
+        while now() < deadline:
+            ws = await open_ws(a, a["source"])
+            try:
+                await ws.send(text)
+            except ConnectionClosed:
+                pass
+            result["messages"] += 1
+            code, _ = await read_until_closed(ws, timeout=10)
+            result["closes"][str(code)] = result["closes"].get(str(code), 0) + 1
+
+    await asyncio.gather(*(worker() for _ in range(a["concurrency"])))
+    return result
+
+
+async def fragmented(a):
+    """`concurrency` connections at a time, each sending messages just under the size limit
+    in 64-byte fragments (each answered), and every `over_every`th one twice the limit in
+    128-byte fragments (closed with 1009, then replaced), for `seconds`."""
+    result = {"closes": {}, "answered": 0, "messages": 0}
+    deadline = now() + a["seconds"]
+    text = padded_ping("frag", a["limit"] - 1000)
+    pieces = [text[i:i + 64] for i in range(0, len(text), 64)]
+    over = padded_ping("fragbig", 2 * a["limit"])
+    over_pieces = [over[i:i + 128] for i in range(0, len(over), 128)]
+
+    async def worker():
+        while now() < deadline:
+            ws = await open_ws(a, a["source"])
+            try:
+                for _ in range(a["over_every"] - 1):
+                    await ws.send(iter(pieces))
+                    result["messages"] += 1
+                    if (await answer(ws, "frag")) is not None:
+                        result["answered"] += 1
+                await ws.send(iter(over_pieces))
+                result["messages"] += 1
+            except ConnectionClosed:
+                pass
+            code, _ = await read_until_closed(ws, timeout=10)
+            result["closes"][str(code)] = result["closes"].get(str(code), 0) + 1
+
+    await asyncio.gather(*(worker() for _ in range(a["concurrency"])))
+    return result
+
+
+async def repeated(a):
+    """Runs the attack `attack` with `args` again and again for `seconds` (for the
+    benchmark: a one-shot attack kept up through a measurement window)."""
+    deadline = now() + a["seconds"]
+    rounds, last = 0, None
+    while now() < deadline:
+        last = await ATTACKS[a["attack"]](a["args"])
+        rounds += 1
+    return {"rounds": rounds, "last": last}
+
+
+ATTACKS = {f.__name__: f for f in (connection_flood, message_flood, slowloris, frames, nesting, utf8, slow_consumer, crowd_flood,
+                                   oversize, fragmented, repeated)}
 
 
 def main():
     name, args = sys.argv[1], json.loads(sys.argv[2])
+    if name != "crowd_flood":
+        print("ready", flush=True)  # the crowd says so once it has joined
     started = now()
     result = asyncio.run(ATTACKS[name](args))
     result["attack_seconds"] = round(now() - started, 2)

@@ -33,6 +33,10 @@ def attack_args(server, session, name, combined=False):
             phases = [[["127.0.0.2", 300]], [["127.0.0.3", 300]], [["127.0.0.4", 300], ["127.0.0.5", 300]]]
         return {**base, "phases": phases, "raw": 500 if combined else 1500, "raw_source": "127.0.0.6",
                 "handshake_timeout": HANDSHAKE_TIMEOUT}
+    if name == "crowd_flood":
+        # Five addresses: --max-connections-per-ip is 200.
+        return {**base, "clients": 1000, "rate": 250, "sources": [f"127.0.0.{i}" for i in range(20, 25)],
+                "seconds": 8, "ramp": 60}
     source = {"message_flood": "127.0.0.10", "slowloris": "127.0.0.11", "frames": "127.0.0.12",
               "nesting": "127.0.0.13", "utf8": "127.0.0.14", "slow_consumer": "127.0.0.15"}[name]
     base["source"] = source
@@ -155,6 +159,15 @@ def check_slow_consumer(r):
     assert "busy_errors" not in r, r["busy_errors"][:3]
 
 
+def check_crowd_flood(r):
+    assert not r["errors"] and not r["refused_upgrades"], r
+    assert r["flooding_at_ready"] == 1000, r
+    assert r["requests"] >= 1000 * 250, r
+    # Closed only with documented codes: 4009 for ignoring rate_limited refusals, 4008 for
+    # not reading (each replaced by a new flooder).
+    assert set(r["closes"]) <= {"4009", "4008"}, r["closes"]
+
+
 CHECKS = {"connection_flood": check_connection_flood, "message_flood": check_message_flood, "slowloris": check_slowloris,
           "frames": check_frames, "nesting": check_nesting, "utf8": check_utf8, "slow_consumer": check_slow_consumer}
 
@@ -201,6 +214,15 @@ def test_invalid_utf8(start_server, session_id):
 
 def test_slow_consumer_while_busy(start_server, session_id):
     single(start_server, session_id, "slow_consumer")
+
+
+def test_crowd_flood(start_server, session_id):
+    """A thousand connections in the session, each sending over the rate limit: the server is
+    saturated, and still the well-behaved clients' every request is answered, every change
+    reaches the watcher in order, and nobody well-behaved is disconnected (Workload's checks)."""
+    server = start_server(*FLAGS)
+    reports = run(attacked(server, session_id, ["crowd_flood"], "crowd_flood"), timeout=200)
+    check_crowd_flood(reports["crowd_flood"])
 
 
 def test_all_attacks_at_once(start_server, session_id):

@@ -1,0 +1,235 @@
+import MeridianTransportCore
+internal import CLibWebSockets
+
+/// What the loop knows of the work it spreads over passes of the event loop.
+struct InputState {
+    var scheduler: InputScheduler
+    /// True while messages go to their connection's inbox instead of straight to the handler:
+    /// from the moment a pass has spent ``TransportConfiguration/inputSlice`` on them until
+    /// every inbox is empty again.
+    var queueing = false
+    /// When the current pass handed its first message to the handler (nil: none yet).
+    var passBegan: Duration?
+    /// True once an answer owed first was asked of lws since the last pass: the next pass,
+    /// which writes it, comes before any more busy work.
+    var answerWaiting = false
+    /// Writes that may still be asked of lws for its next pass (the rest wait their turn).
+    var writeAllowance: Int
+    /// Connections that sent as busy ones in this pass (ServerLoop+Input.swift, reading).
+    var busyThisPass: [ConnectionID] = []
+    /// Busy connections not read until their turn comes, oldest first.
+    var readWaiters = IDQueue()
+    /// Connections whose write waits for its turn, oldest first.
+    var writeWaiters = IDQueue()
+}
+
+/// Fairness between connections, so that nothing one client sends holds up the others.
+///
+/// lws reads every readable connection in a pass (up to 2 KiB each) and calls WRITEABLE for
+/// every connection with something to write, and the server used to handle all of it there
+/// and then: with a thousand connections flooding one session, a pass was tens of thousands
+/// of requests, and a quiet member's `ping` waited for the whole of it, then for the writes of
+/// the next pass. Now each of the three is bounded per pass:
+///
+/// - **Handling.** A pass hands messages to the handler for at most
+///   ``TransportConfiguration/inputSlice``; the rest wait in their connection's inbox and are
+///   served between passes by the ``InputScheduler``, a slice at a time, sparse connections
+///   first. Messages of one connection are always handled in the order they came.
+/// - **Reading.** A *busy* connection (one that has used its sparse credit: it sends more than
+///   ``TransportConfiguration/sparseRate`` messages a second) is read in one pass, then not
+///   (`lws_rx_flow_control`) until its inbox is empty and its turn comes:
+///   ``TransportConfiguration/busyReadsPerPass`` such connections are read again per pass.
+///   What a flood sends meanwhile waits in the kernel, then in the client.
+/// - **Writing.** lws is asked for at most ``TransportConfiguration/writesPerPass`` writes per
+///   pass (each a WRITEABLE callback and a `send`); further connections with something to write
+///   wait their turn, oldest first. Answers to sparse connections and close frames never wait.
+///   A broadcast to a thousand members is written over several passes, with a `ping`'s answer
+///   in between.
+///
+/// A connection within its sparse credit (a member sending a few requests a second) is never
+/// kept from reading, is served first, and its answers are written at once.
+extension ServerLoop {
+    /// A whole message from `connection` (LWS_CALLBACK_RECEIVE): handled at once while the
+    /// loop keeps up, else queued for the connection's turn.
+    func accept(_ message: UnsafeRawBufferPointer, from connection: Connection) {
+        let sparse = spendSparseCredit(connection)
+        if !sparse && !connection.busy {
+            connection.busy = true
+            input.busyThisPass.append(connection.id)
+        }
+        // Handled now while the loop keeps up, and a sparse connection's message even when it
+        // does not (it would be served first anyway): its answer goes out in the next pass.
+        if connection.inbox.isEmpty && (!input.queueing || sparse) {
+            let began = input.passBegan ?? now
+            input.passBegan = began
+            if sparse { connection.answerFirst = true }
+            deliver(message, from: connection)
+            if now - began >= configuration.inputSlice { input.queueing = true }
+            return
+        }
+        connection.inbox.append(message)
+        counters.messagesWaited += 1
+        if !input.scheduler.isWaiting(connection.id) {
+            input.scheduler.arrived(connection.id, sparse: sparse)
+        }
+        if !connection.throttled && connection.inbox.bytes >= configuration.inboxHighWaterBytes {
+            // lws keeps what it read and did not hand over yet in its own buffer.
+            throttle(connection)
+        }
+    }
+
+    /// After each pass of the event loop: serves waiting messages, keeps the busy connections
+    /// read in this pass from reading again until their turn, lets the next ones read, and asks
+    /// for the writes put off; makes the next pass return at once while any of it waits.
+    func afterPass() {
+        serveWaitingInput()
+        for id in input.busyThisPass {
+            guard let connection = connections[id] else { continue }
+            connection.busy = false
+            guard !connection.refusingInput else { continue }
+            if !connection.throttled { throttle(connection) }
+            if connection.inbox.isEmpty { waitToRead(connection) }
+        }
+        input.busyThisPass.removeAll(keepingCapacity: true)
+        var reads = 0
+        while reads < configuration.busyReadsPerPass, let id = input.readWaiters.first {
+            input.readWaiters.removeFirst()
+            guard let connection = connections[id], connection.waitingToRead else { continue }
+            connection.waitingToRead = false
+            guard connection.throttled, !connection.refusingInput else { continue }
+            connection.throttled = false
+            lws_rx_flow_control(connection.wsi, 1)
+            reads += 1
+        }
+        input.writeAllowance = configuration.writesPerPass
+        while input.writeAllowance > 0, let id = input.writeWaiters.first {
+            input.writeWaiters.removeFirst()
+            guard let connection = connections[id], connection.writeDeferred else { continue }
+            connection.writeDeferred = false
+            input.writeAllowance -= 1
+            lws_callback_on_writable(connection.wsi)
+        }
+        input.passBegan = nil
+        input.answerWaiting = false
+        // The next pass must not sleep in the event loop while work waits.
+        if !input.scheduler.isEmpty || !input.readWaiters.isEmpty || !input.writeWaiters.isEmpty, let context {
+            lws_cancel_service(context)
+        }
+    }
+
+    /// Serves waiting messages for up to ``TransportConfiguration/inputSlice``, returning early
+    /// once it served sparse connections, so that their answers go out in the next pass.
+    func serveWaitingInput() {
+        guard !input.scheduler.isEmpty else {
+            input.queueing = false
+            return
+        }
+        let began = now
+        var servedSparse = input.answerWaiting
+        while let (id, sparse) = input.scheduler.next() {
+            if servedSparse && !sparse { break }
+            guard let connection = connections[id], !connection.refusingInput, !connection.inbox.isEmpty else {
+                input.scheduler.remove(id)
+                continue
+            }
+            if sparse { connection.answerFirst = true }
+            let size = handFirstWaiting(of: connection)
+            let more = !connection.inbox.isEmpty
+            input.scheduler.served(id, cost: InputScheduler.cost(ofMessageBytes: size), more: more)
+            servedSparse = servedSparse || sparse
+            if connection.refusingInput { continue }
+            if more {
+                if sparse && connection.sparseCredit < 1 { input.scheduler.demote(id) }
+            } else if connection.throttled {
+                waitToRead(connection)
+            }
+            if now - began >= configuration.inputSlice { break }
+        }
+        input.queueing = !input.scheduler.isEmpty
+    }
+
+    /// Asks lws for a WRITEABLE callback of `connection` (which has something to write and was
+    /// not asked for yet): in this pass's allowance, or when it is owed a prompt answer or is
+    /// closing; else it waits its turn.
+    func askToWrite(_ connection: Connection) {
+        if connection.answerFirst || connection.closing != nil {
+            connection.writeDeferred = false
+            input.answerWaiting = input.answerWaiting || connection.answerFirst
+            lws_callback_on_writable(connection.wsi)
+        } else if input.writeAllowance > 0 {
+            input.writeAllowance -= 1
+            lws_callback_on_writable(connection.wsi)
+        } else {
+            waitToWrite(connection.id)
+            connection.writeDeferred = true
+        }
+    }
+
+    /// `id` (its `writableRequested` set) waits for its turn to write.
+    func waitToWrite(_ id: ConnectionID) {
+        input.writeWaiters.append(id)
+        counters.deferredWrites += 1
+    }
+
+    /// Hands the oldest waiting message of `connection` to the handler and removes it from the
+    /// inbox (unless the handler closed the connection, which emptied it); returns its size.
+    @discardableResult
+    func handFirstWaiting(of connection: Connection) -> Int {
+        let size = connection.inbox.firstSize
+        inputScratch.removeAll(keepingCapacity: true)
+        connection.inbox.withFirst { inputScratch.append(contentsOf: $0) }
+        connection.inbox.removeFirst()
+        inputScratch.withUnsafeBytes { deliver($0, from: connection) }
+        if inputScratch.capacity > 64 * 1024 { inputScratch = [] }
+        return size
+    }
+
+    /// The connection is gone (LWS_CALLBACK_CLOSED): what it sent before it closed is handled
+    /// now, in order, unless the server had refused its input.
+    func handWaitingBeforeClose(_ connection: Connection) {
+        input.scheduler.remove(connection.id)
+        while !connection.refusingInput && !connection.inbox.isEmpty {
+            handFirstWaiting(of: connection)
+        }
+        connection.inbox.removeAll()
+    }
+
+    /// The server closes `connection`: its waiting messages are dropped with the rest of its
+    /// input, and lws reads it again (to see the answer to the close frame).
+    func dropWaitingInput(of connection: Connection) {
+        connection.inbox.removeAll()
+        input.scheduler.remove(connection.id)
+        connection.waitingToRead = false
+        if connection.throttled {
+            connection.throttled = false
+            lws_rx_flow_control(connection.wsi, 1)
+        }
+    }
+
+    private func throttle(_ connection: Connection) {
+        connection.throttled = true
+        counters.inputThrottles += 1
+        lws_rx_flow_control(connection.wsi, 0)
+    }
+
+    /// A throttled connection with nothing waiting: it reads again in its turn.
+    private func waitToRead(_ connection: Connection) {
+        guard !connection.waitingToRead else { return }
+        connection.waitingToRead = true
+        input.readWaiters.append(connection.id)
+    }
+
+    /// Takes one message's worth of `connection`'s sparse credit (refilled at
+    /// ``TransportConfiguration/sparseRate`` up to ``TransportConfiguration/sparseBurst``);
+    /// false when it had none: the connection is busy.
+    private func spendSparseCredit(_ connection: Connection) -> Bool {
+        let t = now
+        let elapsed = t - connection.sparseCreditAt
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        connection.sparseCredit = min(configuration.sparseBurst, connection.sparseCredit + seconds * configuration.sparseRate)
+        connection.sparseCreditAt = t
+        guard connection.sparseCredit >= 1 else { return false }
+        connection.sparseCredit -= 1
+        return true
+    }
+}
