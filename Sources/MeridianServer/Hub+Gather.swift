@@ -102,6 +102,7 @@ extension TransportStats {
         messagesWaited += other.messagesWaited
         inputThrottles += other.inputThrottles
         deferredWrites += other.deferredWrites
+        pausedAccepts += other.pausedAccepts
         messagesWaiting += other.messagesWaiting
     }
 }

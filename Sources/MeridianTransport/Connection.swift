@@ -11,6 +11,9 @@ struct ConnectionHot {
     var writableRequested = false
     /// Set with ``Connection/closing``: nothing more is queued.
     var isClosing = false
+    /// See ``Connection/throttled``; here for broadcasts, whose writes to such a connection
+    /// wait their turn.
+    var throttled = false
 }
 
 /// Per-connection state, confined to the service thread. lws's per-session memory holds only
@@ -59,12 +62,18 @@ final class Connection {
     var inbox = Inbox()
     /// True while lws is told not to read the connection (`lws_rx_flow_control`): it is busy or
     /// its inbox is full, so what it sends waits in lws's buffer and the kernel's, then in the
-    /// client, until its turn to read comes.
-    var throttled = false
+    /// client, until its turn to read comes. Its writes wait their turn too.
+    var throttled: Bool {
+        get { hot.pointee.throttled }
+        set { hot.pointee.throttled = newValue }
+    }
     /// True while it waits for that turn (in the loop's `readWaiters`).
     var waitingToRead = false
-    /// True once it sent, in the current pass, a message beyond its sparse credit.
+    /// True once it sent, in the current pass, a message that was not sparse.
     var busy = false
+    /// The pass of the event loop it was last read in, and how many messages it sent in it.
+    var readPass: UInt64 = .max
+    var messagesThisPass = 0
     /// Messages the connection may still send as a sparse one (served ahead of busy ones, read
     /// whenever it has something), refilled with time, and when it was last refilled.
     var sparseCredit = Double.infinity

@@ -24,6 +24,9 @@ extension ServerLoop {
             return 0
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
             if draining { return 1 }
+            // `wsi` is the listener's: lws accepts every pending connection in one go unless
+            // told to stop (ServerLoop+Input.swift).
+            acceptedOne(listener: wsi)
             // The accepted socket's descriptor; lws closes it when this answers non-zero.
             let descriptor = Int32(truncatingIfNeeded: Int(bitPattern: input))
             return configuration.handOff?(descriptor) == true ? 1 : 0

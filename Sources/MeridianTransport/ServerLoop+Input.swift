@@ -10,6 +10,8 @@ struct InputState {
     var queueing = false
     /// When the current pass handed its first message to the handler (nil: none yet).
     var passBegan: Duration?
+    /// Passes of the event loop so far.
+    var pass: UInt64 = 0
     /// True once an answer owed first was asked of lws since the last pass: the next pass,
     /// which writes it, comes before any more busy work.
     var answerWaiting = false
@@ -21,33 +23,41 @@ struct InputState {
     var readWaiters = IDQueue()
     /// Connections whose write waits for its turn, oldest first.
     var writeWaiters = IDQueue()
+    /// Connections accepted in this pass, and the listener when it was told to stop accepting.
+    var accepts = 0
+    var pausedListener: OpaquePointer?
 }
 
 /// Fairness between connections, so that nothing one client sends holds up the others.
 ///
-/// lws reads every readable connection in a pass (up to 2 KiB each) and calls WRITEABLE for
-/// every connection with something to write, and the server used to handle all of it there
-/// and then: with a thousand connections flooding one session, a pass was tens of thousands
-/// of requests, and a quiet member's `ping` waited for the whole of it, then for the writes of
-/// the next pass. Now each of the three is bounded per pass:
+/// lws reads every readable connection in a pass (up to 2 KiB each), calls WRITEABLE for every
+/// connection with something to write and accepts every waiting connection, and the server
+/// used to handle all of it there and then: with a thousand connections flooding one session,
+/// a pass was tens of thousands of requests, and a quiet member's `ping` waited for the whole
+/// of it, then for the writes of the next pass. Now each is bounded per pass:
 ///
 /// - **Handling.** A pass hands messages to the handler for at most
 ///   ``TransportConfiguration/inputSlice``; the rest wait in their connection's inbox and are
 ///   served between passes by the ``InputScheduler``, a slice at a time, sparse connections
 ///   first. Messages of one connection are always handled in the order they came.
-/// - **Reading.** A *busy* connection (one that has used its sparse credit: it sends more than
-///   ``TransportConfiguration/sparseRate`` messages a second) is read in one pass, then not
+/// - **Reading.** A *busy* connection (one that sent more than
+///   ``TransportConfiguration/sparsePerPass`` messages in a pass, or more than
+///   ``TransportConfiguration/sparseRate`` a second) is read in one pass, then not
 ///   (`lws_rx_flow_control`) until its inbox is empty and its turn comes:
 ///   ``TransportConfiguration/busyReadsPerPass`` such connections are read again per pass.
 ///   What a flood sends meanwhile waits in the kernel, then in the client.
 /// - **Writing.** lws is asked for at most ``TransportConfiguration/writesPerPass`` writes per
-///   pass (each a WRITEABLE callback and a `send`); further connections with something to write
-///   wait their turn, oldest first. Answers to sparse connections and close frames never wait.
-///   A broadcast to a thousand members is written over several passes, with a `ping`'s answer
-///   in between.
+///   pass (each a WRITEABLE callback and a `send`) to busy connections; further ones wait their
+///   turn, oldest first. Answers to sparse requests and close frames never wait. A broadcast
+///   to a session of a thousand flooders is written to them over several passes, with a
+///   member's `ping` answered in between.
+/// - **Accepting.** lws accepts every connection waiting on the listening socket in one go;
+///   after ``TransportConfiguration/acceptsPerPass`` the listener is not read until the next
+///   pass (`lws_rx_flow_control` on it), so a connection flood is accepted, and its handshakes
+///   read, a share at a time: the rest waits in the kernel's accept queue.
 ///
-/// A connection within its sparse credit (a member sending a few requests a second) is never
-/// kept from reading, is served first, and its answers are written at once.
+/// A sparse connection (a member sending a request at a time, a few a second) is never kept
+/// from reading, is served first, and its answers are written at once.
 extension ServerLoop {
     /// A whole message from `connection` (LWS_CALLBACK_RECEIVE): handled at once while the
     /// loop keeps up, else queued for the connection's turn.
@@ -82,6 +92,7 @@ extension ServerLoop {
     /// read in this pass from reading again until their turn, lets the next ones read, and asks
     /// for the writes put off; makes the next pass return at once while any of it waits.
     func afterPass() {
+        input.pass &+= 1
         serveWaitingInput()
         for id in input.busyThisPass {
             guard let connection = connections[id] else { continue }
@@ -108,6 +119,11 @@ extension ServerLoop {
             connection.writeDeferred = false
             input.writeAllowance -= 1
             lws_callback_on_writable(connection.wsi)
+        }
+        input.accepts = 0
+        if let listener = input.pausedListener {
+            input.pausedListener = nil
+            lws_rx_flow_control(listener, 1)
         }
         input.passBegan = nil
         input.answerWaiting = false
@@ -149,12 +165,14 @@ extension ServerLoop {
     }
 
     /// Asks lws for a WRITEABLE callback of `connection` (which has something to write and was
-    /// not asked for yet): in this pass's allowance, or when it is owed a prompt answer or is
-    /// closing; else it waits its turn.
+    /// not asked for yet): at once, unless it is busy (read in turns), owes no prompt answer and
+    /// is not closing, and the pass's allowance is spent: then it waits its turn.
     func askToWrite(_ connection: Connection) {
         if connection.answerFirst || connection.closing != nil {
             connection.writeDeferred = false
             input.answerWaiting = input.answerWaiting || connection.answerFirst
+            lws_callback_on_writable(connection.wsi)
+        } else if !connection.throttled {
             lws_callback_on_writable(connection.wsi)
         } else if input.writeAllowance > 0 {
             input.writeAllowance -= 1
@@ -206,6 +224,16 @@ extension ServerLoop {
         }
     }
 
+    /// The listener accepted a connection (LWS_CALLBACK_FILTER_NETWORK_CONNECTION): past the
+    /// pass's share, it stops accepting until the next pass.
+    func acceptedOne(listener: OpaquePointer) {
+        input.accepts += 1
+        guard input.accepts >= configuration.acceptsPerPass, input.pausedListener == nil else { return }
+        input.pausedListener = listener
+        counters.pausedAccepts += 1
+        lws_rx_flow_control(listener, 0)
+    }
+
     private func throttle(_ connection: Connection) {
         connection.throttled = true
         counters.inputThrottles += 1
@@ -219,10 +247,19 @@ extension ServerLoop {
         input.readWaiters.append(connection.id)
     }
 
-    /// Takes one message's worth of `connection`'s sparse credit (refilled at
-    /// ``TransportConfiguration/sparseRate`` up to ``TransportConfiguration/sparseBurst``);
-    /// false when it had none: the connection is busy.
+    /// Whether this message of `connection` is a sparse one: among the first
+    /// ``TransportConfiguration/sparsePerPass`` it sent in this pass, and within its credit
+    /// (refilled at ``TransportConfiguration/sparseRate`` up to
+    /// ``TransportConfiguration/sparseBurst``), which it takes. A connection read in turns is
+    /// read seldom, and earns credit meanwhile: the count per pass keeps a flood's read (many
+    /// messages at once) busy all the same.
     private func spendSparseCredit(_ connection: Connection) -> Bool {
+        if connection.readPass != input.pass {
+            connection.readPass = input.pass
+            connection.messagesThisPass = 0
+        }
+        connection.messagesThisPass += 1
+        guard connection.messagesThisPass <= configuration.sparsePerPass else { return false }
         let t = now
         let elapsed = t - connection.sparseCreditAt
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

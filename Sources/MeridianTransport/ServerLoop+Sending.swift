@@ -39,7 +39,9 @@ extension ServerLoop {
                     if hot.pointee.queue.bytes > highWater { backlogged.append(id) }
                     if !hot.pointee.writableRequested {
                         hot.pointee.writableRequested = true
-                        if allowance > 0 {
+                        if !hot.pointee.throttled {
+                            lws_callback_on_writable(hot.pointee.wsi)
+                        } else if allowance > 0 {
                             allowance -= 1
                             lws_callback_on_writable(hot.pointee.wsi)
                         } else {
@@ -51,8 +53,9 @@ extension ServerLoop {
             }
         }
         input.writeAllowance = allowance
-        // Past the pass's allowance of writes: they wait their turn (ServerLoop+Input.swift). A
-        // connection owed a prompt answer is asked for at once when that answer is queued.
+        // Writes to busy connections past the pass's allowance wait their turn
+        // (ServerLoop+Input.swift). One owed a prompt answer is asked for at once when that
+        // answer is queued.
         for id in waiting {
             guard let connection = connections[id] else { continue }
             connection.writeDeferred = true

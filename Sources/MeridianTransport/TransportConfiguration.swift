@@ -42,23 +42,27 @@ public struct TransportConfiguration: Sendable {
     /// their connection's inbox, served in turns between passes (``inputQuantum`` each, sparse
     /// connections first), a slice at a time (ServerLoop+Input.swift). A connection that floods
     /// gets its share and cannot hold up the others.
-    public var inputSlice: Duration = .microseconds(250)
+    public var inputSlice: Duration = .microseconds(150)
     /// Work a connection with waiting messages is given per turn: about a message each, and
     /// one more per 4 KiB of a large one.
     public var inputQuantum: Int = 8
     /// When a connection's waiting messages reach this many bytes, the server stops reading it
     /// (`lws_rx_flow_control`) until they are handled and its turn to read comes.
     public var inboxHighWaterBytes: Int = 4 << 10
-    /// Messages per second (up to ``sparseBurst`` at once) a connection may send as a *sparse*
-    /// one: read whenever it has something, served ahead of busy connections, answered at once.
-    /// Past it the connection is *busy*: read in turns, ``busyReadsPerPass`` a pass.
+    /// A connection is *sparse* while it sends at most ``sparsePerPass`` messages in a pass of
+    /// the loop (a request at a time) and at most ``sparseRate`` a second (``sparseBurst`` at
+    /// once): it is read whenever it has something, served ahead of busy connections, and
+    /// answered at once. Past either it is *busy*: read in turns, ``busyReadsPerPass`` a pass.
+    public var sparsePerPass: Int = 2
     public var sparseRate: Double = 100
-    public var sparseBurst: Double = 50
+    public var sparseBurst: Double = 20
     /// Busy connections let read again per pass of the loop.
-    public var busyReadsPerPass: Int = 16
-    /// Writes asked of lws per pass of the loop (answers to sparse connections and close
-    /// frames not counted); more wait for the next passes, oldest first.
-    public var writesPerPass: Int = 64
+    public var busyReadsPerPass: Int = 4
+    /// Writes to busy connections asked of lws per pass of the loop (answers to sparse requests
+    /// and close frames not counted); more wait for the next passes, oldest first.
+    public var writesPerPass: Int = 16
+    /// Connections accepted per pass of the loop; more wait in the kernel's accept queue.
+    public var acceptsPerPass: Int = 32
     /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.
     public var shutdownGrace: Duration = .seconds(2)
     /// How long a connection the server is closing may take to read what is

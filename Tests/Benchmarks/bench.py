@@ -32,7 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-MERIDIAN = ROOT / ".build/release/meridian"
+# The binary under test; MERIDIAN_BENCH_BIN picks another (an older build, to compare).
+MERIDIAN = Path(os.environ.get("MERIDIAN_BENCH_BIN", ROOT / ".build/release/meridian"))
 LWS_BIN = ROOT / ".build/bench/lws_rooms"
 QUICK = "--quick" in sys.argv
 NPROC = os.cpu_count() or 1

@@ -116,6 +116,20 @@ import Glibc
         #expect(stats.messagesWaiting == 0)
     }
 
+    @Test func aConnectionFloodIsAcceptedAShareAPassAtATimeAndEveryOneServed() throws {
+        let recorder = Recorder()
+        let (server, port) = try start(recorder) { $0.acceptsPerPass = 2 }
+        defer { server.stop() }
+        // Forty connections at once, each then upgraded and answered.
+        let sockets = try (0..<40).map { _ in try RawWebSocket(port: port, upgrade: false) }
+        for socket in sockets { try socket.upgrade() }
+        for (i, socket) in sockets.enumerated() { try socket.send(["c\(i)"]) }
+        for (i, socket) in sockets.enumerated() { #expect(try socket.receiveTexts(count: 1) == ["c\(i)"]) }
+        let stats = onServiceThread(server) { $0.stats }
+        #expect(stats.pausedAccepts > 0, "the listener paused")
+        #expect(stats.openConnections == 40)
+    }
+
     @Test func whatAPeerSentBeforeClosingIsHandledBeforeItsClose() throws {
         let recorder = Recorder()
         // Every pass queues after its first message: the rest wait in the inbox.
@@ -157,7 +171,8 @@ final class RawWebSocket {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int) throws {
+    /// Connects, and completes the upgrade unless told not to (``upgrade()`` then does).
+    init(port: Int, upgrade: Bool = true) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -169,6 +184,10 @@ final class RawWebSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard fd >= 0, connected == 0 else { throw TransportError.connectFailed("connect") }
+        if upgrade { try self.upgrade() }
+    }
+
+    func upgrade() throws {
         try write(Array(("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Protocol: meridian.v1\r\n\r\n").utf8))
