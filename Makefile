@@ -182,9 +182,10 @@ fuzz-http:
 		$(PYTHON) -m pytest Tests/python/test_http_schemathesis.py -q
 
 # Benchmarks (not part of `make test`): Meridian against the strong libwebsockets baseline
-# (Tests/Benchmarks/lws_rooms.c, on poll and on libev) under `meridian load`; writes BENCHMARKS.md
-# and Tests/Benchmarks/results.json. About 25 minutes; `make bench BENCH_FLAGS=--quick` runs every
-# scenario briefly (a smoke run of a few minutes).
+# (Tests/Benchmarks/lws_rooms.c, on poll and on libev) under `meridian load`, and a well-behaved
+# member's latency under five attacks (abuse); writes BENCHMARKS.md and Tests/Benchmarks/results.json.
+# About 40 minutes; `make bench BENCH_FLAGS=--quick` runs every scenario briefly (a smoke run of a
+# few minutes); `make bench BENCH_FLAGS='--only abuse'` only the attacks (about 13 minutes).
 BENCH_FLAGS ?=
 bench: release test-deps
 	$(PYTHON) Tests/Benchmarks/bench.py $(BENCH_FLAGS)

@@ -63,7 +63,7 @@ struct Serve: AsyncParsableCommand {
         }
         var configuration = settings.server
         configuration.logWriter = logWriter
-        DescriptorLimit.raise(for: configuration.transport.maxConnections, logger: Logger(label: "meridian"))
+        DescriptorLimit.fit(to: configuration.transport.maxConnections, logger: Logger(label: "meridian"))
         do {
             configuration.authentication = try await Self.authentication(o)
         } catch let error as SettingError {

@@ -433,7 +433,7 @@ ATTACKS_PY = ROOT / "Tests/python/abuse_attacks.py"
 MEMBER_PY = HERE / "abuse_member.py"
 # The abuse scenario's server: its own rate limit (200/s, burst 400) and message size limit
 # (64 KiB), and the per-address connection limit and handshake timeout of test_abuse.py.
-ABUSE_FLAGS = ("--max-connections-per-ip", "300", "--handshake-timeout", "2")
+ABUSE_FLAGS = ("--max-connections", "4000", "--max-connections-per-ip", "300", "--handshake-timeout", "2")
 ABUSE_SESSION = "abuse"
 ABUSE_NAMES = {"messageFlood": "message flood: 1000 clients in the session, each at 250 requests/s (limit 200/s)",
                "connectionFlood": "connection flood: 800 upgrades a round (300 accepted per address, 429 after), 1000 silent TCP connections",
@@ -516,7 +516,7 @@ def abuse_one(name, window, repeats):
             try:
                 out, err = attacker.communicate(timeout=120)
                 lines = out.strip().splitlines()
-                result["attacker"].append(json.loads(lines[-1]) if attacker.returncode == 0 and lines
+                result["attacker"].append(compact(json.loads(lines[-1])) if attacker.returncode == 0 and lines
                                           else {"failed": err[-300:]})
             except subprocess.TimeoutExpired:
                 attacker.kill()
@@ -536,6 +536,18 @@ def abuse_one(name, window, repeats):
         server.stop()
     result.update(abuse_summary(result))
     return result
+
+
+def compact(value):
+    """An attacker's report with its long lists of numbers (one per connection) cut to their count,
+    minimum and maximum, for results.json."""
+    if isinstance(value, dict):
+        return {k: compact(v) for k, v in value.items()}
+    if isinstance(value, list) and len(value) > 20 and all(isinstance(v, (int, float)) for v in value):
+        return {"count": len(value), "min": min(value), "max": max(value)}
+    if isinstance(value, list):
+        return [compact(v) for v in value]
+    return value
 
 
 def schedstat(pid):
@@ -591,7 +603,9 @@ def abuse():
     and the member to CPU 1 (the member at real-time priority, so the attacker delays only
     the server). The server keeps its own limits (rate 200/s, burst 400; 64 KiB messages)."""
     window = 3 if QUICK else 8
-    repeats = 1 if QUICK else 3
+    # Single windows differ by up to 4x in p99 on a shared 2-core machine: ratios are drawn
+    # from the medians of five.
+    repeats = 1 if QUICK else 5
     return {"window": window, "repeats": repeats,
             **{name: abuse_one(name, window, repeats) for name in ABUSE_NAMES}}
 
