@@ -52,6 +52,7 @@ extension Hub {
         case .delete(let id): deleteSession(id, responder, on: server)
         case .configure(let id, let patch): configureSession(id, patch, responder, on: server)
         case .events(let id, let query): responder.respond(eventLogResponse(id, query))
+        case .rates(let id): responder.respond(ratesResponse(id))
         }
         return true
     }
