@@ -58,6 +58,7 @@ export class SessionHistory {
     this.entries = []; // log entries, by position
     this.items = []; // feed items {time, epoch, seq, event, live}, oldest first
     this.keys = new Set(); // epoch:seq of items already held
+    this.serial = 0; // each item's own number (its key in the feed's list)
     this.names = new Map(); // participant id -> name, from everything seen
     this.after = 0;
     this.loaded = false;
@@ -123,6 +124,7 @@ export class SessionHistory {
       if (this.keys.has(key)) return;
       this.keys.add(key);
     }
+    item.id = ++this.serial;
     const items = this.items;
     let i = items.length;
     while (i > 0 && items[i - 1].time > item.time) i--;
