@@ -80,14 +80,6 @@ extension Hub {
         }
     }
 
-    /// `GET /api/sessions/{id}/rates`: the last minute of the session's rates, on the hub that holds it.
-    func ratesResponse(_ id: String) -> HTTPResponse {
-        guard let host = sessions[id] else {
-            return Self.apiError(404, "not_found", "no session \(id) is open on this server")
-        }
-        return Self.json(200, host.rates.json(session: id))
-    }
-
     /// Among several hubs: every hub posts its sessions to the board, at its first tick, once
     /// an interval (advancing the rates) and whenever its sessions changed (a watcher must
     /// never miss a session another hub holds); each hub sends all of them to its own watchers.
