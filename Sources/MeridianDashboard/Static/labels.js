@@ -7,7 +7,8 @@
 //     (fixed marks' before moving ones'), so moving marks do not reshuffle which
 //     annotations are labelled;
 //  3. the rest, by tier (participants before annotations), then importance.
-// Apart from focus labels, at most one label per `area` square pixels of map is drawn;
+// Apart from focus labels, at most one label per `area` square pixels of map is drawn
+// (participants' included, however many are placed);
 // a label that fits nowhere is left out rather than drawn over another.
 
 import { contrast } from "/dashboard/colors.js";
@@ -58,10 +59,14 @@ export class Labels {
     // which find another side of their mark, or wait, rather than push an annotation's label out.
     const moving = (e) => (e.phase === 1 && e.list[0].kind === "participant" ? 1 : 0);
     entries.sort((a, b) => a.phase - b.phase || moving(a) - moving(b) || b.tier - a.tier || b.importance - a.importance || a.order - b.order);
-    const budget = Math.max(6, Math.round((width * height) / this.area));
+    // The budget is shared out before placing: participants' labels are reserved theirs, so an
+    // annotation's label does not take the place a moving participant's label left for a frame.
+    const people = entries.filter((e) => e.tier === TIER.participant).length;
+    const budget = Math.max(6, Math.round((width * height) / this.area) - people);
     let ordinary = 0;
     for (const entry of entries) {
-      if (entry.phase > 0 && ordinary >= budget) continue;
+      const counted = entry.phase > 0 && entry.tier !== TIER.participant;
+      if (counted && ordinary >= budget) continue;
       const last = this.previous.get(entry.key);
       const order = last === undefined ? OFFSETS.map((_, i) => i) : [last, ...OFFSETS.map((_, i) => i).filter((i) => i !== last)];
       let done = false;
@@ -83,7 +88,7 @@ export class Labels {
         }
         if (done) break;
       }
-      if (done && entry.phase > 0) ordinary += 1;
+      if (done && counted) ordinary += 1;
     }
     for (const { r, box } of placed) drawLabel(ctx, r, box, { background, foreground, border });
     ctx.textBaseline = "alphabetic";
