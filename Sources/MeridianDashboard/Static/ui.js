@@ -85,14 +85,19 @@ export class VirtualList {
       const item = this.items[i];
       if (!li || changed) {
         const fresh = this.render(item, i);
-        if (li) {
+        // A row whose content is the same is left alone: a button under the pointer is not
+        // replaced between press and release (the click would be lost), nor loses focus.
+        const signature = `${fresh.className}|${fresh.title}|${fresh.innerHTML}`;
+        if (li && li.dataset.signature !== signature) {
           const focused = li.contains(document.activeElement);
           li.replaceChildren(...fresh.childNodes);
           for (const a of ["className", "title"]) li[a] = fresh[a];
           Object.assign(li.dataset, fresh.dataset);
+          li.dataset.signature = signature;
           if (focused) li.querySelector("button, a")?.focus();
-        } else {
+        } else if (!li) {
           li = fresh;
+          li.dataset.signature = signature;
           this.rows.set(k, li);
           this.list.append(li);
         }
