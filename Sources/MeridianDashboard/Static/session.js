@@ -638,6 +638,8 @@ export function showSession(url, sessionID, config, basemap) {
       timing.awaitClusters = Boolean(e.detail.interest?.clusters); // then the clusters that follow show the session
       for (const p of live.participants.values()) history.names.set(p.id, p.name);
     }
+    // Should the map's interest not settle, the map is drawn all the same after a while.
+    setTimeout(() => { if (!fitted && live.settings) { if (autoFit && !followShared) fitView(); release(); } }, 3000);
     // The log (possibly megabytes of checkpoints) is read once the snapshot is drawn.
     if (timing.renderMs === null) historyAfterRender = true; else fetchHistory();
   });
@@ -704,10 +706,12 @@ export function showSession(url, sessionID, config, basemap) {
   function queueFit() {
     if (!autoFit || followShared || fitQueued || replay.active || mapInterest.settling) return;
     fitQueued = true;
-    const wait = Math.max(0, 400 - (performance.now() - lastFit), 1500 - (performance.now() - pointerAt));
+    // The first fit waits for nothing: until it the map is blank.
+    const resting = () => !fitted || performance.now() - pointerAt >= 1500;
+    const wait = Math.max(0, 400 - (performance.now() - lastFit), fitted ? 1500 - (performance.now() - pointerAt) : 0);
     setTimeout(() => requestAnimationFrame(() => {
       fitQueued = false;
-      if (performance.now() - pointerAt < 1500) { queueFit(); return; }
+      if (!resting()) { queueFit(); return; }
       lastFit = performance.now();
       if (autoFit && !followShared && !replay.active) fitView({ onlyWhenNeeded: true });
     }), wait);
