@@ -82,11 +82,13 @@ def ciede2000(c1, c2):
     return math.sqrt(((L2 - L1) / sl) ** 2 + ((c2p - c1p) / sc) ** 2 + (dH / sh) ** 2 + rt * ((c2p - c1p) / sc) * (dH / sh))
 
 
-def test_ciede2000_matches_the_published_examples():
-    # Sharma, Wu and Dalal's test data, pairs 1, 7 and 17 (Lab given there; here as the nearest sRGB is not needed: via lab()).
+def test_the_colour_difference_used_here_measures_known_differences():
+    # Identical colours differ by 0, black and white by 100 (L* from 0 to 100), red and green plainly.
     assert abs(ciede2000("#ff0000", "#ff0000")) < 1e-9
     assert abs(ciede2000("#000000", "#ffffff") - 100) < 0.01
     assert 20 < ciede2000("#ff0000", "#00ff00") < 100
+    # Just noticeable: a step of one in one channel.
+    assert ciede2000("#808080", "#808081") < 1
 
 
 def test_labels_are_few_prioritised_one_per_participant_and_stable(busy, page):
