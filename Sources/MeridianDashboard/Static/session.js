@@ -388,7 +388,11 @@ export function showSession(url, sessionID, config, basemap) {
     const signature = options.map((o) => o.join("=")).join("|");
     if (select.dataset.signature === signature) return;
     select.dataset.signature = signature;
-    select.replaceChildren(el("option", { value: "" }, "everyone"), ...options.map(([id, n]) => el("option", { value: id }, `${n} (${id})`)));
+    // A name alone, with the id only where two participants share it.
+    const uses = new Map();
+    for (const [, n] of options) uses.set(n, (uses.get(n) ?? 0) + 1);
+    select.replaceChildren(el("option", { value: "" }, "everyone"),
+      ...options.map(([id, n]) => el("option", { value: id }, uses.get(n) > 1 ? `${n} (${id})` : n)));
     select.value = ids.has(current) ? current : "";
   }
 
@@ -422,9 +426,9 @@ export function showSession(url, sessionID, config, basemap) {
       if (who && !eventParticipants(m).includes(who)) continue;
       shownItems.push(item);
     }
-    feedList.update(shownItems.map((item) => ({ item, text: describeEvent(item.event, name), key: item.id })));
+    feedList.update(shownItems.map((item) => ({ item, text: describeEvent(item.event, name, title), key: item.id })));
     published.feed = shownItems.slice(0, 50).map((item) => ({ time: item.time, type: item.event.type, seq: item.event.seq ?? null,
-      text: describeEvent(item.event, name) }));
+      text: describeEvent(item.event, name, title) }));
   }
 
   // MARK: replay
