@@ -6,7 +6,9 @@ import PostgresNIO
 ///
 /// `sessions.fence` is the fencing number of the last owner that wrote the session
 /// (0: none given); bodies are JSON text in the shapes of Protocol v1 (`StoredForm`),
-/// as in the SQLite store.
+/// as in the SQLite store. A deleted session keeps its row, `deleted` and without
+/// annotations, so that its fence outlives it: a former owner's late write cannot bring
+/// it back. Reads and lists skip such rows; a create over one takes it again.
 enum PostgresSchema {
     /// The advisory lock key of schema changes: "meridian" in ASCII.
     static let lockKey: Int64 = 0x6D65_7269_6469_616E
@@ -45,6 +47,7 @@ enum PostgresSchema {
                     body text NOT NULL
                 )
                 """)
+            try connection.run("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS deleted boolean NOT NULL DEFAULT false")
             try connection.run("CREATE INDEX IF NOT EXISTS event_log_by_session ON event_log (session_id, position)")
             try connection.run("CREATE INDEX IF NOT EXISTS event_log_by_time ON event_log (time_ms)")
         }

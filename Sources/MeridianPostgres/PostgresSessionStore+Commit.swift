@@ -45,7 +45,7 @@ extension PostgresSessionStore {
                 INSERT INTO sessions (id, settings, callout, seq, epoch, fence)
                 VALUES (\(u.id), \(settings), \(callout), \(seq), \(u.epoch), \(Int64(clamping: fence)))
                 ON CONFLICT (id) DO UPDATE SET settings = excluded.settings, callout = excluded.callout,
-                    seq = excluded.seq, epoch = excluded.epoch, fence = excluded.fence, updated_at = now()
+                    seq = excluded.seq, epoch = excluded.epoch, fence = excluded.fence, deleted = false, updated_at = now()
                 WHERE sessions.fence <= excluded.fence
                 """)
             if written.metadata.rows == 0 { throw try fenced(u.id, offered: fence, on: c) }
@@ -54,7 +54,7 @@ extension PostgresSessionStore {
                 INSERT INTO sessions (id, settings, callout, seq, epoch)
                 VALUES (\(u.id), \(settings), \(callout), \(seq), \(u.epoch))
                 ON CONFLICT (id) DO UPDATE SET settings = excluded.settings, callout = excluded.callout,
-                    seq = excluded.seq, epoch = excluded.epoch, updated_at = now()
+                    seq = excluded.seq, epoch = excluded.epoch, deleted = false, updated_at = now()
                 """)
         }
         if u.replacesAnnotations {
@@ -82,6 +82,8 @@ extension PostgresSessionStore {
             """)
     }
 
+    /// The session's row stays, marked deleted and with its fence (raised to `fence`), so that a
+    /// former owner's later write is refused for it; its annotations go.
     private static func delete(_ id: String, fence: UInt64?, on c: BlockingConnection) throws {
         if let fence {
             // Locked until the transaction ends, as an update's row is.
@@ -90,8 +92,12 @@ extension PostgresSessionStore {
                 throw StorageError.fenced(session: id, stored: UInt64(stored), offered: fence)
             }
         }
-        // The annotations go with the session (ON DELETE CASCADE).
-        try c.run("DELETE FROM sessions WHERE id = \(id)")
+        let offered = Int64(clamping: fence ?? 0)
+        try c.run("""
+            UPDATE sessions SET deleted = true, callout = NULL, fence = greatest(fence, \(offered)), updated_at = now()
+            WHERE id = \(id)
+            """)
+        try c.run("DELETE FROM annotations WHERE session_id = \(id)")
     }
 
     private static func fenced(_ id: String, offered: UInt64, on c: BlockingConnection) throws -> StorageError {

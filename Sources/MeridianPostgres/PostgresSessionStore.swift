@@ -76,7 +76,8 @@ public final class PostgresSessionStore: SessionStore {
     /// For a new owner: its fencing number becomes the stored one (when above it) before the
     /// session is read, in one transaction. The row lock orders it with a former owner's commit
     /// in flight: committed before, it is read here; after, it is refused for its fence. (A
-    /// session not stored yet has no row to hold the fence: its new owner's first write does.)
+    /// session not stored yet has no row to hold the fence: its new owner's first write does. A
+    /// deleted one's row takes the fence too, and reads as none.)
     public func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession? {
         let found: Row?
         do {
@@ -102,7 +103,7 @@ public final class PostgresSessionStore: SessionStore {
             SELECT s.settings, s.callout, s.seq, s.epoch,
                 coalesce((SELECT array_agg(a.body ORDER BY a.id) FROM annotations a WHERE a.session_id = s.id), '{}'),
                 s.fence
-            FROM sessions s WHERE s.id = \(id)
+            FROM sessions s WHERE s.id = \(id) AND NOT s.deleted
             """)
         return try rows.first.map { try $0.decode((String, String?, Int64, String, [String], Int64).self) }
     }
@@ -138,7 +139,7 @@ public final class PostgresSessionStore: SessionStore {
                 // Byte order ("C"), as the other stores sort ids, whatever the database's collation.
                 try c.run("""
                     SELECT s.id, s.seq, (SELECT count(*) FROM annotations a WHERE a.session_id = s.id)
-                    FROM sessions s ORDER BY s.id COLLATE "C"
+                    FROM sessions s WHERE NOT s.deleted ORDER BY s.id COLLATE "C"
                     """).map { row in
                     let (id, seq, count) = try row.decode((String, Int64, Int64).self)
                     return StoredSessionSummary(id: id, seq: UInt64(max(0, seq)), annotationCount: Int(count))

@@ -126,35 +126,77 @@ extension Hub {
         if sessions[id] != nil { return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists")) }
         guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
-        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: returning(to: server) { hub, server, result in
-            hub.create(id, exists: result, settings: settings, responder, on: server)
+        reader.read(unloadedWrite(of: id), completion: returning(to: server) { hub, server, result in
+            hub.create(id, found: result, settings: settings, responder, on: server)
         })
     }
 
     private func create(
-        _ id: String, exists: Result<Bool, StorageError>, settings: SettingsPatch?, _ responder: HTTPResponder, on server: any Outbound
+        _ id: String, found: Result<UnloadedWrite, StorageError>, settings: SettingsPatch?, _ responder: HTTPResponder, on server: any Outbound
     ) {
-        switch exists {
+        let fence: UInt64?
+        switch found {
         case .failure(let error):
             endWrite(id)
             return responder.respond(Self.storageDown(error.message))
-        case .success(true):
+        case .success(.elsewhere):
             endWrite(id)
+            return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists (loaded on \(ownerName(of: id)))"))
+        case .success(.read(true, _)):
+            finishUnloadedWrite(id)
             return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists"))
-        case .success(false):
-            break
+        case .success(.read(false, let leased)):
+            fence = leased
         }
         var session = Session(id: id, epoch: Self.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
         if let settings, case .failure(let error) = session.reconfigure(settings) {
-            endWrite(id)
+            finishUnloadedWrite(id)
             return responder.respond(Self.apiError(400, error.code.rawValue, error.message, field: error.field))
         }
-        commitUnloaded(.update(SessionUpdate(record: session.record, epoch: session.epoch)), on: server) { [unowned self] result in
-            self.endWrite(id)
+        var update = SessionUpdate(record: session.record, epoch: session.epoch)
+        update.fence = fence
+        commitUnloaded(.update(update), on: server) { [unowned self] result in
+            self.finishUnloadedWrite(id)
             guard case .success = result else { return responder.respond(self.writeFailed(result)) }
             self.logger.info("session created", metadata: ["session": "\(id)", "via": "http"])
             responder.respond(Self.json(201, Self.describe(session, loaded: false)))
         }
+    }
+
+    /// What an HTTP API create or delete of a session not loaded here found, on a reader thread.
+    enum UnloadedWrite: Sendable {
+        /// Whether it is stored, and in a cluster the fence of the lease this node took on it
+        /// for the write (given up after it).
+        case read(Bool, fence: UInt64?)
+        /// Another node of the cluster holds it.
+        case elsewhere
+    }
+
+    /// The read before an HTTP API create or delete of `id`, which is not loaded here. In a
+    /// cluster the node takes the session's lease first, as a load does, and claims its fence
+    /// in the store: the write is fenced like an owner's, and a former owner's late write cannot
+    /// undo it; a session another node holds is not written here.
+    private func unloadedWrite(of id: String) -> @Sendable (any SessionStore) throws(StorageError) -> UnloadedWrite {
+        let (cluster, hub) = (place?.cluster, place?.hub ?? 0)
+        return { store throws(StorageError) in
+            guard let cluster else { return .read(try store.load(id) != nil, fence: nil) }
+            guard let lease = try cluster.acquire(id, hub: hub) else { return .elsewhere }
+            let stored = try store.load(id, claiming: lease.fence)
+            guard let settled = try cluster.settle(id, lease, stored: stored?.fence ?? 0) else { return .elsewhere }
+            if settled != lease { _ = try store.load(id, claiming: settled.fence) }
+            return .read(stored != nil, fence: settled.fence)
+        }
+    }
+
+    /// After an HTTP API write of a session not loaded here: its gate opens, and in a cluster
+    /// the lease taken for the write is given up (unless the session was loaded meanwhile).
+    private func finishUnloadedWrite(_ id: String) {
+        if sessions[id] == nil { place?.cluster?.release(id) }
+        endWrite(id)
+    }
+
+    private func ownerName(of id: String) -> String {
+        place?.cluster?.gateway.owner(of: id).map { "node \($0)" } ?? "another node of the cluster"
     }
 
     /// Settings change: applied and broadcast at once, answered once committed. A session that
@@ -220,26 +262,29 @@ extension Hub {
         }
         guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
-        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: returning(to: server) { hub, server, result in
-            hub.delete(id, exists: result, responder, on: server)
+        reader.read(unloadedWrite(of: id), completion: returning(to: server) { hub, server, result in
+            hub.delete(id, found: result, responder, on: server)
         })
     }
 
-    private func delete(_ id: String, exists: Result<Bool, StorageError>, _ responder: HTTPResponder, on server: any Outbound) {
-        switch exists {
+    private func delete(_ id: String, found: Result<UnloadedWrite, StorageError>, _ responder: HTTPResponder, on server: any Outbound) {
+        switch found {
         case .failure(let error):
             endWrite(id)
             responder.respond(Self.storageDown(error.message))
-        case .success(false):
+        case .success(.elsewhere):
             endWrite(id)
+            responder.respond(Self.apiError(409, "owned_elsewhere", "session \(id) is loaded on \(ownerName(of: id)): delete it there"))
+        case .success(.read(false, _)):
+            finishUnloadedWrite(id)
             responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
-        case .success(true):
-            commitUnloaded(.delete(id: id), on: server) { [unowned self] result in
+        case .success(.read(true, let fence)):
+            commitUnloaded(.delete(id: id, fence: fence), on: server) { [unowned self] result in
                 if result.isSuccess {
                     self.eventLog.writer?.forget(session: id)
                     self.logger.info("session deleted", metadata: ["session": "\(id)", "via": "http"])
                 }
-                self.endWrite(id)
+                self.finishUnloadedWrite(id)
                 responder.respond(result.isSuccess ? HTTPResponse(status: 204, body: []) : self.writeFailed(result))
             }
         }
@@ -249,6 +294,8 @@ extension Hub {
     private func forget(_ id: String) {
         eventLog.writer?.forget(session: id)
         sessions[id] = nil
+        durability.fences[id] = nil
+        place?.cluster?.release(id)
         durability.emptySince[id] = nil
         durability.needsFullWrite.remove(id)
         logger.info("session deleted", metadata: ["session": "\(id)", "via": "http"])

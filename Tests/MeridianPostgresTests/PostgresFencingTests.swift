@@ -86,4 +86,27 @@ import Testing
         #expect(try former.load("s", claiming: 1)?.fence == 2)
         #expect(try owner.load("s")?.fence == 2)
     }
+
+    @Test func aDeletedSessionsFenceOutlivesItAndRefusesTheFormerOwnersLateWrite() throws {
+        let url = try PostgresFixture.database()
+        let former = try PostgresSessionStore(url: url), deleter = try PostgresSessionStore(url: url)
+        try former.commit([.update(pinUpdate("s", 3, fence: 4))])
+        // Deleted under a newer lease (an HTTP API delete on another node).
+        #expect(try deleter.load("s", claiming: 5)?.record.seq == 3)
+        try deleter.commit([.delete(id: "s", fence: 5)])
+        #expect(try former.load("s") == nil)
+        #expect(try former.list().map(\.id) == [])
+        // The former owner's write still in flight cannot bring it back, with or without its annotations.
+        let error = fencedError { try former.commit([.update(pinUpdate("s", 4, fence: 4))]) }
+        #expect(error?.message == "storage write fenced off: session s is stored under fence 5, this change came with fence 4")
+        #expect(try deleter.load("s") == nil)
+        #expect(try deleter.list().map(\.id) == [])
+        // A claim on the deleted session moves its fence on; a create under a newer fence takes it again, empty but for what it wrote.
+        #expect(try deleter.load("s", claiming: 6) == nil)
+        #expect(fencedError { try former.commit([.update(pinUpdate("s", 1, fence: 5))]) }?.fencedSession == "s")
+        try deleter.commit([.update(pinUpdate("s", 1, fence: 6))])
+        #expect(try former.load("s")?.record.annotations.map(\.id) == ["a1"])
+        #expect(try former.load("s")?.fence == 6)
+        #expect(try former.list().map(\.id) == ["s"])
+    }
 }
