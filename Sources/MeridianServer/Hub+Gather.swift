@@ -103,6 +103,8 @@ extension TransportStats {
         inputThrottles += other.inputThrottles
         deferredWrites += other.deferredWrites
         pausedAccepts += other.pausedAccepts
+        keepalivePings += other.keepalivePings
+        idleCloses += other.idleCloses
         messagesWaiting += other.messagesWaiting
     }
 }

@@ -81,8 +81,8 @@ public struct ServeSettings: Sendable {
     public let slowConsumerGrace = Setting("slowConsumerGrace", 2.0, "Seconds a client may stay behind before it is closed (4008).", .notNegative())
     public let closeTimeout = Setting(
         "closeTimeout", 30, "Seconds a closing client may take to read what is ahead of its close frame.", .atLeast(1, " s"))
-    public let pingInterval = Setting("pingInterval", 30, "Seconds between keepalive pings.", .atLeast(1, " s"))
-    public let idleTimeout = Setting("idleTimeout", 75, "Seconds without a pong before the connection is dropped; above pingInterval.")
+    public let pingInterval = Setting("pingInterval", 30, "Seconds a connection may be quiet (nothing received from it) before the server pings it.", .atLeast(1, " s"))
+    public let idleTimeout = Setting("idleTimeout", 75, "Seconds a connection may be quiet (no message, no pong) before it is dropped; above pingInterval.")
 
     // Authentication
     public let auth = Setting(

@@ -82,6 +82,11 @@ final class Connection {
     var answerFirst = false
     /// True while its write is put off (in the loop's `writeWaiters`).
     var writeDeferred = false
+    /// When the peer last sent anything (a message, a part of one, a PONG), and when it was
+    /// last sent a keepalive PING (ServerLoop+Keepalive.swift); set once it is dropped as idle.
+    var lastHeard = Duration.zero
+    var lastPinged = Duration.zero
+    var idleClosed = false
 
     init(id: ConnectionID, wsi: OpaquePointer, headroom: Int) {
         hot = .allocate(capacity: 1)
@@ -157,6 +162,11 @@ struct ConnectionSlots {
     }
 
     var isEmpty: Bool { count == 0 }
+
+    /// The table's size, free slots included, and the connection in a slot: for a sweep.
+    var slotCount: Int { slots.count }
+
+    func connection(atSlot slot: Int) -> Connection? { slots[slot] }
 
     /// Every open connection.
     var all: some Sequence<Connection> { slots.lazy.compactMap { $0 } }

@@ -43,6 +43,9 @@ extension ServerLoop {
         case LWS_CALLBACK_RECEIVE:
             received(wsi: wsi, user: user, input: input, length: length)
             return 0
+        case LWS_CALLBACK_RECEIVE_PONG:
+            connection(for: user)?.lastHeard = tickNow
+            return 0
         case LWS_CALLBACK_SERVER_WRITEABLE:
             return writable(wsi: wsi, user: user)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
@@ -90,6 +93,7 @@ extension ServerLoop {
         guard let user else { return }
         let connection = connections.insert { Connection(id: $0, wsi: wsi, headroom: headroom) }
         user.storeBytes(of: connection.id, as: UInt64.self)
+        connection.lastHeard = tickNow
         let handshake = admitted[wsi]?.handshake ?? readHandshake(wsi)
         handler?.transport(self, didOpen: connection.id, handshake: handshake)
         if draining { close(connection, code: 1001, reason: "server shutting down") }
@@ -103,6 +107,7 @@ extension ServerLoop {
         wsi: OpaquePointer, user: UnsafeMutableRawPointer?, input: UnsafeMutableRawPointer?, length: Int
     ) {
         guard let connection = connection(for: user), !connection.refusingInput else { return }
+        connection.lastHeard = tickNow
         if lws_frame_is_binary(wsi) != 0 {
             close(connection, code: 1003, reason: "text frames only")
             return

@@ -47,6 +47,7 @@ extension ServerLoop: ServiceLoop {
         reportServerCloses()
         if let handler { handler.transportTick(self) }
         closeSlowConsumers()
+        sweepKeepalive()
         releaseIdleBuffers()
         if draining, connections.isEmpty || now >= drainDeadline {
             requestLoopExit()
@@ -91,10 +92,11 @@ extension ServerLoop: ServiceLoop {
         protocols[2].per_session_data_size = MemoryLayout<UInt64>.size
         protocols[2].id = ProtocolID.rawHTTP
 
+        // No validity timers of lws (a hang-up time of 0): the server's own keepalive pings and
+        // drops quiet connections (ServerLoop+Keepalive.swift).
         let retry = allocations.zeroed(lws_retry_bo_t.self)
-        let ping = configuration.pingInterval.clampedSeconds
-        retry.pointee.secs_since_valid_ping = ping
-        retry.pointee.secs_since_valid_hangup = max(configuration.idleTimeout.clampedSeconds, ping &+ 1)
+        retry.pointee.secs_since_valid_ping = 0
+        retry.pointee.secs_since_valid_hangup = 0
 
         var info = lws_context_creation_info()
         info.port = configuration.listens ? Int32(configuration.port) : CONTEXT_PORT_NO_LISTEN_SERVER

@@ -68,7 +68,7 @@ extension ServerLoop {
         counters.bytesQueued += sent * frame.byteCount
     }
 
-    private func enqueue(_ frame: OutboundFrame, for connection: Connection) {
+    func enqueue(_ frame: OutboundFrame, for connection: Connection) {
         guard connection.closing == nil else { return }
         connection.queue.append(frame, exempt: frame.ledger?.isWithinBudget ?? false)
         if connection.queue.bytes > configuration.queueHighWaterBytes { checkBacklog(of: connection) }

@@ -31,6 +31,8 @@ public final class ServerLoop {
     let allocations = CAllocations()
     var connections = ConnectionSlots()
     var behindConnections: Set<ConnectionID> = []
+    /// The next slot of the connection table the keepalive sweep visits.
+    var keepaliveCursor = 0
     /// Connections the server decided to close, to report to the handler at the next tick.
     var closesToReport: [ConnectionID] = []
     var httpExchanges: [UInt64: HTTPExchange] = [:]

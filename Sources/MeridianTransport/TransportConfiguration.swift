@@ -29,9 +29,9 @@ public struct TransportConfiguration: Sendable {
     public var sharedFrameBudgetBytes: Int = 256 << 20
     /// A connection behind continuously for longer than this is closed with 4008.
     public var slowConsumerGrace: Duration = .seconds(2)
-    /// Idle time before lws sends a PING.
+    /// Quiet time (nothing from the peer) before the server sends a PING (ServerLoop+Keepalive.swift).
     public var pingInterval: Duration = .seconds(30)
-    /// Idle time (without a valid PONG or data) before the connection is dropped; must exceed `pingInterval`.
+    /// Quiet time (no message, part of one or PONG) before the connection is dropped; must exceed `pingInterval`.
     public var idleTimeout: Duration = .seconds(75)
     /// How often ``TransportHandler/transportTick(_:)`` is called.
     public var tickInterval: Duration = .milliseconds(50)

@@ -30,6 +30,9 @@ public struct TransportStats: Sendable, Equatable {
     public var deferredWrites: Int = 0
     /// Passes in which the listener stopped accepting (``TransportConfiguration/acceptsPerPass``).
     public var pausedAccepts: Int = 0
+    /// Keepalive PINGs sent, and connections dropped for being quiet past the idle timeout.
+    public var keepalivePings: Int = 0
+    public var idleCloses: Int = 0
     /// Messages waiting for their turn now.
     public var messagesWaiting: Int = 0
 

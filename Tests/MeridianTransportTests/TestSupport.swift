@@ -216,6 +216,35 @@ final class HTTPConnection {
         return (status, body)
     }
 
+    /// Reads exactly `count` bytes (what an upgraded connection receives: frames).
+    func read(_ count: Int) throws -> [UInt8] {
+        while buffered.count < count { try fill() }
+        defer { buffered.removeFirst(count) }
+        return Array(buffered[..<count])
+    }
+
+    /// Reads until the peer ends the connection; returns what came before the end.
+    func readToEnd() throws -> [UInt8] {
+        while true {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = recv(fd, &chunk, chunk.count, 0)
+            if count > 0 { buffered.append(contentsOf: chunk[0..<count]); continue }
+            guard count == 0 || errno == ECONNRESET else { throw TransportError.connectFailed("no end within the receive timeout") }
+            defer { buffered.removeAll() }
+            return buffered
+        }
+    }
+
+    /// Sends `text` as one masked text frame (under 126 bytes).
+    func sendText(_ text: String) throws {
+        let payload = Array(text.utf8), mask: [UInt8] = [1, 2, 3, 4]
+        precondition(payload.count < 126)
+        let frame = [0x81, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $1 ^ mask[$0 & 3] }
+        guard Glibc.send(fd, frame, frame.count, Int32(MSG_NOSIGNAL)) == frame.count else {
+            throw TransportError.connectFailed("send")
+        }
+    }
+
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 4096)
         let count = recv(fd, &chunk, chunk.count, 0)
