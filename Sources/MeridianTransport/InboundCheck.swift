@@ -3,7 +3,7 @@ struct ProtocolViolation: Equatable {
     let code: UInt16
     let reason: String
 
-    static let invalidUTF8 = ProtocolViolation(code: 1007, reason: "text message is not valid UTF-8")
+    static let invalidUTF8 = ProtocolViolation(code: CloseCode.invalidPayload, reason: "text message is not valid UTF-8")
 }
 
 /// The RFC 6455 checks of what a client sends that libwebsockets 4.1.6 leaves to the server,
@@ -33,14 +33,14 @@ struct InboundCheck {
     static func closePayload(_ payload: UnsafeRawBufferPointer) -> ProtocolViolation? {
         guard !payload.isEmpty else { return nil }
         guard payload.count >= 2 else {
-            return ProtocolViolation(code: 1002, reason: "close frame with a 1-byte payload")
+            return ProtocolViolation(code: CloseCode.protocolError, reason: "close frame with a 1-byte payload")
         }
         let code = UInt16(payload[0]) << 8 | UInt16(payload[1])
         guard clientMaySend(code) else {
-            return ProtocolViolation(code: 1002, reason: "close code \(code) may not be sent by a client")
+            return ProtocolViolation(code: CloseCode.protocolError, reason: "close code \(code) may not be sent by a client")
         }
         guard UTF8Validator.isValid(UnsafeRawBufferPointer(rebasing: payload[2...])) else {
-            return ProtocolViolation(code: 1007, reason: "close reason is not valid UTF-8")
+            return ProtocolViolation(code: CloseCode.invalidPayload, reason: "close reason is not valid UTF-8")
         }
         return nil
     }

@@ -96,7 +96,7 @@ extension ServerLoop {
         connection.lastHeard = tickNow
         let handshake = admitted[wsi]?.handshake ?? readHandshake(wsi)
         handler?.transport(self, didOpen: connection.id, handshake: handshake)
-        if draining { close(connection, code: 1001, reason: "server shutting down") }
+        if draining { close(connection, code: CloseCode.goingAway, reason: "server shutting down") }
     }
 
     /// A part of a message. A message that arrives whole (the usual case) is accepted straight
@@ -109,7 +109,7 @@ extension ServerLoop {
         guard let connection = connection(for: user), !connection.refusingInput else { return }
         connection.lastHeard = tickNow
         if lws_frame_is_binary(wsi) != 0 {
-            close(connection, code: 1003, reason: "text frames only")
+            close(connection, code: CloseCode.unsupportedData, reason: "text frames only")
             return
         }
         guard inboundConforms(connection, wsi: wsi, input: input, length: length) else { return }
@@ -120,7 +120,7 @@ extension ServerLoop {
         // lws enforces no size limit: count here and stop buffering once past it. Further input
         // is ignored (refusingInput); lws reads and drops it until the peer answers our close.
         guard buffered + length <= configuration.maxMessageBytes else {
-            close(connection, code: 1009, reason: "message too big")
+            close(connection, code: CloseCode.messageTooBig, reason: "message too big")
             return
         }
         let part = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)

@@ -61,7 +61,7 @@ extension ServerLoop: ServiceLoop {
         draining = true
         drainDeadline = now + configuration.shutdownGrace
         for connection in connections.all {
-            close(connection, code: 1001, reason: "server shutting down")
+            close(connection, code: CloseCode.goingAway, reason: "server shutting down")
         }
         if connections.isEmpty { requestLoopExit() }
     }

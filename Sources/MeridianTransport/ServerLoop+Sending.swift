@@ -85,7 +85,7 @@ extension ServerLoop {
         let bytes = connection.queue.bytes
         if bytes > configuration.queueHardLimitBytes {
             counters.slowConsumerCloses += 1
-            close(connection, code: 4008, reason: "slow consumer")
+            close(connection, code: CloseCode.slowConsumer, reason: "slow consumer")
             return
         }
         if bytes > configuration.queueHighWaterBytes, connection.behindSince == nil {
@@ -140,7 +140,7 @@ extension ServerLoop {
             guard let connection = connections[id], let since = connection.behindSince else { continue }
             if now - since > configuration.slowConsumerGrace {
                 counters.slowConsumerCloses += 1
-                close(connection, code: 4008, reason: "slow consumer")
+                close(connection, code: CloseCode.slowConsumer, reason: "slow consumer")
             }
         }
     }

@@ -30,6 +30,7 @@ members an edge keeps connected after their owner dropped them (every request an
 gives up after 20 s and joins again)."""
 
 import asyncio
+import os
 import json
 import random
 import statistics
@@ -46,7 +47,7 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACT = REPO / "artifacts" / "partitions.json"
 HISTORY = REPO / "artifacts" / "partitions-history.json"  # every ack, epoch and lease change, for a closer look
 SEED = 2113
-ROUNDS = 3                # each fault kind this many times
+ROUNDS = int(os.environ.get("MERIDIAN_PARTITION_ROUNDS", "3"))  # each fault kind this many times
 FAULT_SECONDS = 3.0       # a cut lasts 1.5 lease times: an owner cut from Redis loses the session meanwhile
 DELAY_SECONDS = 4.0       # delay and loss last a little longer: they slow things rather than stop them
 FLAPS = 3                 # link cut and healed this many times, each state 0.5-1 s
@@ -384,7 +385,7 @@ def test_partitions_under_write_load_lose_no_acknowledged_write(netns_cluster, c
         watcher.cancel()
         return faults, ownership
 
-    faults, ownership = run(scenario(), timeout=170)
+    faults, ownership = run(scenario(), timeout=60 + 90 * ROUNDS)
     net.heal_all()
 
     async def final():

@@ -1,10 +1,13 @@
 /// WebSocket close codes Meridian uses, with what a client should do
-/// (documented in `Protocol/SPEC.md`).
+/// (documented in `Protocol/SPEC.md`): the one table for the transport and the server.
 public enum CloseCode {
     /// Normal closure.
     public static let normal: UInt16 = 1000
     /// The server is shutting down: reconnect with backoff and resume.
     public static let goingAway: UInt16 = 1001
+    /// A frame RFC 6455 does not allow (a 1-byte close payload, a close code a client may not
+    /// send): fix the client.
+    public static let protocolError: UInt16 = 1002
     /// A binary frame: fix the client; do not retry unchanged.
     public static let unsupportedData: UInt16 = 1003
     /// Invalid UTF-8 in a text frame: fix the client.
