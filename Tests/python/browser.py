@@ -19,8 +19,12 @@ def chromium():
     """A headless Chromium driven by Debian's chromedriver."""
     options = webdriver.ChromeOptions()
     options.binary_location = os.environ.get("CHROMIUM_BIN", shutil.which("chromium") or "/usr/bin/chromium")
+    # Frames and timers at full rate whatever Chromium thinks of the window (a headless window it
+    # takes for hidden or occluded gets no animation frames: the dashboard would never draw).
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1600,1000", "--no-first-run", "--disable-extensions"):
+                "--window-size=1600,1000", "--no-first-run", "--disable-extensions",
+                "--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows",
+                "--disable-renderer-backgrounding"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(os.environ.get("CHROMEDRIVER_BIN", shutil.which("chromedriver") or "/usr/bin/chromedriver"))

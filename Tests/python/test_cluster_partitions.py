@@ -46,6 +46,7 @@ from netns_fixture import netns_cluster  # noqa: F401 (the fixture)
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACT = REPO / "artifacts" / "partitions.json"
 HISTORY = REPO / "artifacts" / "partitions-history.json"  # every ack, epoch and lease change, for a closer look
+PROGRESS = REPO / "artifacts" / "partitions-progress.json"  # the faults so far, rewritten after each (kept if the run stops)
 SEED = 2113
 ROUNDS = int(os.environ.get("MERIDIAN_PARTITION_ROUNDS", "3"))  # each fault kind this many times
 FAULT_SECONDS = 3.0       # a cut lasts 1.5 lease times: an owner cut from Redis loses the session meanwhile
@@ -380,6 +381,8 @@ def test_partitions_under_write_load_lose_no_acknowledged_write(netns_cluster, c
                                 behind=[w.name for w in writers if w.last_ack <= healed],
                                 leases={s: str(net.lease(s)) for s in sessions},
                                 ready={n.name: n.ready() for n in net.nodes})
+            PROGRESS.parent.mkdir(exist_ok=True)
+            PROGRESS.write_text(json.dumps({"faults": faults, "anomalies": history.anomalies}, indent=1, default=str))
         stop.set()
         await asyncio.wait_for(asyncio.gather(*tasks), WRITE_TIMEOUT + JOIN_TIMEOUT + 10)
         watcher.cancel()
