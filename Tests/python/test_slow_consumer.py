@@ -12,8 +12,10 @@ BLOB = "x" * 2000  # ~2 KB per event (titles are limited to 256 characters; meta
 def test_slow_consumer_is_closed_with_4008(start_server, session_id):
     # The watcher reads all along but may stall briefly on a busy machine: the
     # limits leave it room, while the slow client, which never reads, passes them.
+    # The editor sends as fast as its acks come (faster than the default 200 requests/s): the
+    # rate limit is lifted, the subject here is the slow reader.
     s = start_server("--queue-high-water", "262144", "--queue-hard-limit", "2097152", "--slow-consumer-grace", "1",
-                     "--close-timeout", "120")
+                     "--close-timeout", "120", "--rate-limit", "1000000", "--rate-burst", "1000000")
 
     async def scenario():
         editor = await Client.open(s.url, "editor")
