@@ -40,10 +40,22 @@ def check_server_message(message):
 
 
 def run(coro, timeout=120):
-    """Runs one test coroutine with an overall deadline."""
+    """Runs one test coroutine with an overall deadline. Tasks it leaves behind are cancelled and
+    given 10 s to end: one that ignores its cancellation (Python 3.11's wait_for can swallow one)
+    fails the test in bounded time rather than hanging the run."""
     async def guarded():
         return await asyncio.wait_for(coro, timeout)
-    return asyncio.run(guarded())
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(guarded())
+    finally:
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.wait(left, timeout=10))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 class Closed(Exception):
