@@ -43,7 +43,8 @@ let package = Package(
         ),
         // A small Redis client on hiredis: calls and pipelines, a publisher and a subscriber thread.
         .target(name: "MeridianRedis", dependencies: ["CHiredis", "MeridianSync"]),
-        // Locked<Value>: the one lock of every other target, a Mutex that ThreadSanitizer sees.
+        // Locked<Value>: the one lock of every other target, a Mutex that ThreadSanitizer sees;
+        // WorkerThread<Job>: the worker thread (a wakeable queue) of every target but the lws loops.
         .target(name: "MeridianSync"),
         // The session model and its rules: no I/O, no clocks, no threads.
         .target(name: "MeridianCore"),

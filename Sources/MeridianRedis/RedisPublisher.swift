@@ -18,70 +18,39 @@ public final class RedisPublisher: Sendable {
         }
     }
 
-    private struct State: Awaitable {
-        var queue: [Message] = []
-        var stopping = false
-        var ended = false
-        var sleeping = false
-        /// Messages handed to Redis, and pipelines that failed: for metrics and tests.
-        var published = 0
-        var failures = 0
-        var waiters: [DispatchSemaphore] = []
-    }
-
     public let address: RedisAddress
     private let timeout: Duration
     private let onLost: @Sendable ([Message], RedisError) -> Void
-    private let state = Locked(State())
-    private let wake = DispatchSemaphore(value: 0)
+    private let worker = WorkerThread<Message>(name: "redis-publish")
+    /// Messages handed to Redis, and pipelines that failed: for metrics and tests.
+    private let tally = Locked((published: 0, failures: 0))
 
     public init(address: RedisAddress, timeout: Duration = .seconds(2), onLost: @escaping @Sendable ([Message], RedisError) -> Void) {
         self.address = address
         self.timeout = timeout
         self.onLost = onLost
-        let thread = Thread { self.run() }
-        thread.name = "meridian-publish"
-        thread.start()
+        // The thread keeps the publisher alive until `stop()` ends it.
+        worker.start { turns in self.run(turns) }
     }
 
     /// Queues `payload` for `channel`.
     public func publish(_ payload: [UInt8], to channel: String) {
-        let wakeThread = state.withLock { state -> Bool in
-            guard !state.stopping else { return false }
-            state.queue.append(Message(channel: channel, payload: payload))
-            defer { state.sleeping = false }
-            return state.sleeping
-        }
-        if wakeThread { wake.signal() }
+        worker.submit(Message(channel: channel, payload: payload))
     }
 
     /// Messages published so far, and pipelines that failed.
-    public var counts: (published: Int, failures: Int) { state.withLock { ($0.published, $0.failures) } }
+    public var counts: (published: Int, failures: Int) { tally.withLock { $0 } }
 
     /// Publishes what is queued, then ends the thread; returns when it has ended.
     public func stop() {
-        let wakeThread = state.withLock { state -> Bool in
-            state.stopping = true
-            defer { state.sleeping = false }
-            return state.sleeping
-        }
-        if wakeThread { wake.signal() }
-        state.wait(until: { $0.ended })
+        worker.stop()
     }
 
-    private func run() {
+    /// The publishing thread: each turn writes what was queued since the last in one pipeline.
+    private func run(_ turns: WorkerThread<Message>.Turns) {
         var connection: RedisConnection?
-        while true {
-            let (batch, stopping) = state.withLock { state -> ([Message], Bool) in
-                defer { state.queue.removeAll(keepingCapacity: true) }
-                if state.queue.isEmpty, !state.stopping { state.sleeping = true }
-                return (state.queue, state.stopping)
-            }
-            if batch.isEmpty {
-                if stopping { break }
-                wake.wait()
-                continue
-            }
+        while let turn = turns.next() {
+            let batch = turn.jobs
             do throws(RedisError) {
                 let open: RedisConnection
                 // A connection Redis closed while it was idle (a restart) would lose the whole
@@ -93,18 +62,12 @@ public final class RedisPublisher: Sendable {
                 }
                 connection = open
                 _ = try open.pipeline(batch.map { [Array("PUBLISH".utf8), Array($0.channel.utf8), $0.payload] })
-                state.withLock { $0.published += batch.count }
+                tally.withLock { $0.published += batch.count }
             } catch {
                 connection = nil
-                state.withLock { $0.failures += 1 }
+                tally.withLock { $0.failures += 1 }
                 onLost(batch, error)
             }
         }
-        let waiters = state.withLock { state in
-            state.ended = true
-            defer { state.waiters.removeAll() }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.signal() }
     }
 }

@@ -5,7 +5,8 @@ import MeridianSync
 
 /// A Redis pub/sub subscription on a thread of its own: channels are added and removed from
 /// any thread, messages are handed to `handler` on the subscriber's thread, in the order Redis
-/// sent them. The thread waits in `poll` on its socket and an eventfd (its wake-up).
+/// sent them. The thread waits in `poll` on its socket and an eventfd, which its worker's
+/// wake-ups and stop write to.
 ///
 /// Pub/sub keeps nothing for a subscriber that is away: when the connection breaks, the
 /// handler hears `.disconnected` (what was published meanwhile is lost) and, once a new
@@ -25,7 +26,6 @@ public final class RedisSubscriber: Sendable {
         var wanted: Set<String> = []
         /// Channels Redis confirmed on the current connection.
         var confirmed: Set<String> = []
-        var stopping = false
         var ended = false
         var waiters: [DispatchSemaphore] = []
 
@@ -42,6 +42,7 @@ public final class RedisSubscriber: Sendable {
     private let handler: @Sendable (Event) -> Void
     private let state = Locked(State())
     private let wakeDescriptor: Int32
+    private let worker: WorkerThread<Never>
 
     public init(address: RedisAddress, timeout: Duration = .seconds(2), retry: Duration = .milliseconds(250),
                 handler: @escaping @Sendable (Event) -> Void) {
@@ -49,20 +50,21 @@ public final class RedisSubscriber: Sendable {
         self.timeout = timeout
         self.retry = retry
         self.handler = handler
-        wakeDescriptor = mrd_wake_descriptor()
-        let thread = Thread { self.run() }
-        thread.name = "meridian-subscribe"
-        thread.start()
+        let wakeDescriptor = mrd_wake_descriptor()
+        self.wakeDescriptor = wakeDescriptor
+        worker = WorkerThread(name: "redis-subscribe", interrupt: { Self.signal(wakeDescriptor) })
+        // The thread keeps the subscriber alive until `stop()` ends it.
+        worker.start { turns in self.run(turns) }
     }
 
     deinit { close(wakeDescriptor) }
 
     public func subscribe(_ channel: String) {
-        if state.withLock({ $0.wanted.insert(channel).inserted }) { signal() }
+        if state.withLock({ $0.wanted.insert(channel).inserted }) { worker.wake() }
     }
 
     public func unsubscribe(_ channel: String) {
-        if state.withLock({ $0.wanted.remove(channel) != nil }) { signal() }
+        if state.withLock({ $0.wanted.remove(channel) != nil }) { worker.wake() }
     }
 
     /// Blocks until Redis has confirmed `channel` on the current connection (for a caller that
@@ -73,12 +75,16 @@ public final class RedisSubscriber: Sendable {
 
     /// Ends the thread; returns once it has ended.
     public func stop() {
-        state.withLock { $0.stopping = true }
-        signal()
-        state.wait { $0.ended }
+        worker.stop()
+        let waiters = state.withLock { state in
+            state.ended = true
+            return state.takeWaiters()
+        }
+        for waiter in waiters { waiter.signal() }
     }
 
-    private func signal() {
+    /// Makes the thread's `poll` return.
+    private static func signal(_ wakeDescriptor: Int32) {
         var one: UInt64 = 1
         _ = write(wakeDescriptor, &one, 8)
     }
@@ -88,12 +94,17 @@ public final class RedisSubscriber: Sendable {
         _ = read(wakeDescriptor, &value, 8)
     }
 
-    private func run() {
+    /// The subscriber's thread: each turn (at once after the last, unless a failed connection
+    /// waits `retry` first) subscribes to what changed and waits for Redis to send something
+    /// or for a wake-up.
+    private func run(_ turns: WorkerThread<Never>.Turns) {
         var connection: RedisConnection?
         var onConnection: Set<String> = []
         // What the handler last heard: nil nothing yet, true connected, false disconnected.
         var reported: Bool?
-        while !state.withLock({ $0.stopping }) {
+        var nextTurn = ContinuousClock.now
+        while turns.next(until: nextTurn) != nil {
+            nextTurn = .now
             if connection == nil {
                 do throws(RedisError) {
                     connection = try RedisConnection(to: address, timeout: timeout)
@@ -101,7 +112,7 @@ public final class RedisSubscriber: Sendable {
                 } catch {
                     if reported != false { handler(.disconnected(error)) }
                     reported = false
-                    wait(for: nil, upTo: retry)
+                    nextTurn = .now + retry
                     continue
                 }
             }
@@ -119,7 +130,7 @@ public final class RedisSubscriber: Sendable {
                     reported = true
                     handler(.connected)
                 }
-                guard wait(for: open.descriptor, upTo: nil) else { continue }
+                guard wait(for: open.descriptor) else { continue }
                 for reply in try open.readAvailable() { receive(reply, reported: &reported) }
             } catch {
                 connection = nil
@@ -132,11 +143,6 @@ public final class RedisSubscriber: Sendable {
                 reported = false
             }
         }
-        let waiters = state.withLock { state in
-            state.ended = true
-            return state.takeWaiters()
-        }
-        for waiter in waiters { waiter.signal() }
     }
 
     /// Hands a message on, or notes a confirmed (un)subscription.
@@ -161,14 +167,11 @@ public final class RedisSubscriber: Sendable {
         }
     }
 
-    /// Waits until `descriptor` is readable (true), the wake-up is signalled or `limit` passes (false).
-    @discardableResult
-    private func wait(for descriptor: Int32?, upTo limit: Duration?) -> Bool {
-        var fds = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-        if let descriptor { fds.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
-        let milliseconds = limit.map { Int32($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
-        let ready = poll(&fds, nfds_t(fds.count), milliseconds)
+    /// Waits until `descriptor` is readable (true) or the wake-up is signalled (false).
+    private func wait(for descriptor: Int32) -> Bool {
+        var fds = [pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+        let ready = poll(&fds, nfds_t(fds.count), -1)
         if ready > 0, fds[0].revents != 0 { drainWake() }
-        return ready > 0 && fds.count > 1 && fds[1].revents != 0
+        return ready > 0 && fds[1].revents != 0
     }
 }

@@ -26,92 +26,42 @@ public final class LogWriter: Sendable {
 
     public let capacity: Int
     private let fd: Int32
-    /// What the writer thread shares with the threads that log and flush.
-    private struct State: Awaitable {
-        var queue: [Line] = []
-        var writing = false
-        var droppedTotal = 0
-        var droppedUnreported = 0
-        /// The writer thread found the queue empty and waits on `wake`: the next line clears
-        /// this and signals, once.
-        var sleeping = false
-        /// Threads in ``flush()``, woken whenever the writer has written everything queued.
-        var waiters: [DispatchSemaphore] = []
-    }
-
-    private let state = Locked(State())
-    private let wake = DispatchSemaphore(value: 0)
+    private let worker: WorkerThread<Line>
 
     /// A writer to file descriptor `fd` (default: standard error) holding at most `capacity` lines.
     public init(fd: Int32 = 2, capacity: Int = 10_000) {
         self.fd = fd
         self.capacity = max(1, capacity)
+        worker = WorkerThread(name: "log-writer", limit: .init(capacity: self.capacity, whenFull: .refuseNew))
         // The thread keeps the writer alive for the life of the process.
-        let thread = Thread { self.run() }
-        thread.name = "meridian-log"
-        thread.start()
+        worker.start { turns in self.run(turns) }
     }
 
     /// Lines dropped so far because the queue was full.
-    public var dropped: Int { state.withLock { $0.droppedTotal } }
+    public var dropped: Int { worker.dropped }
 
     /// Queues a line; drops it (counted) if the queue is full. Never blocks on output.
     func enqueue(_ line: Line) {
-        let wakeWriter = state.withLock { state -> Bool in
-            guard state.queue.count < capacity else {
-                state.droppedTotal += 1
-                state.droppedUnreported += 1
-                return false
-            }
-            state.queue.append(line)
-            defer { state.sleeping = false }
-            return state.sleeping
-        }
-        if wakeWriter { wake.signal() }
+        worker.submit(line)
     }
 
     /// Waits until every line queued so far is written: before the process exits.
     public func flush() {
-        state.wait { $0.queue.isEmpty && !$0.writing }
+        worker.flush()
     }
 
-    private func run() {
+    /// The writer thread: each turn writes the lines queued since the last, and how many were
+    /// dropped meanwhile.
+    private func run(_ turns: WorkerThread<Line>.Turns) {
         var out: [UInt8] = []
-        var lines: [Line] = []
-        while true {
-            // nil: the queue was empty and the writer sleeps; else the lines dropped unreported.
-            let taken = state.withLock { state -> Int? in
-                if state.queue.isEmpty {
-                    state.sleeping = true
-                    return nil
-                }
-                // The two buffers trade places: neither is copied or reallocated.
-                swap(&lines, &state.queue)
-                defer { state.droppedUnreported = 0 }
-                state.writing = true
-                return state.droppedUnreported
-            }
-            guard let lost = taken else {
-                wake.wait()
-                continue
-            }
-
+        while let turn = turns.next() {
             out.removeAll(keepingCapacity: true)
-            for line in lines { Self.format(line, into: &out) }
-            if lost > 0 {
-                Self.format(Line(time: time(nil), level: .warning, label: "meridian", message: "\(lost) log lines dropped: the log queue was full",
+            for line in turn.jobs { Self.format(line, into: &out) }
+            if turn.dropped > 0 {
+                Self.format(Line(time: time(nil), level: .warning, label: "meridian", message: "\(turn.dropped) log lines dropped: the log queue was full",
                                  metadata: [:], source: "meridian"), into: &out)
             }
             write(out)
-            lines.removeAll(keepingCapacity: true)
-
-            let waiters = state.withLock { state in
-                state.writing = false
-                guard state.queue.isEmpty else { return [DispatchSemaphore]() }
-                defer { state.waiters.removeAll() }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.signal() }
         }
     }
 

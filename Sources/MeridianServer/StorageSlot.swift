@@ -57,14 +57,14 @@ final class StorageSlot: Sendable {
                 defer { health.probing = true }
                 return !health.probing && !health.closed
             }
-            if startProbe { Thread { self.probeUntilHealthy() }.start() }
+            // A thread for this outage only: it ends once the store answers or the slot closes.
+            if startProbe { WorkerThread<Never>(name: "store-probe").start { turns in self.probeUntilHealthy(turns) } }
         }
     }
 
-    private func probeUntilHealthy() {
-        while true {
-            // A retry pace: the store is asked again twice a second until it answers.
-            Thread.sleep(forTimeInterval: 0.5)
+    private func probeUntilHealthy(_ turns: WorkerThread<Never>.Turns) {
+        // A retry pace: the store is asked again twice a second until it answers.
+        while turns.next(until: .now + .milliseconds(500)) != nil {
             guard let store = current?.store, health.withLock({ !$0.closed && $0.failure != nil }) else { break }
             do throws(StorageError) {
                 try store.probe()

@@ -26,41 +26,10 @@ public final class EventLogWriter: Sendable {
 
     public let store: any EventLogStore
     public let retention: EventLogRetention
-    private let maxPending: Int
     private let pruneInterval: Duration
     private let onError: @Sendable (StorageError) -> Void
     private let onDropped: @Sendable (Int) -> Void
-    /// What the writer thread shares with the threads that queue, flush and stop.
-    private struct State: Awaitable {
-        var queue: [Item] = []
-        var queued = 0
-        var inFlight = false
-        var stopping = false
-        var running = true
-        var droppedCount = 0
-        /// The writer thread waits on `wake` (until its next prune at the latest): the next to
-        /// give it work clears this and signals, once.
-        var sleeping = false
-        /// Threads in ``flush()`` or ``stop()``, woken whenever the writer goes idle or ends
-        /// (each then looks again at what it waits for).
-        var waiters: [DispatchSemaphore] = []
-
-        var isIdle: Bool { queue.isEmpty && !inFlight }
-
-        /// Clears `sleeping`; true if it was set, when the caller must signal `wake`.
-        mutating func takeSleeping() -> Bool {
-            defer { sleeping = false }
-            return sleeping
-        }
-
-        mutating func takeWaiters() -> [DispatchSemaphore] {
-            defer { waiters.removeAll() }
-            return waiters
-        }
-    }
-
-    private let state = Locked(State())
-    private let wake = DispatchSemaphore(value: 0)
+    private let worker: WorkerThread<Item>
 
     /// `onError` is told of failed writes, `onDropped` of entries dropped since it was last told
     /// (both on the writer's thread).
@@ -68,13 +37,13 @@ public final class EventLogWriter: Sendable {
                 onError: @escaping @Sendable (StorageError) -> Void = { _ in }, onDropped: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.store = store
         self.retention = retention
-        self.maxPending = maxPending
         self.pruneInterval = pruneInterval
         self.onError = onError
         self.onDropped = onDropped
-        let thread = Thread { self.run() }
-        thread.name = "meridian-event-log"
-        thread.start()
+        // Oldest first out: what a full queue gives up is the log's past, not what just happened.
+        worker = WorkerThread(name: "event-log", limit: .init(capacity: maxPending, whenFull: .dropOldest) { $0.count })
+        // The thread keeps the writer alive until `stop()` ends it.
+        worker.start { turns in self.run(turns) }
     }
 
     /// Queues the discrete events among `events`, applied at `timeMs` (ms since 1970).
@@ -95,93 +64,35 @@ public final class EventLogWriter: Sendable {
     }
 
     /// Items dropped because the store fell behind.
-    public var dropped: Int { state.withLock { $0.droppedCount } }
+    public var dropped: Int { worker.dropped }
 
     private func enqueue(_ item: Item) {
-        let wakeWriter = state.withLock { state -> Bool in
-            guard !state.stopping else { return false }
-            state.queue.append(item)
-            state.queued += item.count
-            while state.queued > maxPending, state.queue.count > 1 {
-                let old = state.queue.removeFirst()
-                state.queued -= old.count
-                state.droppedCount += old.count
-            }
-            return state.takeSleeping()
-        }
-        if wakeWriter { wake.signal() }
+        worker.submit(item)
     }
 
     /// Blocks until everything queued so far is written.
     public func flush() {
-        state.wait { $0.isIdle }
+        worker.flush()
     }
 
     /// Writes what is queued, then ends the thread.
     public func stop() {
-        let sleeping = state.withLock { state in
-            state.stopping = true
-            return state.takeSleeping()
-        }
-        if sleeping { wake.signal() }
-        state.wait { !$0.running }
-    }
-
-    private enum Step {
-        case sleep
-        case end([DispatchSemaphore])
-        case write([Item], dropped: Int)
-    }
-
-    /// Sleeps until woken or until `deadline`. A wake-up that raced the timeout is taken, so
-    /// the next sleep does not end early.
-    private func sleep(until deadline: ContinuousClock.Instant) {
-        let timeout = DispatchTime.now() + Self.seconds(deadline - ContinuousClock.now)
-        guard wake.wait(timeout: timeout) == .timedOut else { return }
-        let signalled = state.withLock { !$0.takeSleeping() }
-        if signalled { wake.wait() }
+        worker.stop()
     }
 
     /// How long a failed write or prune waits before the store is asked again.
     public static let retryAfterFailure: Duration = .seconds(1)
 
-    private func run() {
+    /// The writer thread: each turn writes what was queued and prunes what is due; a turn
+    /// comes when items are queued or the next age prune is due.
+    private func run(_ turns: WorkerThread<Item>.Turns) {
         Self.yieldToLatencyCriticalThreads()
         var nextAgePrune = ContinuousClock.now
         var sinceCountPrune: [String: Int] = [:]
-        var droppedReported = 0
         let countSlack = max(1, retention.maxEntries / 10)
-        while true {
-            let step = state.withLock { state -> Step in
-                if state.queue.isEmpty && !state.stopping && ContinuousClock.now < nextAgePrune {
-                    state.sleeping = true
-                    return .sleep
-                }
-                if state.queue.isEmpty && state.stopping {
-                    state.running = false
-                    return .end(state.takeWaiters())
-                }
-                let batch = state.queue
-                state.queue.removeAll(keepingCapacity: true)
-                state.queued = 0
-                state.inFlight = true
-                return .write(batch, dropped: state.droppedCount)
-            }
-            let batch: [Item], dropped: Int
-            switch step {
-            case .sleep:
-                sleep(until: nextAgePrune)
-                continue
-            case .end(let waiters):
-                for waiter in waiters { waiter.signal() }
-                return
-            case .write(let items, let count):
-                (batch, dropped) = (items, count)
-            }
-            if dropped > droppedReported {
-                onDropped(dropped - droppedReported)
-                droppedReported = dropped
-            }
+        while let turn = turns.next(until: nextAgePrune) {
+            let batch = turn.jobs
+            if turn.dropped > 0 { onDropped(turn.dropped) }
 
             do throws(StorageError) {
                 var entries: [EventLogEntry] = []
@@ -209,12 +120,6 @@ public final class EventLogWriter: Sendable {
                 // at once: an age prune that is due would otherwise be retried in a busy loop.
                 nextAgePrune = max(nextAgePrune, ContinuousClock.now + Self.retryAfterFailure)
             }
-
-            let waiters = state.withLock { state in
-                state.inFlight = false
-                return state.isIdle ? state.takeWaiters() : []
-            }
-            for waiter in waiters { waiter.signal() }
         }
     }
 
@@ -240,9 +145,4 @@ public final class EventLogWriter: Sendable {
 
     /// Milliseconds since 1970, now.
     public static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
-
-    private static func seconds(_ d: Duration) -> Double {
-        let (s, atto) = d.components
-        return max(0.001, Double(s) + Double(atto) / 1e18)
-    }
 }

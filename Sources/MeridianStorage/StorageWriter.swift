@@ -23,123 +23,46 @@ public final class StorageWriter: Sendable {
         public var failed: Bool
     }
 
-    /// What the writer thread shares with the threads that submit, flush and stop.
-    private struct State: Awaitable {
-        var queue: [(change: SessionChange?, done: Completion?)] = []
-        var inFlight = 0
-        var stopping = false
-        var ended = false
-        /// The writer thread found nothing to do and waits on `wake`: the next to give it work
-        /// clears this and signals, once.
-        var sleeping = false
-        /// Threads in ``flush()`` or ``stop()``, woken whenever the writer goes idle or ends
-        /// (each then looks again at what it waits for).
-        var waiters: [DispatchSemaphore] = []
-
-        var isIdle: Bool { queue.isEmpty && inFlight == 0 }
-
-        /// Clears `sleeping`; true if it was set, when the caller must signal `wake`.
-        mutating func takeSleeping() -> Bool {
-            defer { sleeping = false }
-            return sleeping
-        }
-
-        mutating func takeWaiters() -> [DispatchSemaphore] {
-            defer { waiters.removeAll() }
-            return waiters
-        }
-    }
+    private typealias Item = (change: SessionChange?, done: Completion?)
 
     public let store: any SessionStore
     /// Most changes in one transaction.
     public let maxBatch: Int
     private let onBatch: @Sendable (Batch) -> Void
-    private let state = Locked(State())
-    private let wake = DispatchSemaphore(value: 0)
+    private let worker: WorkerThread<Item>
 
     public init(store: any SessionStore, maxBatch: Int = 1_024, onBatch: @escaping @Sendable (Batch) -> Void = { _ in }) {
         self.store = store
         self.maxBatch = maxBatch
         self.onBatch = onBatch
+        worker = WorkerThread(name: "store-writer", maxBatch: maxBatch)
         // The thread keeps the writer alive until `stop()` ends it.
-        let thread = Thread { self.run() }
-        thread.name = "meridian-storage"
-        thread.start()
+        worker.start { turns in
+            while let turn = turns.next() { self.write(turn.jobs) }
+        }
     }
 
     /// Queues a change (nil: a barrier that only waits for earlier changes).
     public func submit(_ change: SessionChange?, completion: Completion? = nil) {
-        // nil: refused; else whether the writer thread sleeps and must be woken.
-        let queued = state.withLock { state -> Bool? in
-            guard !state.stopping else { return nil }
-            state.queue.append((change, completion))
-            return state.takeSleeping()
-        }
-        guard let wakeWriter = queued else {
+        if !worker.submit((change, completion)) {
             completion?(.failure(.writeFailed("the server is shutting down")))
-            return
         }
-        if wakeWriter { wake.signal() }
     }
 
     /// Blocks until everything submitted so far is committed.
     public func flush() {
-        state.wait { $0.isIdle }
+        worker.flush()
     }
 
     /// Commits what is queued, refuses new changes and ends the thread.
     public func stop() {
-        let sleeping = state.withLock { state in
-            state.stopping = true
-            return state.takeSleeping()
-        }
-        if sleeping { wake.signal() }
-        state.wait { $0.ended }
+        worker.stop()
     }
 
-    private enum Step {
-        case sleep
-        case end([DispatchSemaphore])
-        case commit([(change: SessionChange?, done: Completion?)])
-    }
-
-    private func run() {
-        while true {
-            let step = state.withLock { state -> Step in
-                if state.queue.isEmpty {
-                    if state.stopping {
-                        state.ended = true
-                        return .end(state.takeWaiters())
-                    }
-                    state.sleeping = true
-                    return .sleep
-                }
-                let batch = Array(state.queue.prefix(maxBatch))
-                state.queue.removeFirst(batch.count)
-                state.inFlight = batch.count
-                return .commit(batch)
-            }
-            let batch: [(change: SessionChange?, done: Completion?)]
-            switch step {
-            case .sleep:
-                wake.wait()
-                continue
-            case .end(let waiters):
-                for waiter in waiters { waiter.signal() }
-                return
-            case .commit(let items):
-                batch = items
-            }
-
-            let results = commit(batch.map(\.change))
-            for (item, result) in zip(batch, results) { item.done?(result) }
-
-            let waiters = state.withLock { state in
-                state.inFlight = 0
-                return state.isIdle ? state.takeWaiters() : []
-            }
-            for waiter in waiters { waiter.signal() }
-        }
+    /// Commits a batch and completes its changes, in the order they were submitted.
+    private func write(_ batch: [Item]) {
+        let results = commit(batch.map(\.change))
+        for (item, result) in zip(batch, results) { item.done?(result) }
     }
 
     /// Commits `batch`'s changes in one transaction and returns each item's result (a barrier,

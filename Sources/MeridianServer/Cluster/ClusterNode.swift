@@ -25,7 +25,7 @@ struct ClusterFigures: Sendable {
 }
 
 final class ClusterNode: Sendable {
-    private struct State: Awaitable {
+    private struct State {
         /// Sessions this node owns: their lease and the hub they live on.
         var owned: [String: (lease: Lease, hub: Int)] = [:]
         /// Leases of unloaded sessions, to give up.
@@ -39,16 +39,8 @@ final class ClusterNode: Sendable {
         var joined = false
         /// Why the last attempt to join failed, while it has not joined.
         var joinFailure: String?
-        var started = false
         var stopping = false
-        var ended = false
         var failovers = 0
-        var waiters: [DispatchSemaphore] = []
-
-        mutating func takeWaiters() -> [DispatchSemaphore] {
-            defer { waiters.removeAll() }
-            return waiters
-        }
     }
 
     let configuration: ClusterConfiguration
@@ -63,9 +55,10 @@ final class ClusterNode: Sendable {
     private let publisher: RedisPublisher
     private let subscriber: RedisSubscriber
     private let state = Locked(State())
-    private let wake = DispatchSemaphore(value: 0)
-    /// Wakes the lease watch (a renewal, or the node stops).
-    private let watchWake = DispatchSemaphore(value: 0)
+    /// Joins, then keeps the leases; woken when a lease is to be given up.
+    private let keeper = WorkerThread<Never>(name: "cluster-keeper")
+    /// Gives the leases up when they were not renewed in time; woken by each renewal.
+    private let leaseWatch = WorkerThread<Never>(name: "lease-watch")
     private let logger: Logger
 
     /// A node for a server of `hubs` hubs; it joins the cluster in ``start()``.
@@ -110,27 +103,21 @@ final class ClusterNode: Sendable {
     /// it tries again and again, waiting longer each time, up to a lease time) the node owns no
     /// session, joins are refused with `storage_unavailable`, and /readyz says why.
     func start() {
-        state.withLock { $0.started = true }
-        let thread = Thread { self.keep() }
-        thread.name = "meridian-cluster"
-        thread.start()
-        let watch = Thread { self.watchLeases() }
-        watch.name = "meridian-lease-watch"
-        watch.start()
+        keeper.start { turns in self.keep(turns) }
+        leaseWatch.start { turns in self.watchLeases(turns) }
     }
 
     /// Gives every session up once three quarters of the lease time have passed since the last
     /// renewal was sent, whatever the keeper is doing: a keeper blocked in a call to a Redis cut
     /// off (each call waits up to its timeout) would notice only when its call fails, as late as
     /// the lease's end in Redis, when another node may already own the session.
-    private func watchLeases() {
+    private func watchLeases(_ turns: WorkerThread<Never>.Turns) {
         let margin = configuration.leaseTTL * 3 / 4
-        while true {
-            let (stopping, deadline) = state.withLock { ($0.stopping, $0.lastRenewal + margin) }
-            if stopping { return }
-            let now = ContinuousClock.now
-            if now < deadline {
-                _ = watchWake.wait(timeout: .now() + .nanoseconds(Int(Self.nanoseconds(deadline - now))))
+        var nextLook = ContinuousClock.now
+        while turns.next(until: nextLook) != nil {
+            let deadline = state.withLock { $0.lastRenewal + margin }
+            if ContinuousClock.now < deadline {
+                nextLook = deadline
                 continue
             }
             let owned = state.withLock { state -> [(String, Int)] in
@@ -142,13 +129,8 @@ final class ClusterNode: Sendable {
             }
             for (session, hub) in owned { giveUp(session, hub) }
             // Until the next renewal, sessions taken meanwhile have leases of their own.
-            _ = watchWake.wait(timeout: .now() + .nanoseconds(Int(Self.nanoseconds(configuration.leaseTTL / 4))))
+            nextLook = .now + configuration.leaseTTL / 4
         }
-    }
-
-    private static func nanoseconds(_ d: Duration) -> Int64 {
-        let (seconds, atto) = d.components
-        return max(0, seconds * 1_000_000_000 + atto / 1_000_000_000)
     }
 
     /// One attempt to join: a node number, then this node's inbox confirmed by Redis. False while
@@ -183,15 +165,11 @@ final class ClusterNode: Sendable {
 
     /// Gives up every lease, leaves the cluster and ends the threads.
     func stop() {
-        let started = state.withLock { state in
-            state.stopping = true
-            return state.started
-        }
-        // Ends a join waiting for its inbox, then the keeper (when it was started).
+        state.withLock { $0.stopping = true }
+        // Ends a join waiting for its inbox, then the watch and the keeper (when they were started).
         subscriber.stop()
-        wake.signal()
-        watchWake.signal()
-        if started { state.wait { $0.ended } }
+        leaseWatch.stop()
+        keeper.stop()
         let owned = state.withLock { state in
             defer { state.owned.removeAll() }
             return state.owned.map { ($0.key, $0.value.lease) } + state.releases
@@ -263,7 +241,7 @@ final class ClusterNode: Sendable {
         state.withLock { state in
             if let owned = state.owned.removeValue(forKey: session) { state.releases.append((session, owned.lease)) }
         }
-        wake.signal()
+        keeper.wake()
     }
 
     /// How long an edge waits for another node to answer a join or leave before its client is
@@ -271,24 +249,19 @@ final class ClusterNode: Sendable {
     /// session, far below a client's patience.
     static func answerLimit(_ leaseTTL: Duration) -> Duration { max(.seconds(10), leaseTTL * 4) }
 
-    /// The keeper's loop: joins, then keeps the leases every quarter of the lease time.
-    private func keep() {
+    /// The keeper's loop: joins, then keeps the leases every quarter of the lease time (and at
+    /// once when a lease is to be given up).
+    private func keep(_ turns: WorkerThread<Never>.Turns) {
         var backoff = Duration.milliseconds(250)
         while !state.withLock({ $0.stopping }), !join() {
-            _ = wake.wait(timeout: .now() + .nanoseconds(Int(backoff.components.seconds * 1_000_000_000 + backoff.components.attoseconds / 1_000_000_000)))
+            guard turns.next(until: .now + backoff) != nil else { return }
             backoff = min(backoff * 2, configuration.leaseTTL)
         }
         let period = configuration.leaseTTL / 4
-        while !state.withLock({ $0.stopping }) {
-            _ = wake.wait(timeout: .now() + .nanoseconds(Int(period.components.seconds * 1_000_000_000 + period.components.attoseconds / 1_000_000_000)))
+        while turns.next(until: .now + period) != nil {
             guard !state.withLock({ $0.stopping }) else { break }
             keepOnce()
         }
-        let waiters = state.withLock { state in
-            state.ended = true
-            return state.takeWaiters()
-        }
-        for waiter in waiters { waiter.signal() }
     }
 
     private func keepOnce() {
@@ -307,7 +280,7 @@ final class ClusterNode: Sendable {
                 state.lastRenewal = sent
                 state.redisReached = true
             }
-            watchWake.signal()
+            leaseWatch.wake()
             for session in lost.sorted() { giveUp(session, owned[session]!.hub) }
             for (session, lease) in releases { try leases.release(session, lease) }
             let routed = gateway.routedOwners
