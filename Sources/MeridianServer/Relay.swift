@@ -83,7 +83,7 @@ extension Relay {
     }
 
     /// The hub `connection` is connected to.
-    static func hub(of connection: ConnectionID) -> Int { Int(truncatingIfNeeded: connection >> 56) }
+    static func hub(of connection: ConnectionID) -> Int { Int(connection.tag) }
 }
 
 /// The relay between the hubs of one process: an inbox per hub, and a wake-up of that hub's

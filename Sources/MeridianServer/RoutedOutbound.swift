@@ -62,7 +62,8 @@ final class RoutedOutbound: Outbound {
 private final class TokenCounter: Sendable {
     private let next: Atomic<UInt64>
 
-    init(hub: Int) { next = Atomic(UInt64(hub) << 56 | 1) }
+    /// Tokens are laid out as connection ids are: the hub in the high byte, so that no two hubs' meet.
+    init(hub: Int) { next = Atomic(ConnectionID(tag: UInt8(truncatingIfNeeded: hub), serial: 1).rawValue) }
 
     func token(of frame: OutboundFrame) -> UInt64 {
         if let token = frame.relayToken { return token }

@@ -104,13 +104,11 @@ final class Connection {
     }
 }
 
-/// The open connections, in a dense table: a ``ConnectionID`` is a slot number (low 32 bits),
-/// the slot's generation (the next 24 bits), which changes whenever the slot is reused, so a
-/// stale id finds nothing, and the server's tag (the high byte), which tells the servers of one
-/// process apart. Looking a connection up is an index and a compare, not a hash.
+/// The open connections, in a dense table indexed by the slot of their ``ConnectionID``: looking
+/// a connection up is an index and a compare of the whole id, not a hash.
 struct ConnectionSlots {
-    /// The tag, in place (``TransportConfiguration/connectionTag`` shifted to the high byte).
-    var tag: ConnectionID = 0
+    /// ``TransportConfiguration/connectionTag``, in every id given out.
+    var tag: UInt8 = 0
     private var slots: [Connection?] = []
     /// Each slot's hot state, for deliveries (nil when free).
     private var hots: [UnsafeMutablePointer<ConnectionHot>?] = []
@@ -122,12 +120,12 @@ struct ConnectionSlots {
     func nextID() -> ConnectionID {
         let slot = free.last ?? slots.count
         let generation = slot < generations.count ? generations[slot] : 1
-        return tag | ConnectionID(generation) << 32 | ConnectionID(slot)
+        return ConnectionID(tag: tag, generation: generation, slot: UInt32(slot))
     }
 
     mutating func insert(_ make: (ConnectionID) -> Connection) -> Connection {
         let id = nextID()
-        let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+        let slot = id.slot
         let connection = make(id)
         if slot == slots.count {
             slots.append(connection)
@@ -143,7 +141,7 @@ struct ConnectionSlots {
     }
 
     subscript(id: ConnectionID) -> Connection? {
-        let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+        let slot = id.slot
         guard slot < slots.count, let connection = slots[slot], connection.id == id else { return nil }
         return connection
     }
@@ -151,11 +149,10 @@ struct ConnectionSlots {
     @discardableResult
     mutating func remove(_ id: ConnectionID) -> Connection? {
         guard let connection = self[id] else { return nil }
-        let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+        let slot = id.slot
         slots[slot] = nil
         hots[slot] = nil
-        generations[slot] = (generations[slot] &+ 1) & 0xFF_FFFF
-        if generations[slot] == 0 { generations[slot] = 1 }  // 0 would allow the id 0, "none"
+        generations[slot] = ConnectionID.generation(after: generations[slot])
         free.append(slot)
         count -= 1
         return connection

@@ -85,14 +85,20 @@ extension ServerLoop {
 
     /// The connection whose id is stored in lws's per-session memory, if any.
     func connection(for user: UnsafeMutableRawPointer?) -> Connection? {
-        guard let id = user?.load(as: UInt64.self), id != 0 else { return nil }
+        guard let id = storedID(in: user) else { return nil }
         return connections[id]
+    }
+
+    /// The connection id stored in lws's per-session memory (its raw value; 0 there: none).
+    private func storedID(in user: UnsafeMutableRawPointer?) -> ConnectionID? {
+        guard let raw = user?.load(as: UInt64.self), raw != 0 else { return nil }
+        return ConnectionID(rawValue: raw)
     }
 
     private func opened(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) {
         guard let user else { return }
         let connection = connections.insert { Connection(id: $0, wsi: wsi, headroom: headroom) }
-        user.storeBytes(of: connection.id, as: UInt64.self)
+        user.storeBytes(of: connection.id.rawValue, as: UInt64.self)
         connection.lastHeard = tickNow
         let handshake = admitted[wsi]?.handshake ?? readHandshake(wsi)
         handler?.transport(self, didOpen: connection.id, handshake: handshake)
@@ -150,7 +156,7 @@ extension ServerLoop {
     }
 
     private func closed(user: UnsafeMutableRawPointer?) {
-        guard let id = user?.load(as: UInt64.self), id != 0 else { return }
+        guard let id = storedID(in: user) else { return }
         user?.storeBytes(of: 0, as: UInt64.self)
         guard let connection = connections.remove(id) else { return }
         behindConnections.remove(id)

@@ -33,7 +33,7 @@ extension ServerLoop {
         connections.withHotStates { hots in
             members.withUnsafeBufferPointer { ids in
                 for id in ids where id != skip {
-                    let slot = Int(truncatingIfNeeded: id & 0xFFFF_FFFF)
+                    let slot = id.slot
                     guard slot < hots.count, let hot = hots[slot], hot.pointee.id == id, !hot.pointee.isClosing else { continue }
                     hot.pointee.queue.append(frame, exempt: exempt)
                     if hot.pointee.queue.bytes > highWater { backlogged.append(id) }

@@ -63,7 +63,7 @@ public final class ServerLoop {
         input = InputState(scheduler: InputScheduler(quantum: max(1, configuration.inputQuantum)), writeAllowance: configuration.writesPerPass)
         admissions = configuration.connectionLimits ?? ConnectionLimits(
             maxTotal: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerIP)
-        connections.tag = ConnectionID(configuration.connectionTag) << 56
+        connections.tag = configuration.connectionTag
     }
 
     deinit {

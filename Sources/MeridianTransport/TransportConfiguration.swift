@@ -1,8 +1,5 @@
 import MeridianTransportCore
 
-/// Identifies one WebSocket connection for the lifetime of a server. Never reused; 0 means "none".
-public typealias ConnectionID = UInt64
-
 /// Settings for a ``WebSocketServer``. Plain values; reading files or the environment is the caller's job.
 public struct TransportConfiguration: Sendable {
     /// Bind address. An IPv4 literal binds only that address (IPv6 is disabled for it).

@@ -24,7 +24,7 @@ import Testing
         let gateway = ClusterGateway(local: local, publisher: publisher)
         gateway.assign(node: 1)
         gateway.learnOwner("far", is: 2)
-        let unanswered: ConnectionID = 7, answered: ConnectionID = 8
+        let unanswered = ConnectionID(rawValue: 7), answered = ConnectionID(rawValue: 8)
         gateway.post(.request(try Self.joinRequest("far"), from: unanswered, peer: "127.0.0.1", handshakeGrant: nil))
         gateway.post(.request(try Self.joinRequest("far"), from: answered, peer: "127.0.0.1", handshakeGrant: nil))
         // Node 2 answers one of them.

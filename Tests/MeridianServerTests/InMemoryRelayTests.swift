@@ -43,14 +43,14 @@ struct InMemoryRelayTests {
         let reference = streams[members[0]]!
         #expect(reference.count > 50, "too few events to show anything: \(reference.count)")
         for c in members.dropFirst() {
-            #expect(streams[c] == reference, "member on hub \(c >> 56) saw another stream than the member on hub 0")
+            #expect(streams[c] == reference, "member on hub \(c.tag) saw another stream than the member on hub 0")
         }
         let late = hubs.connect(to: Int((seed + 1) % UInt64(hubCount)))
         let welcome = try hubs.request("join", ["session": .string(session), "name": "Gus", "role": "viewer"], from: late)
         let fresh = SessionState(snapshot: try #require(welcome["snapshot"]))
         for c in members {
             try SessionScript.apply(hubs.drain(c), to: &mirrors[c]!, stream: &streams[c, default: []])
-            #expect(mirrors[c] == fresh, "the mirror of the member on hub \(c >> 56) differs from a fresh snapshot (seed \(seed))")
+            #expect(mirrors[c] == fresh, "the mirror of the member on hub \(c.tag) differs from a fresh snapshot (seed \(seed))")
         }
     }
 

@@ -124,10 +124,11 @@ import Testing
     @Test func firstInFirstOutAcrossCompaction() {
         var queue = IDQueue()
         var expected: [ConnectionID] = []
-        for i: ConnectionID in 0..<500 {
+        for n: UInt64 in 0..<500 {
+            let i = ConnectionID(rawValue: n)
             queue.append(i)
             expected.append(i)
-            if i % 2 == 1 {
+            if n % 2 == 1 {
                 #expect(queue.first == expected.removeFirst())
                 queue.removeFirst()
             }
@@ -141,5 +142,12 @@ import Testing
         }
         #expect(out == expected)
         #expect(queue.isEmpty)
+    }
+}
+
+/// Plain numbers for ids in these tests, where no server gave them out.
+extension ConnectionID: ExpressibleByIntegerLiteral {
+    public init(integerLiteral value: UInt64) {
+        self.init(rawValue: value)
     }
 }

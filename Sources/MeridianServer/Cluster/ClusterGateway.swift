@@ -245,7 +245,7 @@ final class ClusterGateway: Sendable {
             }
             let (alias, hub) = state.withLock { state -> (ConnectionID, Int) in
                 let alias = state.aliases[origin] ?? {
-                    let made = UInt64(index) << 56 | state.nextAlias
+                    let made = ConnectionID(tag: UInt8(truncatingIfNeeded: index), serial: state.nextAlias)
                     state.nextAlias += 1
                     state.aliases[origin] = made
                     state.remotes[made] = origin

@@ -68,15 +68,15 @@ enum ClusterWire {
             w.u8(4); w.u8(shared ? 1 : 0); w.optional(token); w.optional(supersedes)
             w.u32(UInt32(targets.count))
             for target in targets {
-                w.u32(UInt32(target.node)); w.optional(target.skip)
+                w.u32(UInt32(target.node)); w.optional(target.skip?.rawValue)
                 w.u32(UInt32(target.members.count))
-                for member in target.members { w.u64(member) }
+                for member in target.members { w.id(member) }
             }
             w.data(wire)
         case .close(let connection, let code, let reason):
-            w.u8(5); w.u64(connection); w.u16(code); w.string(reason)
+            w.u8(5); w.id(connection); w.u16(code); w.string(reason)
         case .membership(let connection, let session):
-            w.u8(6); w.u64(connection); w.optional(session)
+            w.u8(6); w.id(connection); w.optional(session)
         case .subscribed(let session):
             w.u8(7); w.string(session)
         case .unsubscribed(let session):
@@ -114,20 +114,20 @@ enum ClusterWire {
             var targets: [FrameTarget] = []
             for _ in 0..<count {
                 guard let node = r.u32(), let skip = r.optionalU64(), let members = r.u32(), Int(members) <= bytes.count / 8 else { return nil }
-                var target = FrameTarget(node: Int(node), members: [], skip: skip)
+                var target = FrameTarget(node: Int(node), members: [], skip: skip.map(ConnectionID.init(rawValue:)))
                 target.members.reserveCapacity(Int(members))
                 for _ in 0..<members {
-                    guard let member = r.u64() else { return nil }
+                    guard let member = r.id() else { return nil }
                     target.members.append(member)
                 }
                 targets.append(target)
             }
             message = r.data().map { .frame(wire: $0, shared: shared == 1, token: token, supersedes: supersedes, targets: targets) }
         case 5:
-            guard let connection = r.u64(), let code = r.u16(), let reason = r.string() else { return nil }
+            guard let connection = r.id(), let code = r.u16(), let reason = r.string() else { return nil }
             message = .close(connection, code: code, reason: reason)
         case 6:
-            guard let connection = r.u64(), let session = r.optionalString() else { return nil }
+            guard let connection = r.id(), let session = r.optionalString() else { return nil }
             message = .membership(connection, session: session)
         case 7:
             message = r.string().map { .subscribed(session: $0) }
@@ -150,7 +150,8 @@ enum ClusterWire {
         mutating func string(_ v: String) { data(Array(v.utf8)) }
         mutating func optional(_ v: String?) { u8(v == nil ? 0 : 1); if let v { string(v) } }
         mutating func optional(_ v: UInt64?) { u8(v == nil ? 0 : 1); if let v { u64(v) } }
-        mutating func origin(_ v: RemoteConnection) { u32(UInt32(v.node)); u64(v.connection) }
+        mutating func id(_ v: ConnectionID) { u64(v.rawValue) }
+        mutating func origin(_ v: RemoteConnection) { u32(UInt32(v.node)); id(v.connection) }
     }
 
     private struct Reader {
@@ -166,6 +167,7 @@ enum ClusterWire {
         mutating func u16() -> UInt16? { fixed(2).map { UInt16(truncatingIfNeeded: $0) } }
         mutating func u32() -> UInt32? { fixed(4).map { UInt32(truncatingIfNeeded: $0) } }
         mutating func u64() -> UInt64? { fixed(8) }
+        mutating func id() -> ConnectionID? { u64().map(ConnectionID.init(rawValue:)) }
         private mutating func fixed(_ count: Int) -> UInt64? {
             guard bytes.count - at >= count else { return nil }
             defer { at += count }
@@ -190,7 +192,7 @@ enum ClusterWire {
             return u64().map { .some($0) }
         }
         mutating func origin() -> RemoteConnection? {
-            guard let node = u32(), let connection = u64() else { return nil }
+            guard let node = u32(), let connection = id() else { return nil }
             return RemoteConnection(node: Int(node), connection: connection)
         }
     }

@@ -52,12 +52,12 @@ final class MemoryHubs {
     /// A new connection on hub `hub`.
     func connect(to hub: Int) -> ConnectionID {
         defer { nextConnection += 1 }
-        let id = ConnectionID(hub) << 56 | ConnectionID(nextConnection)
+        let id = ConnectionID(tag: UInt8(hub), serial: UInt64(nextConnection))
         hubs[hub].open(id, handshake: Handshake(peer: "127.0.0.1"))
         return id
     }
 
-    private func hub(of connection: ConnectionID) -> Int { Int(connection >> 56) }
+    private func hub(of connection: ConnectionID) -> Int { Int(connection.tag) }
 
     func disconnect(_ connection: ConnectionID) {
         hubs[hub(of: connection)].closed(connection, code: 1000, reason: "", on: outbounds[hub(of: connection)])
