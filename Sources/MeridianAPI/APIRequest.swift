@@ -15,12 +15,14 @@ public enum APIRequest: Hashable, Sendable {
     case configure(id: String, settings: SettingsPatch)
     /// `GET /api/sessions/{id}/events`
     case events(id: String, EventLogQuery)
+    /// `GET /api/sessions/{id}/rates`
+    case rates(id: String)
 
     /// The session the request is about (nil for the list).
     public var session: String? {
         switch self {
         case .list: nil
-        case .create(let id, _), .read(let id), .delete(let id), .configure(let id, _), .events(let id, _): id
+        case .create(let id, _), .read(let id), .delete(let id), .configure(let id, _), .events(let id, _), .rates(let id): id
         }
     }
 
@@ -31,13 +33,14 @@ public enum APIRequest: Hashable, Sendable {
         case .read, .delete: APIRoute.session("").template
         case .configure: APIRoute.settings("").template
         case .events: APIRoute.events("").template
+        case .rates: APIRoute.rates("").template
         }
     }
 
     /// True for the requests that change nothing (a reading token may make them).
     public var reads: Bool {
         switch self {
-        case .list, .read, .events: true
+        case .list, .read, .events, .rates: true
         case .create, .delete, .configure: false
         }
     }
@@ -60,12 +63,13 @@ public enum APIRequest: Hashable, Sendable {
         case .collection:
             guard method == "POST" else { return .success(.list) }
             return APIBody.create(body).map { .create(id: $0.id, settings: $0.settings) }
-        case .session(let id), .settings(let id), .events(let id):
+        case .session(let id), .settings(let id), .events(let id), .rates(let id):
             guard SessionID.isValid(id) else { return .failure(SessionID.refusal(id)) }
             switch (route, method) {
             case (.session, "GET"): return .success(.read(id: id))
             case (.session, _): return .success(.delete(id: id))
             case (.settings, _): return APIBody.settings(body).map { .configure(id: id, settings: $0) }
+            case (.rates, _): return .success(.rates(id: id))
             default: return EventLogQuery.parse(query).map { .events(id: id, $0) }
             }
         case .notFound:
@@ -80,6 +84,7 @@ enum APIRoute: Equatable {
     case session(String)
     case settings(String)
     case events(String)
+    case rates(String)
     case notFound
 
     /// The route of `path`; nil when it is not `/api/sessions` or below it.
@@ -91,6 +96,7 @@ enum APIRoute: Equatable {
         case 4: self = .session(String(parts[3]))
         case 5 where parts[4] == "settings": self = .settings(String(parts[3]))
         case 5 where parts[4] == "events": self = .events(String(parts[3]))
+        case 5 where parts[4] == "rates": self = .rates(String(parts[3]))
         default: self = .notFound
         }
     }
@@ -101,7 +107,7 @@ enum APIRoute: Equatable {
         case .collection: ["GET", "POST"]
         case .session: ["GET", "DELETE"]
         case .settings: ["PATCH"]
-        case .events: ["GET"]
+        case .events, .rates: ["GET"]
         case .notFound: []
         }
     }
@@ -112,6 +118,7 @@ enum APIRoute: Equatable {
         case .session: "/api/sessions/{id}"
         case .settings: "/api/sessions/{id}/settings"
         case .events: "/api/sessions/{id}/events"
+        case .rates: "/api/sessions/{id}/rates"
         case .notFound: "?"
         }
     }

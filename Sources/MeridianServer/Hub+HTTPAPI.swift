@@ -52,6 +52,7 @@ extension Hub {
         case .delete(let id): deleteSession(id, responder, on: server)
         case .configure(let id, let patch): configureSession(id, patch, responder, on: server)
         case .events(let id, let query): responder.respond(eventLogResponse(id, query))
+        case .rates(let id): readRates(id, responder)
         }
         return true
     }
@@ -99,6 +100,21 @@ extension Hub {
             case .success(let stored?):
                 let session = Session(restoring: stored.record, epoch: stored.epoch, limits: limits)
                 responder.respond(Self.json(200, Self.describe(session, loaded: false)))
+            }
+        })
+    }
+
+    /// `GET /api/sessions/{id}/rates`: the last minute of an open session's rates (on the hub that
+    /// holds it); a stored session that is not open has none yet; no such session is 404.
+    private func readRates(_ id: String, _ responder: HTTPResponder) {
+        if waitBehindGate(id, { [unowned self] _ in self.readRates(id, responder) }) { return }
+        if let host = sessions[id] { return responder.respond(Self.json(200, host.rates.json(session: id))) }
+        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: { result in
+            switch result {
+            case .failure(let error): responder.respond(Self.storageDown(error.message))
+            case .success(false): responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
+            case .success(true): responder.respond(Self.json(200, RateHistory().json(session: id)))
             }
         })
     }

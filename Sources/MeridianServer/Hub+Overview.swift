@@ -16,6 +16,8 @@ struct OverviewState {
     /// Among several hubs: sessions were loaded or unloaded since this hub last posted its part
     /// of the overview (``OverviewBoard``), which it then posts again at the next tick.
     var sessionsChanged = true
+    /// When the sessions' rate histories were last sampled (every hub samples its own sessions).
+    var ratesSampled: Duration?
     static let interval: Duration = .seconds(1)
 }
 
@@ -47,6 +49,7 @@ extension Hub {
     /// Called on every transport tick; sends the overview when it is due.
     func tickOverview(_ server: any Outbound) {
         let now = server.now
+        sampleRates(now)
         if let place {
             return tickSharedOverview(now, board: place.board, hub: place.hub, on: server)
         }
@@ -66,6 +69,15 @@ extension Hub {
         let frame = OutboundFrame(text: ServerMessage.overview(entries, connections: connections.count))
         server.broadcast(frame, to: Array(overview.watchers), except: nil, superseding: overview.latest, transient: true)
         overview.latest = frame
+    }
+
+    /// Once a second, whether anyone watches: each session's rates since the previous sample.
+    private func sampleRates(_ now: Duration) {
+        if let last = overview.ratesSampled, now - last < OverviewState.interval { return }
+        overview.ratesSampled = now
+        for host in sessions.values {
+            host.rates.sample(requests: host.requestsIn, deliveries: host.deliveriesOut, at: now)
+        }
     }
 
     /// Among several hubs: every hub posts its sessions to the board, at its first tick, once

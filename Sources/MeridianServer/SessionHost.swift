@@ -27,6 +27,8 @@ final class SessionHost {
     /// Requests from members and frames queued for them, for the overview's rates.
     var requestsIn = 0
     var deliveriesOut = 0
+    /// The last minute of those counters as rates, a sample a second (`GET /api/sessions/{id}/rates`).
+    var rates = RateHistory()
 
     /// The annotation list of a snapshot, encoded once for every joiner until
     /// an annotation changes (every change is broadcast, which drops it), and

@@ -18,6 +18,8 @@ struct APIRequestTests {
         #expect(try decode("GET", "/api/sessions/a.b_c-9")?.get() == .read(id: "a.b_c-9"))
         #expect(try decode("DELETE", "/api/sessions/s")?.get() == .delete(id: "s"))
         #expect(try decode("GET", "/api/sessions/s/events", query: "after=3")?.get() == .events(id: "s", EventLogQuery(after: 3)))
+        #expect(try decode("GET", "/api/sessions/s/rates")?.get() == .rates(id: "s"))
+        #expect(try decode("GET", "/api/sessions/s/rates")?.get().reads == true)
         #expect(try decode("POST", "/api/sessions", body: #"{"id":"s"}"#)?.get() == .create(id: "s", settings: nil))
         var patch = SettingsPatch()
         patch.dragPolicy = .priority
@@ -29,7 +31,7 @@ struct APIRequestTests {
         #expect(decode("GET", path) == nil)
     }
 
-    @Test(arguments: ["/api/sessions/s/other", "/api/sessions/s/events/", "/api/sessions/s/settings/x", "/api/sessions/s/events/more/still"])
+    @Test(arguments: ["/api/sessions/s/other", "/api/sessions/s/events/", "/api/sessions/s/rates/x", "/api/sessions/s/settings/x", "/api/sessions/s/events/more/still"])
     func unknownPathsBelowTheAPIAre404(_ path: String) {
         let r = refusal("GET", path)
         #expect(r?.status == 404)
@@ -39,7 +41,7 @@ struct APIRequestTests {
     @Test(arguments: [
         ("TRACE", "/api/sessions", ["GET", "POST"]), ("PUT", "/api/sessions", ["GET", "POST"]),
         ("HEAD", "/api/sessions/s", ["GET", "DELETE"]), ("OPTIONS", "/api/sessions/s", ["GET", "DELETE"]),
-        ("GET", "/api/sessions/s/settings", ["PATCH"]), ("DELETE", "/api/sessions/s/events", ["GET"]),
+        ("GET", "/api/sessions/s/settings", ["PATCH"]), ("DELETE", "/api/sessions/s/events", ["GET"]), ("POST", "/api/sessions/s/rates", ["GET"]),
         ("", "/api/sessions", ["GET", "POST"]), ("TRACE", "/api/sessions/%0D", ["GET", "DELETE"]),
     ])
     func undeclaredMethodsAre405WithTheAllowedOnes(_ method: String, _ path: String, _ allow: [String]) {

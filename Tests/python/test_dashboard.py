@@ -255,6 +255,9 @@ def test_render_time_of_10000_annotations_is_reported(start_server, session_id, 
             wall = time.monotonic() - started
             # The offline basemap is loaded before the page joins: the first frame draws it under the annotations.
             assert s["basemapLoaded"] is True
+            # The time is to the map drawn fitted to the session (10 by 5 degrees: about zoom 6), which is also
+            # the first frame drawn: nothing is drawn at the world view before the fit.
+            assert s["fits"] >= 1 and s["firstFrame"]["view"]["zoom"] > 4, (s["fits"], s["firstFrame"])
             print(f"\ndashboard render of {count} annotations with the basemap: {s['renderMs']:.0f} ms from snapshot to drawn "
                   f"(one frame {s['drawMs']:.0f} ms); {wall * 1000:.0f} ms from page load to drawn")
             await asyncio.to_thread(page.screenshot, "10000")

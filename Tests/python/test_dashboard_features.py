@@ -194,7 +194,8 @@ def test_a_participant_is_zoomed_to_and_participants_are_filtered(server, sessio
             await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
             await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and len(s["participants"]) == 12, "twelve participants")
             await asyncio.to_thread(lambda: page.driver.find_element("id", "people-filter").send_keys("bea"))
-            s = await asyncio.to_thread(page.wait, lambda s: len(s["peopleShown"]) == 4, "the filtered list")
+            # (the map draws once it is fitted: settled)
+            s = await asyncio.to_thread(page.wait, lambda s: len(s["peopleShown"]) == 4 and s["settled"], "the filtered list")
             names = {p["id"]: p["name"] for p in s["participants"]}
             assert all(names[i].startswith("Bea") for i in s["peopleShown"])
             drawn = {label["text"] for label in s["labels"]}

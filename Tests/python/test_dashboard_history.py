@@ -67,8 +67,8 @@ def test_feed_replay_and_who_moved_the_pin(server, session_id, page):
                                         and any(f["type"] == "annotation.added" and f["seq"] == late["seq"] for f in s["feed"]), "the feed from the log")
             # The feed's times are the log's wall-clock times.
             feed = {f["seq"]: f for f in s["feed"]}
-            assert feed[moved["seq"]]["time"] == moved["time"] and feed[moved["seq"]]["text"] == "Bob drag flag: none"
-            shown_time = page.js(f"return [...document.querySelectorAll('#feed li')].find((li) => li.textContent.includes('drag flag: none'))"
+            assert feed[moved["seq"]]["time"] == moved["time"] and feed[moved["seq"]]["text"] == "Bob drag “Flag”: none"
+            shown_time = page.js(f"return [...document.querySelectorAll('#feed li')].find((li) => li.textContent.includes('drag “Flag”: none'))"
                                  ".querySelector('time').getAttribute('datetime')")
             assert shown_time == time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moved["time"] / 1000)) + f".{moved['time'] % 1000:03d}Z"
             assert s["history"]["checkpoints"] >= 1

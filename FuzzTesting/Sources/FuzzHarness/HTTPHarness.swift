@@ -71,7 +71,7 @@ public enum HTTPHarness {
             try require(JSONValue.parse(error.encoded) == error, "the error body does not read back: \(r)")
         case .success(let request):
             let expected: String = switch request {
-            case .list, .read, .events: "GET"
+            case .list, .read, .events, .rates: "GET"
             case .create: "POST"
             case .configure: "PATCH"
             case .delete: "DELETE"

@@ -31,7 +31,7 @@ export class Sparkline {
     const max = Math.max(1, ...values);
     const step = w / (this.capacity - 1);
     const x0 = w - (values.length - 1) * step;
-    const top = this.compact ? 2 : 14;
+    const top = this.compact ? 10 : 14;
     ctx.beginPath();
     values.forEach((v, i) => {
       const x = x0 + i * step, y = h - 3 - (v / max) * (h - top - 3);
@@ -47,9 +47,9 @@ export class Sparkline {
     ctx.fillStyle = color;
     ctx.fill();
     ctx.globalAlpha = 1;
-    if (this.compact) return;
+    // The scale: the top of the chart is its largest value.
     ctx.fillStyle = style.getPropertyValue("--muted").trim() || "#93a4bd";
-    ctx.font = "10px system-ui, sans-serif";
-    ctx.fillText(`max ${max.toFixed(max < 10 ? 1 : 0)}${this.unit}`, 4, 11);
+    ctx.font = this.compact ? "9px system-ui, sans-serif" : "10px system-ui, sans-serif";
+    ctx.fillText(this.compact ? max.toFixed(max < 10 ? 1 : 0) : `max ${max.toFixed(max < 10 ? 1 : 0)}${this.unit} · last ${this.capacity} s`, 2, this.compact ? 9 : 11);
   }
 }

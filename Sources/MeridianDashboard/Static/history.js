@@ -4,7 +4,8 @@
 
 import { applyEvent, pageToken, stateFromSnapshot } from "/dashboard/meridian.js";
 
-export function describeEvent(m, name) {
+export function describeEvent(m, name, title = (id) => id) {
+  const quoted = (id, known) => `“${known || title(id)}”`;
   switch (m.type) {
     case "participant.joined": return `${m.participant.name} joined as ${m.participant.role}`;
     case "participant.left": return `${name(m.participant)} left (${m.reason})`;
@@ -16,15 +17,15 @@ export function describeEvent(m, name) {
     case "camera.end": return `${name(m.participant)} moved the ${m.target} camera (zoom ${m.camera.zoom.toFixed(1)})`;
     case "camera.lease": return m.holder ? `${name(m.holder)} holds the shared camera (${m.reason})` : `shared camera released (${m.reason})`;
     case "follow": return `${name(m.participant)} follows ${m.target === null ? "nobody" : m.target === "shared" ? "the shared camera" : name(m.target)}`;
-    case "annotation.added": return `added ${m.annotation.type} ${m.annotation.id}`;
-    case "annotation.updated": return `updated ${m.annotation.id}`;
-    case "annotation.removed": return `removed ${m.id}`;
-    case "selection": return m.annotation ? `${name(m.participant)} selected ${m.annotation}` : `${name(m.participant)} deselected`;
+    case "annotation.added": return `added ${m.annotation.type} ${quoted(m.annotation.id, m.annotation.title)}`;
+    case "annotation.updated": return `updated ${quoted(m.annotation.id, m.annotation.title)}`;
+    case "annotation.removed": return `removed ${quoted(m.id)}`;
+    case "selection": return m.annotation ? `${name(m.participant)} selected ${quoted(m.annotation)}` : `${name(m.participant)} deselected`;
     case "callout.shown": return `${name(m.by)} shows callout “${m.callout.title}”`;
     case "callout.hidden": return `callout hidden (${m.reason})`;
     case "callout.tapped": return `${name(m.by)} tapped the callout ${m.part}`;
-    case "drag": return `${name(m.participant)} drag ${m.id}: ${m.state}${m.reason ? ` (${m.reason})` : ""}`;
-    case "drag.refused": return `${name(m.participant)} refused dragging ${m.id}: held by ${m.holder ? name(m.holder) : "another participant"}`;
+    case "drag": return `${name(m.participant)} drag ${quoted(m.id)}: ${m.state}${m.reason ? ` (${m.reason})` : ""}`;
+    case "drag.refused": return `${name(m.participant)} refused dragging ${quoted(m.id)}: held by ${m.holder ? name(m.holder) : "another participant"}`;
     case "map.load": return `${name(m.participant)} map ${m.state}${m.message ? `: ${m.message}` : ""}`;
     case "location": return m.location ? `${name(m.participant)} location` : `${name(m.participant)} stopped sharing location`;
     case "settings": return `settings: policy ${m.settings.dragPolicy}, tint ${m.settings.tint}`;
@@ -58,6 +59,7 @@ export class SessionHistory {
     this.entries = []; // log entries, by position
     this.items = []; // feed items {time, epoch, seq, event, live}, oldest first
     this.keys = new Set(); // epoch:seq of items already held
+    this.serial = 0; // each item's own number (its key in the feed's list)
     this.names = new Map(); // participant id -> name, from everything seen
     this.after = 0;
     this.loaded = false;
@@ -123,6 +125,7 @@ export class SessionHistory {
       if (this.keys.has(key)) return;
       this.keys.add(key);
     }
+    item.id = ++this.serial;
     const items = this.items;
     let i = items.length;
     while (i > 0 && items[i - 1].time > item.time) i--;

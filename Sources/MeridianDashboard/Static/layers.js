@@ -1,21 +1,25 @@
 // What the session view draws on the map, layer by layer, from a session state
-// (live, or replayed from the event log), and a large session's clusters. Labels
-// are requested from every layer and placed at the end without overlaps (labels.js).
+// (live, or replayed from the event log), and a large session's clusters. People's
+// viewports and locations are drawn first, as outlines, so annotations stay in their
+// own colours on top of them. Labels are requested from every layer and placed at the
+// end without overlaps, by priority and stable from frame to frame (labels.js).
 
 import { viewportCorners } from "/dashboard/map.js";
 import { drawClusters } from "/dashboard/clusters.js";
 import { contrast } from "/dashboard/colors.js";
+import { TIER } from "/dashboard/labels.js";
 
 /// `view` gives: state() (live or replayed), clusters() (the clusters to draw, or null),
 /// name(id), colorOf(id), refused(id), matches(participant) (the participant filter),
-/// inspected(), labels, px(size), markerScale(), theme() ({labelBg, labelText, tint}).
+/// inspected(), hovered(), shown(layer) (the legend's layer switches), labels, px(size),
+/// markerScale(), theme() ({labelBg, labelText, tint, panel, muted, line}).
 /// `output` holds what the last frame drew: labels, clusters (with their places), and the
 /// ids of the annotations drawn one by one.
 export function createLayers(view) {
   let sorted = null;
   let sortedFor = null;
   let calloutBox = null;
-  const output = { labels: [], clusters: [], drawn: [] };
+  const output = { labels: [], clusters: [], drawn: [], callouts: 0 };
 
   function stacking(state) {
     if (sortedFor !== state || !sorted) {
@@ -41,6 +45,17 @@ export function createLayers(view) {
   }
 
   function drawShape(m, ctx, a, state) {
+    const stroke = a.strokeColor ?? tint(state);
+    const land = m.lastColors?.land ?? "#808080";
+    if (contrast(stroke, land) < 1.6) {
+      // A stroke close to the land's colour (white on light land): a thin casing in the ink under it.
+      tracePath(m, ctx, a);
+      ctx.globalAlpha = 0.7 * (a.alpha ?? 1);
+      ctx.strokeStyle = view.theme().labelText;
+      ctx.lineWidth = (a.type === "polygon" ? 2 : a.lineWidth ?? 3) + 2;
+      ctx.lineJoin = "round";
+      ctx.stroke();
+    }
     ctx.globalAlpha = a.alpha ?? 1;
     tracePath(m, ctx, a);
     if (a.type === "polygon") {
@@ -81,7 +96,8 @@ export function createLayers(view) {
       ctx.setLineDash(d.state === "starting" ? [4, 4] : []);
       ctx.stroke();
       ctx.setLineDash([]);
-      view.labels.request(`${d.state} · ${view.name(pid)}`, x, y - 12 * k, { color: view.colorOf(pid), priority: 5, gap: 22 * k });
+      view.labels.request(`${d.state} · ${view.name(pid)}`, x, y - 12 * k,
+        { key: `drag:${a.id}`, kind: "drag", color: view.colorOf(pid), tier: TIER.focus, importance: 2, gap: 22 * k });
     }
     if (refused) {
       const phase = view.reducedMotion() || (performance.now() / 150) % 2 < 1;
@@ -129,14 +145,27 @@ export function createLayers(view) {
       ctx.fill();
     }
     ctx.restore();
-    if (a.title && titled) view.labels.request(a.title, x, y - 12 * k, { priority: view.inspected() === a.id ? 4 : 1, gap: 14 * k });
+    if (a.title && titled) requestTitle(a, x, y - 12 * k, 14 * k, state);
     return true;
+  }
+
+  /// Ids selected by someone (each frame's): their titles are focus labels.
+  let selected = new Set();
+
+  /// An annotation's title: a focus label when selected, dragged, hovered or inspected, else
+  /// by importance (stacking order: higher zIndex first; points before shapes).
+  function requestTitle(a, x, y, gap, state) {
+    const focus = selected.has(a.id) || state.drags.has(a.id) || view.hovered() === a.id || view.inspected() === a.id;
+    view.labels.request(a.title, x, y, { key: `a:${a.id}`, tier: focus ? TIER.focus : TIER.annotation,
+      importance: focus ? 1 : (a.zIndex ?? 0) * 2 + (a.type === "point" ? 1 : 0), gap });
   }
 
   function annotations(m, ctx) {
     const state = view.state();
+    selected = new Set([...state.participants.values()].map((p) => p.selection).filter(Boolean));
     const dense = state.annotations.size > 1500;
-    const titled = state.annotations.size <= 300;
+    // Titles are asked for up to a few thousand annotations; the labels' budget keeps the map readable.
+    const titled = state.annotations.size <= 3000 && view.shown("labels");
     const drawn = [];
     for (const a of stacking(state)) {
       if (a.type !== "point") {
@@ -145,11 +174,11 @@ export function createLayers(view) {
         if (a.title && titled) {
           const c = a.coordinates[0];
           const p = m.toScreen(c.latitude, c.longitude);
-          view.labels.request(a.title, p.x, p.y, { priority: 1 });
+          if (p.x > -50 && p.y > -50 && p.x < m.width + 50 && p.y < m.height + 50) requestTitle(a, p.x, p.y, 8, state);
         }
       } else if (dense && !state.drags.has(a.id) && !view.refused(a.id) && view.inspected() !== a.id) {
         if (drawDot(m, ctx, a, state)) drawn.push(a.id);
-      } else if (drawPoint(m, ctx, a, state, view.refused(a.id), titled || view.inspected() === a.id)) drawn.push(a.id);
+      } else if (drawPoint(m, ctx, a, state, view.refused(a.id), titled || view.inspected() === a.id || selected.has(a.id))) drawn.push(a.id);
     }
     output.drawn = drawn;
   }
@@ -166,6 +195,7 @@ export function createLayers(view) {
   /// Each participant's selection in their colour: a ring around a point, the
   /// outline of a polyline or polygon traced over it.
   function selections(m, ctx) {
+    if (!view.shown("selections")) return;
     const state = view.state();
     const bySelection = new Map();
     for (const p of state.participants.values()) {
@@ -210,25 +240,33 @@ export function createLayers(view) {
     }
   }
 
+  /// Each participant's viewport as an outline in their colour (filled only when the legend's
+  /// switch says so), and their location: a dot in an outlined accuracy circle, a dashed
+  /// circle alone when coarse. One label per participant: at their location, else at
+  /// their viewport's top corner.
   function presence(m, ctx) {
     const state = view.state();
+    const showViewports = view.shown("viewports"), fill = view.shown("viewportFill"), showLocations = view.shown("locations");
     for (const p of state.participants.values()) {
       if (!view.matches(p)) continue;
       const color = view.colorOf(p.id);
-      if (p.camera && p.viewport) {
+      const key = `p:${p.id}`;
+      if (p.camera && p.viewport && showViewports) {
         const corners = viewportCorners(p.camera, p.viewport).map((c) => m.worldToScreen(c.x, c.y));
         const xs = corners.map((c) => c.x), ys = corners.map((c) => c.y);
         const span = Math.max(Math.max(...xs) - Math.min(...xs), Math.max(...ys) - Math.min(...ys));
         ctx.beginPath();
         corners.forEach((c, i) => (i === 0 ? ctx.moveTo(c.x, c.y) : ctx.lineTo(c.x, c.y)));
         ctx.closePath();
+        if (fill) {
+          ctx.globalAlpha = 0.1;
+          ctx.fillStyle = color;
+          ctx.fill();
+          ctx.globalAlpha = 1;
+        }
         ctx.strokeStyle = color;
-        ctx.lineWidth = 2.5;
+        ctx.lineWidth = 2;
         ctx.stroke();
-        ctx.globalAlpha = 0.1;
-        ctx.fillStyle = color;
-        ctx.fill();
-        ctx.globalAlpha = 1;
         const cx = xs.reduce((a, b) => a + b) / 4, cy = ys.reduce((a, b) => a + b) / 4;
         if (span < 12) {
           // Too small to see as an outline at this zoom: a marker where it is.
@@ -243,39 +281,34 @@ export function createLayers(view) {
         const top = corners.reduce((a, b) => (b.y < a.y ? b : a));
         // At its top corner, kept on the map when that corner is off it.
         const [lx, ly] = span < 12 ? [cx, cy] : [Math.max(0, Math.min(m.width, top.x)), Math.max(0, top.y)];
-        view.labels.request(p.name, lx, ly, { color, priority: 2, gap: span < 12 ? 7 : 4 });
+        view.labels.request(p.name, lx, ly, { key, kind: "participant", color, tier: TIER.participant, importance: 0, gap: span < 12 ? 7 : 4 });
       }
-      if (p.location) {
+      if (p.location && showLocations) {
         const c = p.location.coordinate;
         const s = m.toScreen(c.latitude, c.longitude);
         const r = Math.max(6, p.location.accuracy / (m.metresPerPixel || 1));
         const coarse = p.location.authorization === "reduced";
         ctx.beginPath();
         ctx.arc(s.x, s.y, r, 0, Math.PI * 2);
-        ctx.fillStyle = color;
-        ctx.globalAlpha = coarse ? 0.12 : 0.2;
-        ctx.fill();
-        ctx.globalAlpha = 1;
         ctx.setLineDash(coarse ? [6, 5] : []);
         ctx.strokeStyle = color;
         ctx.lineWidth = 1.5;
         ctx.stroke();
         ctx.setLineDash([]);
-        if (!coarse) {
-          ctx.beginPath();
-          ctx.arc(s.x, s.y, 6, 0, Math.PI * 2);
-          ctx.fillStyle = color;
-          ctx.fill();
-          ctx.strokeStyle = "#fff";
-          ctx.lineWidth = 2;
-          ctx.stroke();
-        }
-        view.labels.request(coarse ? `${p.name} (coarse)` : p.name, s.x, s.y, { color, priority: 2, gap: 9 });
+        ctx.beginPath();
+        ctx.arc(s.x, s.y, coarse ? 4 : 6, 0, Math.PI * 2);
+        ctx.fillStyle = coarse ? view.theme().labelBg : color;
+        ctx.fill();
+        ctx.strokeStyle = coarse ? color : "#fff";
+        ctx.lineWidth = 2;
+        ctx.stroke();
+        view.labels.request(p.name, s.x, s.y, { key, kind: "participant", color, tier: TIER.participant, importance: 1, gap: 9 });
       }
     }
   }
 
   function sharedCamera(m, ctx) {
+    if (!view.shown("sharedCamera")) return;
     const state = view.state();
     const cam = state.sharedCamera;
     if (!cam) return;
@@ -308,40 +341,47 @@ export function createLayers(view) {
     const c = state.callout;
     const at = calloutAnchor(state);
     calloutBox = null;
-    if (!c || !at) return;
+    output.callouts = 0;
+    if (!c || !at || !view.shown("callout")) return;
     const s = m.toScreen(at.coordinate.latitude, at.coordinate.longitude);
     const x = s.x + at.offset.dx, y = s.y + at.offset.dy - 34 * view.markerScale();
     const titleSize = parseFloat(view.px(14)), detailSize = parseFloat(view.px(12));
     ctx.font = `600 ${titleSize}px system-ui, sans-serif`;
     const w = Math.max(ctx.measureText(c.title).width, c.detail ? ctx.measureText(c.detail).width * 0.9 : 0) + 20;
     const h = c.detail ? titleSize + detailSize + 18 : titleSize + 14;
-    ctx.fillStyle = c.backgroundColor ?? "#fffdf5";
+    // In the callout's own colours when it has them, else in the theme's.
+    const theme = view.theme();
+    ctx.fillStyle = c.backgroundColor ?? theme.panel;
     ctx.beginPath();
     ctx.roundRect(x - w / 2, y - h, w, h, 8);
     ctx.moveTo(x - 7, y); ctx.lineTo(x, y + 8); ctx.lineTo(x + 7, y);
     ctx.fill();
-    ctx.fillStyle = c.titleColor ?? "#111111";
+    ctx.strokeStyle = theme.line;
+    ctx.lineWidth = 1;
+    ctx.stroke();
+    ctx.fillStyle = c.titleColor ?? theme.labelText;
     ctx.textAlign = "center";
     ctx.fillText(c.title, x, y - h + titleSize + 5);
     if (c.detail) {
       ctx.font = `${detailSize}px system-ui, sans-serif`;
-      ctx.fillStyle = c.detailColor ?? "#555555";
+      ctx.fillStyle = c.detailColor ?? theme.muted;
       ctx.fillText(c.detail, x, y - h + titleSize + detailSize + 9);
     }
     ctx.textAlign = "start";
     calloutBox = { x: x - w / 2, y: y - h, w, h: h + 8 };
+    output.callouts = 1;
   }
 
   function labels(m, ctx) {
     const theme = view.theme();
     output.labels = view.labels.draw(ctx, {
       width: m.width, height: m.height, font: `600 ${view.px(13)} system-ui, sans-serif`,
-      background: theme.labelBg, foreground: theme.labelText, blocked: calloutBox ? [calloutBox] : [],
+      background: theme.labelBg, foreground: theme.labelText, border: theme.line, blocked: calloutBox ? [calloutBox] : [],
     });
   }
 
   return {
-    layers: [annotations, clusters, selections, presence, sharedCamera, callout, labels],
+    layers: [presence, annotations, clusters, selections, sharedCamera, callout, labels],
     output,
     invalidateStacking() { sorted = null; },
     stacking,

@@ -73,6 +73,9 @@ export class CanvasMap {
     this.layers = [];
     this.dirty = true;
     this.animating = false;
+    this.held = false; // while true, frames show only the water (the view is not known yet)
+    this.firstFrame = null;
+    this.frameCount = 0; // frames drawn (not held)
     this.onUserMove = onUserMove;
     this.lastDrawMs = 0;
     new ResizeObserver(() => { onResize(); this.invalidate(); }).observe(canvas);
@@ -163,6 +166,12 @@ export class CanvasMap {
     const started = performance.now();
     const ctx = this.ctx;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    if (this.held) {
+      ctx.fillStyle = this.colors.water;
+      ctx.fillRect(0, 0, this.width, this.height);
+      this.dirty = false;
+      return;
+    }
     this._background(ctx);
     for (const layer of this.layers) {
       ctx.save();
@@ -170,6 +179,7 @@ export class CanvasMap {
       ctx.restore();
     }
     this.lastDrawMs = performance.now() - started;
+    this.frameCount += 1;
     this.dirty = false;
     if (this.animating) this.invalidate();
   }

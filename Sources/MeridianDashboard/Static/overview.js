@@ -3,7 +3,7 @@
 // While disconnected the figures are dimmed and the rates withdrawn: they are
 // no longer current.
 
-import { MeridianOverview } from "/dashboard/meridian.js";
+import { MeridianOverview, pageToken } from "/dashboard/meridian.js";
 import { Sparkline } from "/dashboard/charts.js";
 import { $, el, setStatus, clock, ago } from "/dashboard/ui.js";
 
@@ -32,6 +32,26 @@ export function showOverview(url) {
   });
   // Under --auth jwt the page needs #token= (an owner or dashboard token for session *).
   overview.addEventListener("refused", (e) => { $("overview-summary").textContent = `Refused: ${e.detail.message}`; });
+  // A session's last minute, from the server, the first time it is listed (rows shown first).
+  const asked = new Set();
+  const opened = new Set(); // sessions whose "+N" list is open (rows are drawn anew every second)
+  const seeded = new Set();
+  async function seed(session) {
+    asked.add(session);
+    try {
+      const headers = pageToken() ? { Authorization: `Bearer ${pageToken()}` } : {};
+      const response = await fetch(`/api/sessions/${encodeURIComponent(session)}/rates`, { headers });
+      if (!response.ok) return;
+      const body = await response.json();
+      const since = history.get(session) ?? [];
+      // The server's samples end about now; what arrived meanwhile is newer.
+      history.set(session, [...body.messagesPerSecond.slice(0, Math.max(0, body.messagesPerSecond.length - since.length)), ...since].slice(-60));
+      seeded.add(session);
+      published.seeded = [...seeded];
+      render();
+    } catch { /* the sparkline fills as overviews come */ }
+  }
+
   overview.addEventListener("overview", (e) => {
     last = e.detail;
     receivedAt = Date.now();
@@ -42,6 +62,7 @@ export function showOverview(url) {
       if (values.length > 60) values.shift();
       history.set(s.session, values);
     }
+    for (const s of ordered(last.sessions).slice(0, 50)) if (!asked.has(s.session)) seed(s.session);
     for (const id of history.keys()) if (!last.sessions.some((s) => s.session === id)) history.delete(id);
     render();
   });
@@ -82,7 +103,8 @@ export function showOverview(url) {
     const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
     $("overview-summary").textContent = stale
       ? `Disconnected — reconnecting… The figures are from ${clock(receivedAt)} and not current.`
-      : `${count(m.sessions.length, "session")}, ${count(m.connections, "connection")}`;
+      : `${count(m.sessions.length, "session")}; ${count(m.connections, "open connection")} to the server: participants, dashboards `
+        + "and overview pages like this one (which counts itself).";
     const total = (key) => m.sessions.reduce((sum, s) => sum + s[key], 0);
     const rate = (v) => (stale ? "—" : v.toFixed(1));
     const tiles = [["Sessions", m.sessions.length], ["Participants", total("participants")], ["Dashboards", total("dashboards")],
@@ -100,13 +122,20 @@ export function showOverview(url) {
       spark.setAttribute("role", "img");
       const values = history.get(s.session) ?? [];
       spark.setAttribute("aria-label", `messages per second over the last ${values.length} s, up to ${Math.max(0, ...values).toFixed(1)}`);
+      spark.title = `last ${values.length} s, up to ${Math.max(0, ...values).toFixed(1)} messages/s`;
       const names = s.names ?? [];
-      const more = s.participants - names.length;
+      // One line: the count, the first names as fit, and "+N" opening the whole list (the row keeps its height).
+      const inline = names.slice(0, 3);
+      const rest = s.participants - inline.length;
+      const list = rest > 0 ? el("details", { className: "more", open: opened.has(s.session) },
+        el("summary", { title: "everyone in the session" }, `+${rest}`),
+        el("ul", {}, ...names.map((n) => el("li", {}, n)),
+          ...(s.participants > names.length ? [el("li", { className: "muted" }, `and ${s.participants - names.length} more`)] : []))) : "";
       return el("tr", { dataset: { session: s.session }, className: s.participants + s.dashboards === 0 ? "idle" : "" },
-        el("td", {}, el("a", { href: `/dashboard/?session=${encodeURIComponent(s.session)}${location.hash}` }, s.session),
+        el("td", { title: s.session }, el("a", { href: `/dashboard/?session=${encodeURIComponent(s.session)}${location.hash}` }, s.session),
           s.node ? el("small", { className: "node", title: "the cluster node that owns the session" }, `on ${s.node}`) : ""),
-        el("td", { className: "names" }, String(s.participants),
-          names.length ? el("small", {}, names.join(", ") + (more > 0 ? ` and ${more} more` : "")) : ""),
+        el("td", { className: "names" }, el("div", { className: "line" }, el("strong", { className: "n" }, String(s.participants)),
+          inline.length ? el("span", { className: "who", title: names.join(", ") }, inline.join(", ")) : "", list)),
         el("td", {}, String(s.dashboards)), el("td", {}, String(s.annotations)),
         el("td", { className: s.drags > 0 ? "busy" : "" }, String(s.drags)),
         el("td", { className: "rate" }, rate(s.messagesPerSecond)), el("td", {}, spark),
@@ -116,9 +145,13 @@ export function showOverview(url) {
         el("td", {}, String(s.seq)));
     });
     // Keyboard focus on a session's link stays on it when the rows are drawn anew.
+    for (const d of rows.flatMap((r) => [...r.querySelectorAll("details")])) {
+      d.addEventListener("toggle", () => { const id = d.closest("tr").dataset.session; if (d.open) opened.add(id); else opened.delete(id); });
+    }
+    const focusedSummary = document.activeElement?.matches("#sessions summary");
     const focused = document.activeElement?.closest("#sessions tr")?.dataset.session;
     $("sessions").replaceChildren(...rows);
-    if (focused) $("sessions").querySelector(`tr[data-session="${CSS.escape(focused)}"] a`)?.focus();
+    if (focused) $("sessions").querySelector(`tr[data-session="${CSS.escape(focused)}"] ${focusedSummary ? "summary" : "a"}`)?.focus();
     if (shown.length > MAX_ROWS) {
       $("sessions").append(el("tr", {}, el("td", { colSpan: 10 }, `${shown.length - MAX_ROWS} more: search to narrow the list`)));
     }

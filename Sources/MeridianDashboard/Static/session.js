@@ -5,7 +5,7 @@
 // session is watched by viewport: clusters at low zooms, the annotations in
 // view at high zooms (interest.js).
 
-import { MeridianClient } from "/dashboard/meridian.js";
+import { MeridianClient, pageToken } from "/dashboard/meridian.js";
 import { CanvasMap, project, unproject, viewportBounds, viewportCorners } from "/dashboard/map.js";
 import { Sparkline } from "/dashboard/charts.js";
 import { displayColors } from "/dashboard/colors.js";
@@ -15,10 +15,11 @@ import { SessionHistory, describeEvent, eventGroup, eventParticipants } from "/d
 import { hitTest, renderInspector } from "/dashboard/inspector.js";
 import { CLUSTER_BELOW, MapInterest } from "/dashboard/interest.js";
 import { clusterAt, clusterCell, worldTotal } from "/dashboard/clusters.js";
-import { $, el, setStatus, clock, reducedMotion } from "/dashboard/ui.js";
+import { $, el, setStatus, clock, reducedMotion, VirtualList, collapsible } from "/dashboard/ui.js";
 
-const FEED_LIMIT = 200;
-const LIST_LIMIT = 200;
+const FEED_LIMIT = 5000;
+/// Below this zoom the offline basemap (Natural Earth 1:110m) still says something.
+const BASEMAP_DETAIL = 8;
 
 export function showSession(url, sessionID, config, basemap) {
   document.body.dataset.view = "session";
@@ -35,6 +36,26 @@ export function showSession(url, sessionID, config, basemap) {
   const latency = new Sparkline($("latency-chart"), { color: "#e8930c", unit: " ms" });
   const deliveries = new Sparkline($("server-chart"), { color: "#2f9e6e", unit: "/s" });
   const serverRates = { messagesPerSecond: null, deliveriesPerSecond: null, peakDeliveriesPerSecond: 0 };
+  // The server's last minute of this session's rates (GET /api/sessions/{id}/rates): the chart
+  // starts full, then the overview adds a value a second.
+  const rateHistory = {
+    loaded: false,
+    async fetch() {
+      if (this.loaded) return;
+      try {
+        const headers = pageToken() ? { Authorization: `Bearer ${pageToken()}` } : {};
+        const response = await fetch(`/api/sessions/${encodeURIComponent(sessionID)}/rates`, { headers });
+        if (!response.ok) return;
+        const body = await response.json();
+        if (this.loaded) return;
+        this.loaded = true;
+        deliveries.values = [...body.deliveriesPerSecond, ...deliveries.values].slice(-deliveries.capacity);
+        deliveries.draw();
+        serverRates.peakDeliveriesPerSecond = Math.max(serverRates.peakDeliveriesPerSecond, ...body.deliveriesPerSecond);
+        publish();
+      } catch { /* the chart fills as the overview comes */ }
+    },
+  };
   // renderMs: from what first shows the session (its snapshot, its first clusters, or the whole
   // session once asked for) arriving to drawn; clustersDrawMs: from a `clusters` message arriving
   // to the end of the map frame that drew it.
@@ -43,9 +64,11 @@ export function showSession(url, sessionID, config, basemap) {
   const replay = { active: false, playing: false, speed: 1, result: null, timer: null, refetch: null };
   let eventsThisSecond = 0;
   let followShared = false;
-  let autoFit = true; // keep everything in view until someone pans or zooms
+  let autoFit = true; // keep everything in view until the user pans or zooms ("Follow all")
   let fitQueued = false;
+  let fitted = false; // the first fit is done: the map draws from then on
   let lastFit = 0;
+  let pointerAt = -Infinity; // the pointer last moved over the map: fits wait for it to rest
   let inspected = null;
   let hovered = null;
   let colors = new Map();
@@ -70,6 +93,7 @@ export function showSession(url, sessionID, config, basemap) {
     const style = getComputedStyle(document.documentElement);
     const get = (n, f) => style.getPropertyValue(n).trim() || f;
     themeCache = { labelBg: get("--label-bg", "#0b1320d9"), labelText: get("--label-text", "#e8eef7"), tint: get("--tint-fallback", "#4dabf7"),
+      panel: get("--panel", "#111c2e"), muted: get("--muted", "#a3b3c9"), line: get("--line", "#2c3f5c"),
       dark: !window.matchMedia("(prefers-color-scheme: light)").matches };
     themeAt = performance.now();
     return themeCache;
@@ -91,19 +115,24 @@ export function showSession(url, sessionID, config, basemap) {
 
   const labels = new Labels();
   const clustersShown = () => (replay.active ? null : live.clusters?.clusters ?? null);
+  // The legend's switches: which layers the map draws (the viewports' fill is off by default).
+  const layerShown = { viewports: true, viewportFill: false, locations: true, selections: true, labels: true, sharedCamera: true, callout: true };
   const layers = createLayers({
     state: shown, clusters: clustersShown, name, colorOf, refused: isRefused, matches: matchesFilter, inspected: () => inspected,
+    hovered: () => hovered, shown: (layer) => layerShown[layer] !== false,
     labels, px, markerScale: () => parseFloat(px(16)) / 16, theme, reducedMotion,
   });
+  const title = (id, state = shown()) => state.annotations.get(id)?.title || id;
 
   let mapInterest = null; // what the map asks the server for, once the map exists
   const map = new CanvasMap($("map"), {
     tileURL: config.tileURL,
     basemap,
-    onUserMove: () => { autoFit = false; },
+    onUserMove: () => setAutoFit(false),
     onResize: () => { if (autoFit && !followShared && live.settings) fitView(); mapInterest?.update(); },
     onView: () => mapInterest?.update(),
     onCursor: (c, at) => {
+      if (at) pointerAt = performance.now();
       $("cursor").textContent = c ? formatCoordinate(c) : "—";
       hoverAt(at);
     },
@@ -117,7 +146,9 @@ export function showSession(url, sessionID, config, basemap) {
     },
   });
   // The scale bar follows every frame (the view changes without the panels); the last layer notes when clusters were drawn.
-  map.setLayers([...layers.layers, () => renderScale(), () => clustersDrawn()]);
+  map.setLayers([...layers.layers, () => renderScale(), () => clustersDrawn(), () => framed(), () => rendered()]);
+  // Nothing is drawn before the first fit: the first frame shows the session, not the world.
+  map.held = true;
   // A request answered may end the map's settling: then it is fitted.
   mapInterest = new MapInterest(client, map, { onChange: () => { refresh(); if (live.settings) queueFit(); } });
   window.matchMedia("(prefers-color-scheme: light)").addEventListener("change", () => { colorsFor = null; themeCache = null; refresh(); });
@@ -151,13 +182,22 @@ export function showSession(url, sessionID, config, basemap) {
   /// Zooms to where the cluster splits, centred on it; one annotation (or several at one
   /// place) to where annotations come one by one, inspecting a single one once it is there.
   function zoomIntoCluster(cluster, at = null) {
-    autoFit = false;
+    setAutoFit(false);
     followShared = false;
     $("follow-shared").setAttribute("aria-pressed", "false");
     const p = project(cluster.coordinate.latitude, cluster.coordinate.longitude);
     map.setView(p.x, p.y, Math.max(map.view.zoom, cluster.splitZoom ?? CLUSTER_BELOW));
     inspectOnArrival = cluster.count === 1 ? cluster.annotation : null;
     if (at) lastClusterZoom = { at, time: performance.now() };
+  }
+
+  /// After each frame: the first frame's view (for tests: it is the fitted one), and at
+  /// harbour zooms without raster tiles, a note that the offline basemap has no detail there.
+  function framed() {
+    if (!map.firstFrame) map.firstFrame = { view: { ...map.view }, at: performance.now(), annotations: layers.output.drawn.length };
+    const note = $("basemap-note");
+    const bare = !config.tileURL && map.view.zoom >= BASEMAP_DETAIL && client.status !== "no-session";
+    if (note.hidden === bare) note.hidden = !bare;
   }
 
   /// After each frame: the time from the newest clusters' arrival to their first drawing.
@@ -182,15 +222,15 @@ export function showSession(url, sessionID, config, basemap) {
 
   // MARK: panels
 
-  function renderPeople() {
-    const state = shown();
-    const people = [...state.participants.values()];
-    const matching = people.filter(matchesFilter);
-    $("people-count").textContent = matching.length === people.length ? `(${people.length})` : `(${matching.length} of ${people.length})`;
-    $("people").replaceChildren(...matching.slice(0, 500).map((p) => {
+  // Fixed-height rows in scrollers of their own: thousands of rows cost a screenful.
+  const rowHeight = (rem) => () => Math.round(rem * parseFloat(getComputedStyle(document.documentElement).fontSize));
+  const peopleList = new VirtualList($("people"), {
+    rowHeight: rowHeight(2.6), maxRows: 12, key: (p) => p.id,
+    render: (p) => {
+      const state = shown();
       const facts = [p.role];
       if (state.cameraLease === p.id) facts.push("holds shared camera");
-      if (p.selection) facts.push(`selected ${p.selection}`);
+      if (p.selection) facts.push(`selected ${title(p.selection, state)}`);
       if (p.following) facts.push(`follows ${p.following === "shared" ? "shared camera" : name(p.following)}`);
       if (p.mapLoad) facts.push(`map ${p.mapLoad.state}`);
       if (p.location) facts.push(p.location.authorization === "reduced" ? "location (coarse)" : "location");
@@ -199,14 +239,22 @@ export function showSession(url, sessionID, config, basemap) {
         el("span", { className: "swatch", style: { background: colorOf(p.id) }, ariaHidden: "true" }),
         el("strong", {}, p.name), el("span", { className: "meta" }, facts.join(" · ")));
       button.addEventListener("click", () => zoomToParticipant(p.id));
-      return el("li", { dataset: { participant: p.id } }, button);
-    }));
+      return el("li", { dataset: { participant: p.id }, title: `${p.name}: ${facts.join(" · ")}` }, button);
+    },
+  });
+
+  function renderPeople() {
+    const state = shown();
+    const people = [...state.participants.values()];
+    const matching = people.filter(matchesFilter);
+    $("people-count").textContent = matching.length === people.length ? `(${people.length})` : `(${matching.length} of ${people.length})`;
+    peopleList.update(matching);
   }
 
   function zoomToParticipant(pid) {
     const p = shown().participants.get(pid);
     if (!p) return;
-    autoFit = false;
+    setAutoFit(false);
     followShared = false;
     $("follow-shared").setAttribute("aria-pressed", "false");
     if (p.camera && p.viewport) map.fit(viewportCorners(p.camera, p.viewport).map((c) => unproject(c.x, c.y)), 0.9);
@@ -221,11 +269,11 @@ export function showSession(url, sessionID, config, basemap) {
     const now = performance.now();
     const state = shown();
     const items = [];
+    const where = (c) => el("small", {}, `${c.latitude.toFixed(5)}, ${c.longitude.toFixed(5)}`);
     for (const [id, group] of state.drags) {
       for (const [pid, d] of group) {
         items.push(el("li", { dataset: { annotation: id, participant: pid, state: d.state }, style: { borderLeftColor: colorOf(pid) } },
-          el("span", { className: "state" }, d.state), ` ${id} · ${name(pid)} `,
-          el("small", {}, `${d.coordinate.latitude.toFixed(5)}, ${d.coordinate.longitude.toFixed(5)}`)));
+          el("span", { className: "state" }, d.state), " ", el("strong", {}, title(id, state)), ` · ${name(pid)} `, where(d.coordinate)));
       }
     }
     if (!replay.active) {
@@ -233,13 +281,21 @@ export function showSession(url, sessionID, config, basemap) {
         if (now - o.at > 6000) continue;
         const what = o.state === "ending" ? "committed" : `restored${o.reason ? ` (${o.reason.replace("_", " ")})` : ""}`;
         items.push(el("li", { className: `outcome ${o.state}`, dataset: { annotation: o.id, participant: o.participant, state: o.state } },
-          el("span", { className: "state" }, o.state), ` ${o.id} · ${name(o.participant)} — ${what} `,
-          el("small", {}, `${o.coordinate.latitude.toFixed(5)}, ${o.coordinate.longitude.toFixed(5)}`)));
+          el("span", { className: "state" }, o.state), " ", el("strong", {}, title(o.id, state)), ` · ${name(o.participant)} — ${what} `, where(o.coordinate)));
       }
+      // The same refused attempt (who, what, held by whom) repeated: one row with a count.
+      const refused = new Map();
       for (const r of refusals) {
         if (now - r.at > 6000) continue;
-        items.push(el("li", { className: "refused", dataset: { annotation: r.id, participant: r.participant, state: "refused" } },
-          el("span", { className: "state" }, "refused"), ` ${name(r.participant)} on ${r.id} — held by ${r.holder ? name(r.holder) : "?"}`));
+        const key = `${r.id}|${r.participant}|${r.holder}`;
+        const row = refused.get(key) ?? { ...r, count: 0 };
+        row.count += 1;
+        refused.set(key, row);
+      }
+      for (const r of refused.values()) {
+        items.push(el("li", { className: "refused", dataset: { annotation: r.id, participant: r.participant, state: "refused", count: String(r.count) } },
+          el("span", { className: "state" }, "refused"), ` ${name(r.participant)} on `, el("strong", {}, title(r.id, state)),
+          ` — held by ${r.holder ? name(r.holder) : "?"}`, r.count > 1 ? el("span", { className: "times" }, ` ×${r.count}`) : ""));
       }
     }
     $("drags").replaceChildren(...(items.length ? items : [el("li", { className: "empty" }, "none")]));
@@ -252,19 +308,35 @@ export function showSession(url, sessionID, config, basemap) {
     $("shared-camera").textContent = cam
       ? `${cam.center.latitude.toFixed(4)}, ${cam.center.longitude.toFixed(4)} · zoom ${cam.zoom.toFixed(1)} · bearing ${Math.round(cam.bearing)}° — held by ${holder}`
       : `none — held by ${holder}`;
+    // The callout itself is drawn on the map, once; the panel says what it is and who showed it.
     const c = state.callout;
     const box = $("callout");
     box.hidden = !c;
+    $("callout-none").hidden = Boolean(c);
     if (c) {
-      const anchor = c.anchor.annotation ? `on ${c.anchor.annotation}` : c.anchor.participant ? `on ${name(c.anchor.participant)}` : "at a coordinate";
+      const anchor = c.anchor.annotation ? `on ${title(c.anchor.annotation, state)}` : c.anchor.participant ? `on ${name(c.anchor.participant)}` : "at a coordinate";
       // After a restart the server no longer knows who showed it (calloutBy is null).
       const by = state.calloutBy ? `, shown by ${name(state.calloutBy)}` : ", shown before the session was last loaded";
-      box.replaceChildren(el("strong", {}, c.title), ...(c.detail ? [el("span", {}, c.detail), el("br")] : []),
-        el("small", {}, `shared callout ${anchor}${by}`));
+      box.replaceChildren(el("strong", {}, c.title), ...(c.detail ? [el("span", {}, c.detail)] : []),
+        el("small", {}, `${anchor}${by}`));
     }
   }
 
+  const annotationList = new VirtualList($("annotation-list"), {
+    rowHeight: rowHeight(2.6), maxRows: 10, key: (a) => a.id,
+    render: (a) => {
+      const state = shown();
+      const where = a.type === "point" ? `${a.coordinate.latitude.toFixed(5)}, ${a.coordinate.longitude.toFixed(5)}` : `${a.coordinates.length} vertices`;
+      const button = el("button", { type: "button" },
+        el("span", { className: "swatch", style: { background: a.strokeColor ?? a.fillColor ?? state.settings?.tint ?? "#007aff" }, ariaHidden: "true" }),
+        el("strong", {}, a.title ? `${a.title} (${a.id})` : a.id), el("span", { className: "meta" }, `${a.type} · ${where}`));
+      button.addEventListener("click", () => { inspect(a.id, { center: true }); });
+      return el("li", { dataset: { annotation: a.id } }, button);
+    },
+  });
+
   let listKey = null;
+  let listed = 0;
   function renderAnnotationList() {
     const state = shown();
     const query = $("annotation-filter").value.trim().toLowerCase();
@@ -277,18 +349,11 @@ export function showSession(url, sessionID, config, basemap) {
     const inClusters = clusters ? clusters.reduce((n, c) => n + c.count, 0) : 0;
     $("annotation-count").textContent = clusters ? `(${inClusters.toLocaleString("en")} here, in clusters)`
       : state === live && mapInterest.mode === "viewport" ? `(${all.length} around the view)` : `(${all.length})`;
-    $("annotation-list").replaceChildren(...matching.slice(0, LIST_LIMIT).map((a) => {
-      const where = a.type === "point" ? `${a.coordinate.latitude.toFixed(5)}, ${a.coordinate.longitude.toFixed(5)}` : `${a.coordinates.length} vertices`;
-      const button = el("button", { type: "button" },
-        el("span", { className: "swatch", style: { background: a.strokeColor ?? a.fillColor ?? state.settings?.tint ?? "#007aff" }, ariaHidden: "true" }),
-        el("strong", {}, a.title ? `${a.title} (${a.id})` : a.id), el("span", { className: "meta" }, `${a.type} · ${where}`));
-      button.addEventListener("click", () => { inspect(a.id, { center: true }); });
-      return el("li", { dataset: { annotation: a.id } }, button);
-    }));
+    annotationList.update(clusters ? [] : matching);
+    listed = clusters ? 0 : matching.length;
     const more = $("annotation-more");
-    more.hidden = matching.length <= LIST_LIMIT && !clusters;
-    more.textContent = clusters ? `Zoom in to zoom ${CLUSTER_BELOW} or closer to list the annotations one by one.`
-      : `Showing ${LIST_LIMIT} of ${matching.length}: type to filter.`;
+    more.hidden = !clusters;
+    more.textContent = clusters ? `Zoom in to zoom ${CLUSTER_BELOW} or closer to list the annotations one by one.` : "";
   }
 
   function inspect(id, { center = false } = {}) {
@@ -297,7 +362,7 @@ export function showSession(url, sessionID, config, basemap) {
     if (a && center) {
       const c = a.type === "point" ? a.coordinate : a.coordinates[0];
       const p = project(c.latitude, c.longitude);
-      autoFit = false;
+      setAutoFit(false);
       map.setView(p.x, p.y, Math.max(map.view.zoom, 12));
     }
     refresh();
@@ -323,9 +388,27 @@ export function showSession(url, sessionID, config, basemap) {
     const signature = options.map((o) => o.join("=")).join("|");
     if (select.dataset.signature === signature) return;
     select.dataset.signature = signature;
-    select.replaceChildren(el("option", { value: "" }, "everyone"), ...options.map(([id, n]) => el("option", { value: id }, `${n} (${id})`)));
+    // A name alone, with the id only where two participants share it.
+    const uses = new Map();
+    for (const [, n] of options) uses.set(n, (uses.get(n) ?? 0) + 1);
+    select.replaceChildren(el("option", { value: "" }, "everyone"),
+      ...options.map(([id, n]) => el("option", { value: id }, uses.get(n) > 1 ? `${n} (${id})` : n)));
     select.value = ids.has(current) ? current : "";
   }
+
+  // Own-camera moves (every participant panning their own map) would fill the feed: they
+  // show under "cameras" and "everything", not in the default view.
+  const ownCamera = (m) => (m.type === "camera.begin" || m.type === "camera.end") && m.target !== "shared";
+  const feedList = new VirtualList($("feed"), {
+    rowHeight: rowHeight(1.5), maxRows: 14, key: (item) => item.key,
+    render: ({ item, text }) => {
+      const m = item.event;
+      const until = replay.active && replay.result ? replay.result.time : Infinity;
+      return el("li", { className: `t-${m.type.replace(".", "-")}${item.time > until ? " replayed" : ""}`, title: text },
+        el("time", { dateTime: new Date(item.time).toISOString() }, clock(item.time)),
+        el("span", { className: "seq" }, m.transient ? "·" : String(m.seq ?? "")), text);
+    },
+  });
 
   let feedKey = null;
   function renderFeed() {
@@ -335,22 +418,17 @@ export function showSession(url, sessionID, config, basemap) {
     if (key === feedKey) return;
     feedKey = key;
     const shownItems = [];
-    const until = replay.active && replay.result ? replay.result.time : Infinity;
     for (let i = history.items.length - 1; i >= 0 && shownItems.length < FEED_LIMIT; i--) {
       const item = history.items[i];
       const m = item.event;
-      if (group && eventGroup(m) !== group) continue;
+      if (group === "" && ownCamera(m)) continue;
+      if (group && group !== "everything" && eventGroup(m) !== group) continue;
       if (who && !eventParticipants(m).includes(who)) continue;
       shownItems.push(item);
     }
-    $("feed").replaceChildren(...shownItems.map((item) => {
-      const m = item.event;
-      return el("li", { className: `t-${m.type.replace(".", "-")}${item.time > until ? " replayed" : ""}` },
-        el("time", { dateTime: new Date(item.time).toISOString() }, clock(item.time)),
-        el("span", { className: "seq" }, m.transient ? "·" : String(m.seq ?? "")), describeEvent(m, name));
-    }));
+    feedList.update(shownItems.map((item) => ({ item, text: describeEvent(item.event, name, title), key: item.id })));
     published.feed = shownItems.slice(0, 50).map((item) => ({ time: item.time, type: item.event.type, seq: item.event.seq ?? null,
-      text: describeEvent(item.event, name) }));
+      text: describeEvent(item.event, name, title) }));
   }
 
   // MARK: replay
@@ -358,11 +436,14 @@ export function showSession(url, sessionID, config, basemap) {
   function replayControls() {
     const range = history.range();
     const slider = $("replay-time");
-    const ready = range !== null;
+    const missing = client.status === "no-session";
+    const ready = range !== null && !missing;
     for (const id of ["replay-time", "replay-play", "replay-speed"]) $(id).disabled = !ready;
     $("replay-live").disabled = !replay.active;
+    mapControls();
     if (!ready) {
-      $("replay-status").textContent = history.error ? `Event log unavailable: ${history.error}` : history.loaded ? "Nothing to replay yet." : "Loading the event log…";
+      $("replay-status").textContent = missing ? "No session: nothing to replay until a participant starts it."
+        : history.error ? `Event log unavailable: ${history.error}` : history.loaded ? "Nothing to replay yet." : "Loading the event log…";
       return;
     }
     slider.min = String(range.min);
@@ -466,6 +547,16 @@ export function showSession(url, sessionID, config, basemap) {
     });
   }
 
+  /// The map's buttons: nothing to fit or follow without a session; Follow shared camera
+  /// only while there is one; Follow all pressed while the map keeps everything in view.
+  function mapControls() {
+    const missing = client.status === "no-session" || !live.settings;
+    $("fit").disabled = missing;
+    $("follow-all").disabled = missing;
+    $("follow-all").setAttribute("aria-pressed", String(autoFit && !missing));
+    $("follow-shared").disabled = missing || (!live.sharedCamera && !followShared);
+  }
+
   const published = { inspector: null, feed: [] };
   function publish() {
     const state = shown();
@@ -476,17 +567,19 @@ export function showSession(url, sessionID, config, basemap) {
         id: p.id, name: p.name, selection: p.selection ?? null, color: colorOf(p.id),
         visibleBounds: p.camera && p.viewport ? viewportBounds(p.camera, p.viewport) : null,
       })),
-      peopleShown: [...document.querySelectorAll("#people li")].map((li) => li.dataset.participant),
+      peopleShown: [...document.querySelectorAll("#people li:not(.spacer)")].map((li) => li.dataset.participant),
       drags: [...state.drags].flatMap(([id, g]) => [...g].map(([pid, d]) => ({ id, participant: pid, state: d.state, coordinate: d.coordinate }))),
       refusals: refusals.map((r) => ({ id: r.id, participant: r.participant, holder: r.holder })),
       callout: state.callout, calloutBy: state.calloutBy, sharedCamera: state.sharedCamera, cameraLease: state.cameraLease,
       serverRates: { ...serverRates }, renderMs: timing.renderMs, drawMs: map.lastDrawMs, welcomes: timing.welcomes, resumes: timing.resumes,
       sessionAnnotations,
       labels: layers.output.labels, mapSize: { width: map.width ?? 0, height: map.height ?? 0 },
+      autoFit, firstFrame: map.firstFrame, callouts: layers.output.callouts, layersShown: { ...layerShown },
+      annotationListTotal: listed, rateHistory: rateHistory.loaded,
       mapBackground: map.lastColors?.water ?? map.colors.water, basemapLoaded: Boolean(map.basemap),
       scale: $("scale-text").textContent, cursor: $("cursor").textContent, zoomedTo, hovered, theme: theme().dark ? "dark" : "light",
       reducedMotion: reducedMotion(), flashing: map.animating,
-      annotationList: [...document.querySelectorAll("#annotation-list li")].length,
+      annotationList: [...document.querySelectorAll("#annotation-list li:not(.spacer)")].length,
       history: { loaded: history.loaded, error: history.error, entries: history.entries.length, checkpoints: history.checkpoints.length,
         range: history.range() },
       replay: replay.active ? { active: true, time: replay.result.time, playing: replay.playing, speed: replay.speed,
@@ -507,7 +600,8 @@ export function showSession(url, sessionID, config, basemap) {
         clusters: layers.output.clusters, drawnAnnotations: layers.output.drawn.length,
         clustersDrawMs: timing.clustersDrawMs, clusterDraws: timing.clusterDraws,
         // Nothing drawn, fitted or asked of the server is pending: the map shows `view` (for tests that look at pixels).
-        settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width) && !mapInterest.pending,
+        settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width) && !mapInterest.pending && !map.held,
+        callouts: layers.output.callouts, autoFit, fits: fitCount, frames: map.frameCount,
       });
     },
     annotation(id) { const a = live.annotations.get(id); return a ? structuredClone(a) : null; },
@@ -526,15 +620,21 @@ export function showSession(url, sessionID, config, basemap) {
         el("a", { href: `/dashboard/${location.hash}` }, "See all sessions")));
   }
 
-  client.addEventListener("status", (e) => { setStatus(e.detail); showMissing(e.detail === "no-session"); publish(); });
+  client.addEventListener("status", (e) => {
+    setStatus(e.detail);
+    showMissing(e.detail === "no-session");
+    if (e.detail === "no-session") release(); // the world, with the notice over it
+    refresh();
+  });
   client.addEventListener("error", (e) => {
     if (client.status === "refused") $("status").textContent = `refused: ${e.detail.code}: ${e.detail.message}`;
   });
   client.addEventListener("welcome", (e) => {
     layers.invalidateStacking();
     timing.welcomes += 1;
-    // The server's own rates for this session, about once a second.
+    // The server's own rates for this session, about once a second, after its last minute.
     client.request("overview.watch").catch(() => {});
+    rateHistory.fetch();
     if (e.detail.resumed) timing.resumes += 1;
     if (!e.detail.resumed) {
       timing.snapshotAt = client.receivedAt; // from the frame's arrival, parsing included
@@ -542,6 +642,8 @@ export function showSession(url, sessionID, config, basemap) {
       timing.awaitClusters = Boolean(e.detail.interest?.clusters); // then the clusters that follow show the session
       for (const p of live.participants.values()) history.names.set(p.id, p.name);
     }
+    // Should the map's interest not settle, the map is drawn all the same after a while.
+    setTimeout(() => { if (!fitted && live.settings) { if (autoFit && !followShared) fitView(); release(); } }, 3000);
     // The log (possibly megabytes of checkpoints) is read once the snapshot is drawn.
     if (timing.renderMs === null) historyAfterRender = true; else fetchHistory();
   });
@@ -580,29 +682,60 @@ export function showSession(url, sessionID, config, basemap) {
     // Cameras in motion (changing, before any end) count too: a crowd moving keeps the view fitted.
     const moved = !m || ["annotation.added", "annotation.removed", "annotation.updated", "camera.begin", "camera.changing",
       "camera.end", "participant.joined", "participant.left", "presence", "location"].includes(m.type);
-    if (live.settings && moved) queueFit();
+    if (live.settings && !fitted && !mapInterest.settling) {
+      // The snapshot is in: the first frame drawn is already fitted to it.
+      if (autoFit && !followShared) fitView();
+      release();
+    } else if (live.settings && moved) queueFit();
     if (followShared && live.sharedCamera) followCamera();
     refresh();
-    if (timing.snapshotAt && timing.renderMs === null && !timing.awaitClusters) {
-      // Rendered once the map and panels have drawn the snapshot.
-      requestAnimationFrame(() => requestAnimationFrame(() => {
-        if (timing.renderMs === null) { timing.renderMs = performance.now() - timing.snapshotAt; publish(); }
-        if (historyAfterRender) { historyAfterRender = false; fetchHistory(); }
-      }));
-    }
   });
 
-  /// Keeps everything in view (at most every 400 ms) until someone pans or zooms; not while the
-  /// map's interest is settling (its first clusters, or the switch to the whole session).
+  /// After a map frame: the session counts as rendered once the map has drawn it fitted
+  /// (the interest settled) and the panels have drawn it too (the next animation frame).
+  function rendered() {
+    if (!timing.snapshotAt || timing.renderMs !== null || timing.awaitClusters || timing.measuring || !fitted || mapInterest.settling) return;
+    timing.measuring = true;
+    requestAnimationFrame(() => {
+      timing.measuring = false;
+      if (timing.renderMs === null) { timing.renderMs = performance.now() - timing.snapshotAt; publish(); }
+      if (historyAfterRender) { historyAfterRender = false; fetchHistory(); }
+    });
+  }
+
+  /// Keeps everything in view until the user pans or zooms (at most every 400 ms; not while
+  /// the map's interest is settling, its first clusters or the switch to the whole session).
+  /// The view changes only when something left it or everything shrank to a corner of it,
+  /// and not while the pointer moves over the map: what is under the cursor stays there.
   function queueFit() {
     if (!autoFit || followShared || fitQueued || replay.active || mapInterest.settling) return;
     fitQueued = true;
-    const wait = Math.max(0, 400 - (performance.now() - lastFit));
+    // The first fit waits for nothing: until it the map is blank.
+    const resting = () => !fitted || performance.now() - pointerAt >= 1500;
+    const wait = Math.max(0, 400 - (performance.now() - lastFit), fitted ? 1500 - (performance.now() - pointerAt) : 0);
     setTimeout(() => requestAnimationFrame(() => {
       fitQueued = false;
+      if (!resting()) { queueFit(); return; }
       lastFit = performance.now();
-      if (autoFit && !followShared && !replay.active) fitView();
+      if (autoFit && !followShared && !replay.active) fitView({ onlyWhenNeeded: true });
     }), wait);
+  }
+
+  /// The first frame is drawn once the view is known.
+  function release() {
+    if (fitted) return;
+    fitted = true;
+    map.held = false;
+    map.invalidate();
+    mapControls();
+  }
+
+  /// Auto-fit on or off ("Follow all"); on fits at once.
+  function setAutoFit(on) {
+    autoFit = on;
+    if (on) { zoomedTo = null; fitView(); }
+    mapControls();
+    publish();
   }
 
   /// Shapes reach beyond where clusters count them (the centre of their box): their boxes are
@@ -613,7 +746,8 @@ export function showSession(url, sessionID, config, basemap) {
     shapeExtents.set(a.id, [{ latitude: Math.min(...lats), longitude: Math.min(...lons) }, { latitude: Math.max(...lats), longitude: Math.max(...lons) }]);
   }
 
-  function fitView() {
+  let fitCount = 0;
+  function fitView({ onlyWhenNeeded = false } = {}) {
     const state = shown();
     const coords = [];
     for (const a of state.annotations.values()) {
@@ -630,7 +764,19 @@ export function showSession(url, sessionID, config, basemap) {
       } else if (p.camera) coords.push(p.camera.center);
       if (p.location) coords.push(p.location.coordinate);
     }
+    if (onlyWhenNeeded && map.width && coords.length) {
+      // Everything still inside (a margin kept) and filling a good part of the view: keep it.
+      const points = coords.map((c) => map.toScreen(c.latitude, c.longitude));
+      const xs = points.map((p) => p.x), ys = points.map((p) => p.y);
+      const inset = 0.03;
+      const inside = Math.min(...xs) >= map.width * inset && Math.max(...xs) <= map.width * (1 - inset)
+        && Math.min(...ys) >= map.height * inset && Math.max(...ys) <= map.height * (1 - inset);
+      const fills = Math.max((Math.max(...xs) - Math.min(...xs)) / map.width, (Math.max(...ys) - Math.min(...ys)) / map.height) >= 0.5;
+      if (inside && fills) { release(); return; }
+    }
+    fitCount += 1;
     map.fit(coords);
+    release();
   }
 
   function followCamera() {
@@ -639,12 +785,14 @@ export function showSession(url, sessionID, config, basemap) {
     map.setView(p.x, p.y, c.zoom);
   }
 
-  $("zoom-in").addEventListener("click", () => { autoFit = false; map.zoomBy(1); });
-  $("zoom-out").addEventListener("click", () => { autoFit = false; map.zoomBy(-1); });
-  $("fit").addEventListener("click", () => { autoFit = true; zoomedTo = null; fitView(); });
+  $("zoom-in").addEventListener("click", () => { setAutoFit(false); map.zoomBy(1); });
+  $("zoom-out").addEventListener("click", () => { setAutoFit(false); map.zoomBy(-1); });
+  $("fit").addEventListener("click", () => { zoomedTo = null; fitView(); });
+  $("follow-all").addEventListener("click", () => setAutoFit(!autoFit));
   $("follow-shared").addEventListener("click", (e) => {
     followShared = !followShared;
     e.currentTarget.setAttribute("aria-pressed", String(followShared));
+    if (followShared) setAutoFit(false);
     if (followShared && live.sharedCamera) followCamera();
   });
   $("people-filter").addEventListener("input", (e) => { peopleFilter = e.target.value.trim().toLowerCase(); refresh(); });
@@ -703,9 +851,20 @@ export function showSession(url, sessionID, config, basemap) {
   const start = (new URLSearchParams(location.search).get("map") ?? "").split("/").map(Number);
   if (start.length === 3 && start.every(Number.isFinite)) {
     autoFit = false;
+    release();
     const p = project(start[1], start[2]);
     map.setView(p.x, p.y, start[0]);
   }
+  // The legend's layer switches.
+  for (const input of document.querySelectorAll("#legend-layers input[data-layer]")) {
+    input.checked = layerShown[input.dataset.layer];
+    input.addEventListener("change", () => { layerShown[input.dataset.layer] = input.checked; refresh(); });
+  }
+  // Side panel sections fold; virtual lists redraw when shown again.
+  for (const section of document.querySelectorAll(".side > section[data-fold]")) collapsible(section, { open: section.dataset.fold !== "closed" });
+  document.querySelector(".side").addEventListener("fold", () => { listKey = null; feedKey = null; refresh(); });
+  mapControls();
+
   mapInterest.update(); // the join asks for the map's view
   client.connect();
 }
