@@ -59,7 +59,8 @@ class Page:
             return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(check)
         except Exception as e:
             self.screenshot(f"failed-{what.replace(' ', '-')}")
-            raise AssertionError(f"dashboard never showed {what}; last state: {seen.get('last')}") from e
+            raise AssertionError(f"dashboard never showed {what}; last state: {seen.get('last')}; "
+                                 f"page: {self.diagnosis()}") from e
 
     def wait_js(self, script, what, timeout=WAIT):
         try:
@@ -67,6 +68,27 @@ class Page:
         except Exception as e:
             self.screenshot(f"failed-{what.replace(' ', '-')}")
             raise AssertionError(f"dashboard never showed {what}") from e
+
+    def diagnosis(self):
+        """What the page says of itself when a wait fails: visibility, focus, and whether an
+        animation frame and a timer still come (a page that gets no frames never draws)."""
+        try:
+            return {"page": self.driver.execute_async_script("""
+                const done = arguments[arguments.length - 1];
+                const result = { visibility: document.visibilityState, focused: document.hasFocus(),
+                                 ready: document.readyState, url: location.href, frame: false, timer: false };
+                const map = document.getElementById("map");
+                if (map) { const r = map.getBoundingClientRect(); result.mapRect = [r.width, r.height]; }
+                result.status = document.getElementById("status")?.textContent ?? null;
+                result.sheets = [...document.styleSheets].map((sheet) => {
+                  try { return `${sheet.href}: ${sheet.cssRules.length} rules`; } catch (e) { return `${sheet.href}: ${e}`; } });
+                result.resources = performance.getEntriesByType("resource").map((e) =>
+                  `${e.name.replace(location.origin, "")} ${e.responseStatus ?? "?"} ${Math.round(e.duration)} ms`);
+                requestAnimationFrame(() => { result.frame = true; });
+                setTimeout(() => { result.timer = true; }, 0);
+                setTimeout(() => done(result), 1000);"""), "console": self.read_console()[-20:]}
+        except Exception as e:  # the diagnosis must never hide the failure it explains
+            return f"unavailable: {e}"
 
     def screenshot(self, step):
         ARTIFACTS.mkdir(exist_ok=True)

@@ -196,6 +196,35 @@ def test_session_view_follows_a_live_session(server, session_id, page):
     assert page.console_errors() == []
 
 
+def test_the_session_view_draws_when_the_browser_gives_no_animation_frames(server, session_id, page):
+    """A browser may stop giving a page animation frames (a hidden or throttled window, or a
+    headless one that drops them): the map still draws and the panels still show the session."""
+    # Before any script of the page runs, animation frames are asked for and never given.
+    page.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+        window.framesAsked = 0;
+        window.requestAnimationFrame = () => ++window.framesAsked;
+        window.cancelAnimationFrame = () => {};"""})
+
+    async def scenario():
+        alice = await Client.open(server.url, "alice")
+        await alice.join(session_id, "Alice", "owner")
+        await alice.ok({"type": "annotation.add", "annotation": flag()})
+        await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+        s = await asyncio.to_thread(page.wait, lambda s: s.get("status") == "live" and s.get("annotationCount") == 1
+                                    and s["frames"] > 0 and s["settled"] and [p["name"] for p in s["participants"]] == ["Alice"],
+                                    "the session drawn without animation frames")
+        assert s["mapSize"]["width"] > 0 and s["drawnAnnotations"] == 1, s
+        # The page did ask for frames: what drew it was the fallback, not a frame.
+        assert page.js("return window.framesAsked") > 0
+        # Changes keep coming through.
+        await alice.ok({"type": "annotation.add", "annotation": flag("second")})
+        await asyncio.to_thread(page.wait, lambda s: s["annotationCount"] == 2 and s["drawnAnnotations"] == 2, "a second annotation drawn")
+        await alice.close()
+
+    run(scenario())
+    assert page.console_errors() == []
+
+
 def test_dashboard_shows_disconnection_and_reconnects(session_id, page):
     port = free_port()
     server = Server("--port", str(port))

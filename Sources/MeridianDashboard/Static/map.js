@@ -2,6 +2,8 @@
 // basemap of coastlines and countries, and a graticule), optionally draws raster
 // tiles under the annotations. Colours come from the page's CSS (themes).
 
+import { nextFrame } from "/dashboard/ui.js";
+
 const MAX_LAT = 85.0511287798;
 const TILE = 256;
 
@@ -90,7 +92,7 @@ export class CanvasMap {
     this.dirty = true;
     if (!this.scheduled) {
       this.scheduled = true;
-      requestAnimationFrame(() => this._frame());
+      nextFrame(() => this._frame());
     }
   }
 

@@ -15,7 +15,7 @@ import { SessionHistory, describeEvent, eventGroup, eventParticipants } from "/d
 import { hitTest, renderInspector } from "/dashboard/inspector.js";
 import { CLUSTER_BELOW, MapInterest } from "/dashboard/interest.js";
 import { clusterAt, clusterCell, worldTotal } from "/dashboard/clusters.js";
-import { $, el, setStatus, clock, reducedMotion, VirtualList, collapsible } from "/dashboard/ui.js";
+import { $, el, setStatus, clock, reducedMotion, VirtualList, collapsible, nextFrame } from "/dashboard/ui.js";
 
 const FEED_LIMIT = 5000;
 /// Below this zoom the offline basemap (Natural Earth 1:110m) still says something.
@@ -533,7 +533,7 @@ export function showSession(url, sessionID, config, basemap) {
     map.invalidate();
     if (panelsQueued) return;
     panelsQueued = true;
-    requestAnimationFrame(() => {
+    nextFrame(() => {
       panelsQueued = false;
       renderPeople();
       renderDrags();
@@ -601,7 +601,7 @@ export function showSession(url, sessionID, config, basemap) {
         clustersDrawMs: timing.clustersDrawMs, clusterDraws: timing.clusterDraws,
         // Nothing drawn, fitted or asked of the server is pending: the map shows `view` (for tests that look at pixels).
         settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width) && !mapInterest.pending && !map.held,
-        callouts: layers.output.callouts, autoFit, fits: fitCount, frames: map.frameCount,
+        callouts: layers.output.callouts, autoFit, fits: fitCount, frames: map.frameCount, firstFrame: map.firstFrame,
       });
     },
     annotation(id) { const a = live.annotations.get(id); return a ? structuredClone(a) : null; },
@@ -696,7 +696,7 @@ export function showSession(url, sessionID, config, basemap) {
   function rendered() {
     if (!timing.snapshotAt || timing.renderMs !== null || timing.awaitClusters || timing.measuring || !fitted || mapInterest.settling) return;
     timing.measuring = true;
-    requestAnimationFrame(() => {
+    nextFrame(() => {
       timing.measuring = false;
       if (timing.renderMs === null) { timing.renderMs = performance.now() - timing.snapshotAt; publish(); }
       if (historyAfterRender) { historyAfterRender = false; fetchHistory(); }
@@ -713,7 +713,7 @@ export function showSession(url, sessionID, config, basemap) {
     // The first fit waits for nothing: until it the map is blank.
     const resting = () => !fitted || performance.now() - pointerAt >= 1500;
     const wait = Math.max(0, 400 - (performance.now() - lastFit), fitted ? 1500 - (performance.now() - pointerAt) : 0);
-    setTimeout(() => requestAnimationFrame(() => {
+    setTimeout(() => nextFrame(() => {
       fitQueued = false;
       if (!resting()) { queueFit(); return; }
       lastFit = performance.now();

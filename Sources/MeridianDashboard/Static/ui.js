@@ -34,6 +34,22 @@ export function ago(ms, now = Date.now()) {
   return `${Math.floor(s / 86400)} d ago`;
 }
 
+/// Runs `callback` once at the next animation frame, or after `fallbackMs` if no frame comes
+/// first: a page the browser stops giving frames (hidden, throttled, or a headless window that
+/// drops them) still draws and publishes its state, and a frame asked for is never lost.
+export function nextFrame(callback, fallbackMs = 200) {
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    cancelAnimationFrame(frame);
+    clearTimeout(timer);
+    callback();
+  };
+  const frame = requestAnimationFrame(run);
+  const timer = setTimeout(run, fallbackMs);
+}
+
 export const reducedMotion = () => window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
 /// A list of any length in a scroller of its own: rows of one fixed height, and only
