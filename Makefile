@@ -8,7 +8,7 @@ PORT ?= 8080
 DATA_DIR ?= ./data
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps service-deps web-deps postgres-deps netns-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions test-partitions fuzz fuzz-build fuzz-http bench bench-event-loop microbench clean
+.PHONY: test-times all deps service-deps web-deps postgres-deps netns-deps test-deps browser-deps build release run test test-swift check-client-deps test-python test-tsan test-fuzz-regressions test-partitions fuzz fuzz-build fuzz-http bench bench-event-loop microbench clean
 
 all: build
 
@@ -93,19 +93,25 @@ release: deps
 run: release web-deps
 	.build/release/meridian serve --auth none --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
-test: test-swift test-tsan check-client-deps test-python test-fuzz-regressions
+# Each phase is timed (Tools/timed): the table at the end says where the time went.
+TIMED = Tools/timed
+test: test-times test-swift test-tsan check-client-deps test-python test-fuzz-regressions
+	@echo "make test: time by phase (artifacts/test-times.tsv)"; $(TIMED) --report
+
+test-times:
+	@$(TIMED) --reset
 
 test-swift: deps service-deps postgres-deps
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(TIMED) "build: debug, with tests" $(SWIFT) build --build-tests
+	$(TIMED) "swift test" $(SWIFT) test --skip-build
 
 # The MeridianClient library builds alone and holds nothing of the server (its targets, its imports, its symbols).
 check-client-deps: deps
-	SWIFT=$(SWIFT) Tools/check-client-deps.sh
+	$(TIMED) "client dependency check" env SWIFT=$(SWIFT) Tools/check-client-deps.sh
 
 test-python: test-deps
-	$(SWIFT) build --product meridian
-	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
+	$(TIMED) "build: debug meridian" $(SWIFT) build --product meridian
+	$(TIMED) "pytest Tests/python" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
 
 # The cluster under network partitions: three nodes, Redis and PostgreSQL in network namespaces of
 # their own (root, iproute2, iptables), links cut, delayed and flapping under write load with a
@@ -123,12 +129,13 @@ test-partitions: test-deps
 # their usual time (MERIDIAN_TEST_SLOWDOWN): TSan slows the code several times.
 TSAN_TESTS ?= MeridianSyncTests|MeridianRedisTests|MeridianTransportCoreTests|MeridianClientTransportTests|MeridianTransportTests|MeridianAuthTests|MeridianStorageTests|MeridianPostgresTests|MeridianServerTests|MeridianClientTests|MeridianLoadTests
 test-tsan: deps service-deps postgres-deps
-	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
-	TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3 $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_TESTS)'
+	$(TIMED) "build: ThreadSanitizer, with tests" $(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
+	$(TIMED) "swift test under ThreadSanitizer" env TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3 $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_TESTS)'
 
 # Fuzzing (FuzzTesting/): every kept crash input and seed through the harness, uninstrumented.
 test-fuzz-regressions:
-	cd FuzzTesting && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build
+	$(TIMED) "build: fuzz harness, with tests" sh -c 'cd FuzzTesting && $(SWIFT) build --build-tests'
+	$(TIMED) "fuzz regressions" sh -c 'cd FuzzTesting && $(SWIFT) test --skip-build'
 
 # libFuzzer with AddressSanitizer, each target for FUZZ_SECONDS. New inputs go to
 # FuzzTesting/artifacts/TARGET/corpus, crash inputs to FuzzTesting/artifacts/TARGET/
