@@ -1,10 +1,12 @@
+import MeridianCore
+
 /// Why a client call failed. Cases may be added; compare with the static members.
 public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Kind: Hashable, Sendable {
         case timeout(String)
         case disconnected
         case closed
-        case rejected(code: String, message: String, field: String?)
+        case rejected(code: String, message: String, field: String?, conflict: RevisionConflict?)
         case protocolViolation(String)
     }
 
@@ -18,20 +20,33 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let closed = ClientError(kind: .closed)
     /// The server answered with an `error` (§9 of the protocol).
     public static func rejected(code: String, message: String, field: String?) -> ClientError {
-        ClientError(kind: .rejected(code: code, message: message, field: field))
+        ClientError(kind: .rejected(code: code, message: message, field: field, conflict: nil))
+    }
+    /// The server refused a conditional request with `revision_conflict` (§6.3): the annotation
+    /// changed since the revision the request named.
+    public static func revisionConflict(message: String, revision: UInt64, annotation: JSONValue) -> ClientError {
+        ClientError(kind: .rejected(code: "revision_conflict", message: message, field: "ifRevision",
+                                    conflict: RevisionConflict(revision: revision, annotation: annotation)))
     }
     /// The server sent something the client cannot read.
     public static func protocolViolation(_ detail: String) -> ClientError { ClientError(kind: .protocolViolation(detail)) }
 
     /// The server's error code when the request was refused.
     public var code: String? {
-        if case .rejected(let code, _, _) = kind { return code }
+        if case .rejected(let code, _, _, _) = kind { return code }
         return nil
     }
 
     /// The field the server named when the request was refused.
     public var field: String? {
-        if case .rejected(_, _, let field) = kind { return field }
+        if case .rejected(_, _, let field, _) = kind { return field }
+        return nil
+    }
+
+    /// With `revision_conflict`: the annotation as it is now (an §8.6 object) and its revision,
+    /// to show beside the change that was refused.
+    public var conflict: RevisionConflict? {
+        if case .rejected(_, _, _, let conflict) = kind { return conflict }
         return nil
     }
 
@@ -40,9 +55,17 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case .timeout(let request): return "no answer to \(request) in time"
         case .disconnected: return "the connection dropped before the answer"
         case .closed: return "the client is closed"
-        case .rejected(let code, let message, let field):
+        case .rejected(let code, let message, let field, _):
             return "refused (\(code))\(field.map { " at \($0)" } ?? ""): \(message)"
         case .protocolViolation(let detail): return "unreadable server message: \(detail)"
         }
     }
+}
+
+/// The current state of an annotation a conditional request was refused for.
+public struct RevisionConflict: Hashable, Sendable {
+    /// The annotation's current revision.
+    public var revision: UInt64
+    /// The annotation as it is now.
+    public var annotation: JSONValue
 }

@@ -24,8 +24,8 @@ extension MeridianClient {
             case .text(let text):
                 switch try IncomingMessage.decode(text) {
                 case .welcome(_, let welcome): return (t, welcome)
-                case .error(_, let code, let message, let field):
-                    throw ClientError.rejected(code: code, message: message, field: field)
+                case .error(_, let error):
+                    throw error
                 default: throw ClientError.protocolViolation("expected the answer to join")
                 }
             case .closed: throw ClientError.disconnected
@@ -73,9 +73,9 @@ extension MeridianClient {
             if let ref = ref.numberValue.flatMap(Int.init(exactly:)) {
                 finish(ref: ref) { _ in .success(Ack(seq: seq, camera: camera)) }
             }
-        case .error(let ref, let code, let text, let field):
+        case .error(let ref, let error):
             if let ref = ref.numberValue.flatMap(Int.init(exactly:)) {
-                finish(ref: ref) { _ in .failure(ClientError.rejected(code: code, message: text, field: field)) }
+                finish(ref: ref) { _ in .failure(error) }
             }
         case .event(let e):
             let result = shared.withLock { $0.mirror?.apply(e) ?? .stale }

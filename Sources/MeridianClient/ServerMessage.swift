@@ -18,7 +18,7 @@ public struct Welcome: Hashable, Sendable {
 enum IncomingMessage: Hashable, Sendable {
     case welcome(ref: JSONValue, Welcome)
     case ack(ref: JSONValue, seq: UInt64, camera: Camera?)
-    case error(ref: JSONValue, code: String, message: String, field: String?)
+    case error(ref: JSONValue, ClientError)
     case event(SequencedEvent)
     /// The transient state after a resume (§7.3), kept as JSON.
     case live(JSONValue)
@@ -45,8 +45,11 @@ enum IncomingMessage: Hashable, Sendable {
         case "ack":
             return .ack(ref: ref, seq: m["seq"]?.uint64Value ?? 0, camera: m["camera"]?.cameraValue)
         case "error":
-            return .error(ref: ref, code: m["code"]?.stringValue ?? "", message: m["message"]?.stringValue ?? "",
-                          field: m["field"]?.stringValue)
+            let code = m["code"]?.stringValue ?? "", message = m["message"]?.stringValue ?? ""
+            if code == "revision_conflict", let revision = m["revision"]?.uint64Value, let annotation = m["annotation"] {
+                return .error(ref: ref, .revisionConflict(message: message, revision: revision, annotation: annotation))
+            }
+            return .error(ref: ref, .rejected(code: code, message: message, field: m["field"]?.stringValue))
         case "live":
             return .live(m)
         case "interest":

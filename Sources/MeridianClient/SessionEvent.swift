@@ -8,6 +8,8 @@ public struct DragUpdate: Hashable, Sendable {
     public var coordinate: Coordinate
     /// Set when the server canceled the drag (`lease_expired`, `holder_left`, …).
     public var reason: String?
+    /// With `ending`: the annotation's revision after the commit (protocol §6.3).
+    public var revision: UInt64? = nil
 }
 
 /// One event of the session (protocol §7.4), typed. Annotations, participants, callouts and
@@ -100,7 +102,7 @@ extension SessionEvent {
         case "drag":
             guard let id = str("id"), let p = str("participant"), let s = str("state").flatMap(DragState.init(rawValue:)),
                   let c = m["coordinate"]?.coordinateValue else { return nil }
-            return .drag(DragUpdate(annotation: id, participant: p, state: s, coordinate: c, reason: str("reason")))
+            return .drag(DragUpdate(annotation: id, participant: p, state: s, coordinate: c, reason: str("reason"), revision: m["revision"]?.uint64Value))
         case "map.load":
             guard let p = str("participant"), let s = str("state") else { return nil }
             return .mapLoad(participant: p, state: s, message: str("message"))

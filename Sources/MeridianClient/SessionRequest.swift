@@ -13,15 +13,17 @@ public enum SessionRequest: Hashable, Sendable {
     case follow(String?)
     /// A whole annotation object as in §8.6.
     case annotationAdd(JSONValue)
-    case annotationUpdate(id: String, changes: [String: JSONValue])
-    case annotationRemove(id: String)
+    /// `ifRevision`: only if the annotation is still at that revision (§6.3), else `revision_conflict`.
+    case annotationUpdate(id: String, changes: [String: JSONValue], ifRevision: UInt64? = nil)
+    case annotationRemove(id: String, ifRevision: UInt64? = nil)
     case select(id: String)
     case deselect
     /// A callout object as in §8.9.
     case calloutShow(JSONValue)
     case calloutHide
     case calloutTap(part: Callout.Part)
-    case drag(id: String, state: DragState, coordinate: Coordinate? = nil)
+    /// `ifRevision` only with `starting`: start only if the annotation is still at that revision.
+    case drag(id: String, state: DragState, coordinate: Coordinate? = nil, ifRevision: UInt64? = nil)
     case mapLoad(state: MapLoadState, message: String? = nil)
     /// A location object as in §8.8, or nil to stop sharing.
     case location(JSONValue?)
@@ -68,14 +70,16 @@ public enum SessionRequest: Hashable, Sendable {
         case .cameraLeaseAcquire(let force): return ["force": .bool(force)]
         case .follow(let t): return ["target": t.map(JSONValue.string) ?? .null]
         case .annotationAdd(let a): return ["annotation": a]
-        case .annotationUpdate(let id, let changes): return ["id": .string(id), "changes": .object(changes)]
-        case .annotationRemove(let id), .select(let id): return ["id": .string(id)]
+        case .annotationUpdate(let id, let changes, let ifRevision):
+            return Self.conditional(["id": .string(id), "changes": .object(changes)], ifRevision)
+        case .annotationRemove(let id, let ifRevision): return Self.conditional(["id": .string(id)], ifRevision)
+        case .select(let id): return ["id": .string(id)]
         case .calloutShow(let c): return ["callout": c]
         case .calloutTap(let part): return ["part": .string(part.rawValue)]
-        case .drag(let id, let state, let coordinate):
+        case .drag(let id, let state, let coordinate, let ifRevision):
             var f: [String: JSONValue] = ["id": .string(id), "state": .string(state.rawValue)]
             if let coordinate { f["coordinate"] = .coordinate(coordinate) }
-            return f
+            return Self.conditional(f, ifRevision)
         case .mapLoad(let state, let message):
             var f: [String: JSONValue] = ["state": .string(state.rawValue)]
             if let message { f["message"] = .string(message) }
@@ -84,6 +88,11 @@ public enum SessionRequest: Hashable, Sendable {
         case .configure(let s): return ["settings": .object(s)]
         case .refreshToken(let token): return ["token": .string(token)]
         }
+    }
+
+    private static func conditional(_ fields: [String: JSONValue], _ ifRevision: UInt64?) -> [String: JSONValue] {
+        guard let ifRevision else { return fields }
+        return fields.merging(["ifRevision": .number(Double(ifRevision))]) { $1 }
     }
 
     /// The whole message as JSON text, with `ref`.

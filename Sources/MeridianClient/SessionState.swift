@@ -126,6 +126,7 @@ public struct SessionState: Hashable, Sendable {
             break
         case .drag(let d):
             setCoordinate(d.annotation, d.coordinate)
+            if d.state == .ending, let revision = d.revision { setRevision(d.annotation, revision) }
             if d.state == .none {
                 drags[d.annotation]?[d.participant] = nil
                 if drags[d.annotation]?.isEmpty == true { drags[d.annotation] = nil }
@@ -141,6 +142,18 @@ public struct SessionState: Hashable, Sendable {
         case .settings(let s):
             settings = s
         }
+    }
+
+    /// The revision of annotation `id` as the mirror holds it (protocol §6.3): what a conditional
+    /// request (`ifRevision`) sends to change it only if nobody has since.
+    public func revision(of id: String) -> UInt64? {
+        annotations[id]?["revision"]?.uint64Value
+    }
+
+    private mutating func setRevision(_ id: String, _ revision: UInt64) {
+        guard case .object(var o)? = annotations[id] else { return }
+        o["revision"] = .number(Double(revision))
+        annotations[id] = .object(o)
     }
 
     private mutating func setCoordinate(_ id: String, _ c: Coordinate) {

@@ -13,10 +13,15 @@ public struct Annotation: Hashable, Sendable {
     /// Small free-form data, size-limited by the session's limits.
     public var metadata: [String: JSONValue]
     public var shape: Shape
+    /// The session `seq` of the discrete event that last changed the annotation: its
+    /// `annotation.added`, its latest `annotation.updated`, or the drag `ending` that committed
+    /// its coordinate. Set by the session (a client never sets it); 0 before the session holds it.
+    /// Conditional writes (`ifRevision`) compare against it.
+    public var revision: UInt64
 
     public init(
         id: String, shape: Shape, title: String? = nil, subtitle: String? = nil, zIndex: Int = 0,
-        enabled: Bool = true, kind: String? = nil, metadata: [String: JSONValue] = [:]
+        enabled: Bool = true, kind: String? = nil, metadata: [String: JSONValue] = [:], revision: UInt64 = 0
     ) {
         self.id = id
         self.shape = shape
@@ -26,6 +31,7 @@ public struct Annotation: Hashable, Sendable {
         self.enabled = enabled
         self.kind = kind
         self.metadata = metadata
+        self.revision = revision
     }
 
     public enum Shape: Hashable, Sendable {

@@ -48,14 +48,16 @@ public enum Command: Hashable, Sendable {
     case releaseCameraLease
     case follow(FollowTarget?)
     indirect case addAnnotation(Annotation)
-    indirect case updateAnnotation(id: String, AnnotationPatch)
-    case removeAnnotation(id: String)
+    /// `ifRevision`: apply only if the annotation is still at that revision (a conditional write).
+    indirect case updateAnnotation(id: String, AnnotationPatch, ifRevision: UInt64? = nil)
+    case removeAnnotation(id: String, ifRevision: UInt64? = nil)
     case select(annotation: String)
     case deselect
     indirect case showCallout(Callout)
     case hideCallout
     case tapCallout(Callout.Part)
-    case drag(annotation: String, state: DragState, coordinate: Coordinate?)
+    /// `ifRevision` (only with `starting`): start only if the annotation is still at that revision.
+    case drag(annotation: String, state: DragState, coordinate: Coordinate?, ifRevision: UInt64? = nil)
     case mapLoad(MapLoad)
     case location(UserLocation?)
     indirect case configure(SettingsPatch)

@@ -8,13 +8,19 @@ extension Session {
         guard annotations.count < limits.maxAnnotations else {
             throw SessionError(.limitExceeded, "session \(id) holds the maximum of \(limits.maxAnnotations) annotations")
         }
-        annotations[a.id] = a
-        return [emit(.annotationAdded(a))]
+        // Whatever revision the command carried, the session's own numbering decides.
+        var added = a
+        added.revision = nextRevision
+        annotations[a.id] = added
+        return [emit(.annotationAdded(added))]
     }
 
-    mutating func updateAnnotation(_ id: String, _ patch: AnnotationPatch, by p: Participant, at now: Duration) throws(SessionError) -> [Emitted] {
+    mutating func updateAnnotation(
+        _ id: String, _ patch: AnnotationPatch, ifRevision: UInt64?, by p: Participant, at now: Duration
+    ) throws(SessionError) -> [Emitted] {
         try requireEditor(p, "change annotations")
         let old = try existingAnnotation(id)
+        try requireRevision(ifRevision, of: old, for: "annotation.update")
         // Fields are named where the request holds them: under `changes`.
         var updated = try old.applying(patch)
         try validator.annotation(updated, "changes")
@@ -31,6 +37,7 @@ extension Session {
                 updated.shape = .point(point)
             }
         }
+        updated.revision = nextRevision
         annotations[id] = updated
         out.append(emit(.annotationUpdated(updated)))
         if !updated.enabled { out += deselectEverywhere(id) }
@@ -40,9 +47,9 @@ extension Session {
         return out
     }
 
-    mutating func removeAnnotation(_ id: String, by p: Participant, at now: Duration) throws(SessionError) -> [Emitted] {
+    mutating func removeAnnotation(_ id: String, ifRevision: UInt64?, by p: Participant, at now: Duration) throws(SessionError) -> [Emitted] {
         try requireEditor(p, "remove annotations")
-        _ = try existingAnnotation(id)
+        try requireRevision(ifRevision, of: try existingAnnotation(id), for: "annotation.remove")
         var out = cancelAllDrags(of: id, reason: .annotationRemoved)
         out += deselectEverywhere(id)
         if case .annotation(id) = callout?.anchor { out += dismissCallout(reason: "annotation_removed") }

@@ -26,10 +26,10 @@ extension Session {
             return Accepted(events: try follow(target, by: p))
         case .addAnnotation(let a):
             return Accepted(events: try addAnnotation(a, by: p))
-        case .updateAnnotation(let id, let patch):
-            return Accepted(events: try updateAnnotation(id, patch, by: p, at: now))
-        case .removeAnnotation(let id):
-            return Accepted(events: try removeAnnotation(id, by: p, at: now))
+        case .updateAnnotation(let id, let patch, let ifRevision):
+            return Accepted(events: try updateAnnotation(id, patch, ifRevision: ifRevision, by: p, at: now))
+        case .removeAnnotation(let id, let ifRevision):
+            return Accepted(events: try removeAnnotation(id, ifRevision: ifRevision, by: p, at: now))
         case .select(let id):
             return Accepted(events: try select(id, by: p))
         case .deselect:
@@ -40,8 +40,8 @@ extension Session {
             return Accepted(events: try hideCallout(by: p))
         case .tapCallout(let part):
             return Accepted(events: try tapCallout(part, by: p))
-        case .drag(let id, let state, let coordinate):
-            return Accepted(events: try drag(id, to: state, coordinate: coordinate, by: p, at: now))
+        case .drag(let id, let state, let coordinate, let ifRevision):
+            return Accepted(events: try drag(id, to: state, coordinate: coordinate, ifRevision: ifRevision, by: p, at: now))
         case .mapLoad(let m):
             return Accepted(events: try setMapLoad(m, by: p))
         case .location(let l):

@@ -1,5 +1,7 @@
 extension Session {
-    mutating func drag(_ id: String, to next: DragState, coordinate: Coordinate?, by p: Participant, at now: Duration) throws(SessionError) -> [Emitted] {
+    mutating func drag(
+        _ id: String, to next: DragState, coordinate: Coordinate?, ifRevision: UInt64? = nil, by p: Participant, at now: Duration
+    ) throws(SessionError) -> [Emitted] {
         try requireEditor(p, "drag annotations")
         // Positions in the two dictionaries, each found once: a move changes both in place
         // (nothing is inserted or removed before it does, so the positions stay valid).
@@ -10,6 +12,9 @@ extension Session {
             throw SessionError(.notDraggable, "annotation \"\(id)\" is \(a.enabled ? "not draggable" : "disabled")", field: "id")
         }
         if let coordinate { try validator.coordinate(coordinate, "coordinate") }
+        if ifRevision != nil, next != .starting {
+            throw .invalid("ifRevision", "only a drag's starting takes ifRevision (this drag is \(next.rawValue))")
+        }
         let groupIndex = drags.index(forKey: id)
         let current = groupIndex.flatMap { drags.values[$0].drag(of: p.id)?.state } ?? .none
         guard next != .none, current.canMove(to: next) else {
@@ -19,7 +24,10 @@ extension Session {
             throw SessionError(.illegalDragTransition, "illegal drag transition \(current.rawValue) → \(next.rawValue) for \"\(id)\"\(hint)", field: "state")
         }
         switch next {
-        case .starting: return try startDrag(id, at: point.coordinate, by: p, now: now)
+        case .starting:
+            // Before the policy: a sender that has not seen the latest change must catch up first.
+            try requireRevision(ifRevision, of: a, for: "drag")
+            return try startDrag(id, at: point.coordinate, by: p, now: now)
         case .dragging:
             guard let coordinate, let groupIndex else { throw .invalid("coordinate", "required for dragging") }
             return moveDrag(id, at: (annotationIndex, groupIndex), to: coordinate, by: p.id, now: now, first: current == .starting)
@@ -67,11 +75,15 @@ extension Session {
         return [emit(.drag(annotation: id, participant: pid, state: .dragging, coordinate: coordinate, reason: nil), transient: key)]
     }
 
-    /// `ending` commits the drag's coordinate, then the drag returns to `none`.
+    /// `ending` commits the drag's coordinate, then the drag returns to `none`. The commit is a
+    /// change of the annotation: its revision becomes the `ending` event's seq (the encoder writes
+    /// that seq as the event's `revision`).
     private mutating func endDrag(_ id: String, at coordinate: Coordinate?, by pid: ParticipantID) -> [Emitted] {
         let final = coordinate ?? drags[id]!.drag(of: pid)!.coordinate
         removeDrag(id, pid)
         setCoordinate(id, final)
+        let revision = nextRevision
+        annotations[id]?.revision = revision
         drags[id]?.origin = final
         return [
             emit(.drag(annotation: id, participant: pid, state: .ending, coordinate: final, reason: nil)),

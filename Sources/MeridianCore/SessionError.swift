@@ -7,12 +7,36 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     public let field: String?
     /// The participant holding what was asked for (drag or camera lease conflicts).
     public let holder: ParticipantID?
+    /// With `revision_conflict`: the annotation as it is now (its `revision` included), so the
+    /// client can show its own change beside the one it did not see.
+    public var annotation: Annotation? { current?.annotation }
+    private let current: Current?
 
     public init(_ code: Code, _ message: String, field: String? = nil, holder: ParticipantID? = nil) {
+        self.init(code, message, field: field, holder: holder, current: nil)
+    }
+
+    private init(_ code: Code, _ message: String, field: String?, holder: ParticipantID?, current: Current?) {
         self.code = code
         self.message = message
         self.field = field
         self.holder = holder
+        self.current = current
+    }
+
+    /// Boxed: a refusal is returned by value on every path, and most carry no annotation.
+    private indirect enum Current: Hashable, Sendable {
+        case annotation(Annotation)
+        var annotation: Annotation { switch self { case .annotation(let a): a } }
+    }
+
+    /// A conditional write (`ifRevision`) made against a revision the annotation no longer has.
+    static func revisionConflict(_ request: String, _ a: Annotation, expected: UInt64) -> SessionError {
+        SessionError(
+            .revisionConflict,
+            "\(request) of \"\(a.id)\" refused: ifRevision is \(expected) but the annotation is at revision \(a.revision) "
+                + "(changed by a request the sender had not seen); nothing was changed, and the error carries the annotation as it is now",
+            field: "ifRevision", holder: nil, current: .annotation(a))
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
@@ -36,6 +60,7 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let cameraLeaseHeld = Code(rawValue: "camera_lease_held")
         public static let cameraLeaseRequired = Code(rawValue: "camera_lease_required")
         public static let cameraOutOfBounds = Code(rawValue: "camera_out_of_bounds")
+        public static let revisionConflict = Code(rawValue: "revision_conflict")
     }
 
     static func invalid(_ field: String, _ message: String) -> SessionError {

@@ -115,10 +115,11 @@ public final class PostgresSessionStore: SessionStore {
             let callout = try found.callout.map { s throws(ProtocolError) in try StoredForm.callout(Array(s.utf8)) }
             var annotations: [Annotation] = []
             annotations.reserveCapacity(found.bodies.count)
-            for body in found.bodies { annotations.append(try StoredForm.annotation(Array(body.utf8))) }
+            let seq = UInt64(max(0, found.seq))
+            for body in found.bodies { annotations.append(try StoredForm.annotation(Array(body.utf8), revisionIfAbsent: seq)) }
             annotations.sort { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
             return StoredSession(
-                record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: UInt64(max(0, found.seq))),
+                record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: seq),
                 epoch: found.epoch, fence: UInt64(max(0, found.fence)))
         } catch {
             throw .corrupt("session \(id): \(error.message)")

@@ -189,8 +189,9 @@ extension ClientRequest {
             }
             return .follow(target)
         case "annotation.add": return .addAnnotation(try f.annotation("annotation"))
-        case "annotation.update": return .updateAnnotation(id: try f.string("id"), try f.patch("changes"))
-        case "annotation.remove": return .removeAnnotation(id: try f.string("id"))
+        case "annotation.update":
+            return .updateAnnotation(id: try f.string("id"), try f.patch("changes"), ifRevision: try f.optionalRevision("ifRevision"))
+        case "annotation.remove": return .removeAnnotation(id: try f.string("id"), ifRevision: try f.optionalRevision("ifRevision"))
         case "select": return .select(annotation: try f.string("id"))
         case "deselect": return .deselect
         case "callout.show": return .showCallout(try f.callout("callout"))
@@ -209,8 +210,18 @@ extension ClientRequest {
     }
 
     private static func decodeDrag(_ f: Fields) throws(ProtocolError) -> Command {
-        .drag(annotation: try f.string("id"), state: try f.enumeration("state", DragState.self), coordinate: try f.optionalCoordinate("coordinate"))
+        let id = try f.string("id")
+        let state = try f.enumeration("state", DragState.self)
+        let coordinate = try f.optionalCoordinate("coordinate")
+        // Only a starting drag is conditional: moves, the hot path, never look for ifRevision.
+        guard state == .starting else {
+            try f.finish(reasons: Self.notStarting)
+            return .drag(annotation: id, state: state, coordinate: coordinate)
+        }
+        return .drag(annotation: id, state: state, coordinate: coordinate, ifRevision: try f.optionalRevision("ifRevision"))
     }
+
+    private static let notStarting = ["ifRevision": "only a drag's starting takes ifRevision"]
 
     /// An interest's fields (in a join's `interest` object, or the `interest` request itself).
     private static func decodeInterest(_ f: Fields) throws(ProtocolError) -> Interest {

@@ -4,8 +4,19 @@ extension Fields {
     enum ShapeType: String, CaseIterable { case point, polyline, polygon }
 
     /// A whole annotation, with every default of Protocol v1 filled in.
-    func annotation(_ key: String) throws(ProtocolError) -> Annotation {
+    ///
+    /// `storedRevision` nil reads a request's annotation, which may not carry `revision` (the
+    /// server sets it); otherwise the form storage keeps: its `revision`, or `storedRevision`
+    /// for a record written before annotations had revisions.
+    func annotation(_ key: String, storedRevision: UInt64? = nil) throws(ProtocolError) -> Annotation {
         let f = try object(key)
+        let revision: UInt64
+        if let fallback = storedRevision {
+            revision = try f.optionalRevision("revision") ?? fallback
+        } else {
+            try f.refuseRevision()
+            revision = 0
+        }
         let shape: Annotation.Shape
         switch try f.enumeration("type", ShapeType.self) {
         case .point:
@@ -36,7 +47,7 @@ extension Fields {
             id: try f.string("id"), shape: shape,
             title: try f.optionalString("title"), subtitle: try f.optionalString("subtitle"),
             zIndex: try f.optionalInt("zIndex") ?? 0, enabled: try f.optionalBool("enabled") ?? true,
-            kind: try f.optionalString("kind"), metadata: try f.optionalMetadata("metadata") ?? [:])
+            kind: try f.optionalString("kind"), metadata: try f.optionalMetadata("metadata") ?? [:], revision: revision)
         try f.finish()
         return a
     }
@@ -73,6 +84,7 @@ extension Fields {
         for fixed in ["id", "type"] where f.has(fixed) {
             throw .invalid(f.name(fixed), "cannot be changed")
         }
+        try f.refuseRevision("; ifRevision beside changes makes the update conditional")
         try f.finish()
         return p
     }

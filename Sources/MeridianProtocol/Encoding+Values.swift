@@ -74,6 +74,8 @@ extension JSONOutput {
             raw(#","draggable":"#)
             bool(p.draggable)
             commonFields(a, image: p.image)
+            raw(#","revision":"#)
+            integer(a.revision)
             raw(#","rotatesToMatchCamera":"#)
             bool(p.rotatesToMatchCamera)
             raw(#","scalesWithViewingDistance":"#)
@@ -88,6 +90,8 @@ extension JSONOutput {
             number(l.lineWidth)
             raw(#","metadata":"#)
             value(.object(a.metadata))
+            raw(#","revision":"#)
+            integer(a.revision)
             if let s = l.strokeColor {
                 raw(#","strokeColor":"#)
                 color(s)
@@ -116,6 +120,8 @@ extension JSONOutput {
             }
             raw(#","metadata":"#)
             value(.object(a.metadata))
+            raw(#","revision":"#)
+            integer(a.revision)
             if let s = g.strokeColor {
                 raw(#","strokeColor":"#)
                 color(s)

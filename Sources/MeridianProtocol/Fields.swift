@@ -56,8 +56,9 @@ struct Fields {
     }
 
     /// Refuses any field that was not read: one written again after a field that was read
-    /// ("appears more than once"), else an unknown one (the first in sorted order is named).
-    func finish() throws(ProtocolError) {
+    /// ("appears more than once"), else an unknown one (the first in sorted order is named),
+    /// with its entry in `reasons` when it has one (a field this request does not take here).
+    func finish(reasons: [String: String] = [:]) throws(ProtocolError) {
         var children = document.children(of: node)
         var allRead = true
         while let keyIndex = children.next(), children.next() != nil {
@@ -75,7 +76,7 @@ struct Fields {
             }
         }
         if let twice = unread.filter(read.contains).min() { throw .invalid(name(twice), "appears more than once") }
-        if let extra = unread.min() { throw .invalid(name(extra), "unknown field") }
+        if let extra = unread.min() { throw .invalid(name(extra), reasons[extra] ?? "unknown field") }
     }
 
     private func missing(_ key: String) -> ProtocolError { .invalid(name(key), "required") }

@@ -107,6 +107,12 @@ extension ServerMessage {
             out.string(state.rawValue)
             out.raw(#","coordinate":"#)
             out.coordinate(coordinate)
+            if state == .ending {
+                // The ending commits the coordinate: the session gave the annotation this
+                // event's seq as its revision (Session+Drag.swift, endDrag).
+                out.raw(#","revision":"#)
+                out.integer(e.seq)
+            }
             if let reason {
                 out.raw(#","reason":"#)
                 out.string(reason.rawValue)

@@ -55,10 +55,11 @@ public enum ServerMessage {
         return out.bytes
     }
 
-    /// The answer to a refused request. The session is unchanged.
+    /// The answer to a refused request. The session is unchanged. `annotation` (with
+    /// `revision_conflict`) is the annotation as it is now; its revision is written beside it.
     public static func error(
         ref: RequestRef, code: SessionError.Code, message text: String, field: String? = nil, holder: Participant? = nil,
-        retryAfterMs: Int? = nil
+        annotation: Annotation? = nil, retryAfterMs: Int? = nil
     ) -> [UInt8] {
         var out = JSONOutput()
         out.raw(#"{"type":"error","ref":"#)
@@ -77,6 +78,12 @@ public enum ServerMessage {
             out.raw(#","name":"#)
             out.string(holder.name)
             out.raw("}")
+        }
+        if let annotation {
+            out.raw(#","revision":"#)
+            out.integer(annotation.revision)
+            out.raw(#","annotation":"#)
+            out.annotation(annotation)
         }
         if let retryAfterMs {
             out.raw(#","retryAfterMs":"#)

@@ -14,8 +14,10 @@ public enum StoredForm {
         return out.bytes
     }
 
-    public static func annotation(_ bytes: [UInt8]) throws(ProtocolError) -> Annotation {
-        try fields(bytes, "annotation").annotation("annotation")
+    /// A stored annotation. One stored before annotations had revisions gets `revisionIfAbsent`
+    /// (the stores pass their record's seq: no change of it can be later).
+    public static func annotation(_ bytes: [UInt8], revisionIfAbsent: UInt64) throws(ProtocolError) -> Annotation {
+        try fields(bytes, "annotation").annotation("annotation", storedRevision: max(revisionIfAbsent, 1))
     }
 
     public static func callout(_ bytes: [UInt8]) throws(ProtocolError) -> Callout {

@@ -31,7 +31,7 @@ extension Hub {
 extension Hub {
     /// Drag starts by policy and outcome: granted, preempted (took over another's drag) or refused.
     func recordDrag(_ command: Command, _ result: ApplyResult, policy: DragPolicy) {
-        guard case .drag(_, .starting, _) = command else { return }
+        guard case .drag(_, .starting, _, _) = command else { return }
         switch result {
         case .success(let accepted):
             let preempted = accepted.events.contains { if case .drag(_, _, _, _, .preempted) = $0.event { true } else { false } }

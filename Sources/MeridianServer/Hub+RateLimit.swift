@@ -80,7 +80,7 @@ extension Hub {
         switch command {
         case .camera(.shared, .changing, _): return "camera.shared"
         case .camera(.own, .changing, _): return "camera.own"
-        case .drag(let id, .dragging, _): return "drag:\(id)"
+        case .drag(let id, .dragging, _, _): return "drag:\(id)"
         case .location(.some): return "location"
         default: return nil
         }

@@ -245,7 +245,8 @@ final class Hub: TransportHandler {
                 persist(accepted.events, of: host, ack: PendingAck(connection: connection, frame: ack, ref: request.ref, request: command.name), on: server)
             case .failure(let error):
                 refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
-                       field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, on: server)
+                       field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, annotation: error.annotation,
+                       on: server)
                 announceRefusal(command, error, by: pid, in: host, on: server)
             }
         }
@@ -348,14 +349,14 @@ final class Hub: TransportHandler {
 
     private func refuse(
         _ connection: ConnectionID, ref: RequestRef, request: String, code: SessionError.Code, message: String,
-        field: String? = nil, holder: Participant? = nil, on server: any Outbound
+        field: String? = nil, holder: Participant? = nil, annotation: Annotation? = nil, on server: any Outbound
     ) {
         logger.debug("refused", metadata: [
             "connection": "\(connection)", "request": "\(request)", "code": "\(code.rawValue)", "reason": "\(message)",
         ])
         metrics.error(code)
         metrics.messageOut("error")
-        let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder)
+        let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder, annotation: annotation)
         reply(OutboundFrame(text: frame), to: connection, on: server)
         // The edge of a member served elsewhere holds later requests until it hears the outcome.
         if request == "join" || request == "leave" { settled(connection) }

@@ -114,7 +114,7 @@ final class SessionHost {
 
     /// Applies a member's command to the session; broadcast its events next.
     func apply(_ command: Command, from pid: ParticipantID, at now: Duration) -> ApplyResult {
-        if router != nil, case .removeAnnotation(let id) = command { departing = session.annotations[id] }
+        if router != nil, case .removeAnnotation(let id, _) = command { departing = session.annotations[id] }
         let result = session.apply(command, from: pid, at: now)
         if case .failure = result { departing = nil }
         return result

@@ -60,11 +60,11 @@ public final class SQLiteSessionStore: SessionStore {
         do throws(ProtocolError) {
             let settings = try StoredForm.settings(Array((header["settings"] as String).utf8))
             let callout = try (header["callout"] as String?).map { s throws(ProtocolError) in try StoredForm.callout(Array(s.utf8)) }
+            let seq = UInt64(max(0, header["seq"] as Int64))
             var annotations: [Annotation] = []
             annotations.reserveCapacity(bodies.count)
-            for body in bodies { annotations.append(try StoredForm.annotation(Array(body.utf8))) }
+            for body in bodies { annotations.append(try StoredForm.annotation(Array(body.utf8), revisionIfAbsent: seq)) }
             annotations.sort { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
-            let seq = UInt64(max(0, header["seq"] as Int64))
             return StoredSession(
                 record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: seq),
                 epoch: header["epoch"])

@@ -63,7 +63,7 @@ import Testing
         try w.add(point("a", title: "A", canShowCallout: true), by: o)
         try w.ok(.showCallout(Callout(title: "A", anchor: .annotation("a"))), by: o)
         let events = try w.events(.updateAnnotation(id: "a", patch { $0.title = .some(nil) }), by: o)
-        #expect(events == [.annotationUpdated(point("a", canShowCallout: true)), .calloutHidden(reason: "annotation_changed")])
+        #expect(events == [.annotationUpdated(revised(point("a", canShowCallout: true), w.session.seq - 1)), .calloutHidden(reason: "annotation_changed")])
         #expect(w.session.callout == nil)
     }
 

@@ -174,7 +174,7 @@ let allDragPairs: [(DragState, DragState)] = DragState.allCases.flatMap { from i
         #expect(events == [
             .drag(annotation: "a", participant: e, state: .canceling, coordinate: Self.start, reason: .annotationChanged),
             .drag(annotation: "a", participant: e, state: .none, coordinate: Self.start, reason: .annotationChanged),
-            .annotationUpdated(point("a", at: Self.start)),
+            .annotationUpdated(revised(point("a", at: Self.start), w.session.seq)),
         ])
         #expect(w.session.drags.isEmpty)
         #expect(w.coordinate("a") == Self.start)

@@ -32,6 +32,13 @@ func polygon(_ id: String, _ coords: [Coordinate] = [C(0, 0), C(0, 1), C(1, 1)])
     Annotation(id: id, shape: .polygon(Polygon(coordinates: coords)))
 }
 
+/// `a` as the session holds it once the event with seq `revision` changed it.
+func revised(_ a: Annotation, _ revision: UInt64) -> Annotation {
+    var a = a
+    a.revision = revision
+    return a
+}
+
 func patch(_ change: (inout AnnotationPatch) -> Void) -> AnnotationPatch {
     var p = AnnotationPatch()
     change(&p)

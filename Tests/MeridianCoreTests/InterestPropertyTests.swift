@@ -27,6 +27,7 @@ private struct ViewportMirror {
         case .drag(let id, _, let state, let coordinate, _):
             guard annotations[id] != nil else { return gaps.append("drag \(state) of \(id), which it does not hold") }
             annotations[id]!.movePoint(to: coordinate)
+            if state == .ending { annotations[id]!.revision = e.seq }
         default: break
         }
     }
@@ -144,7 +145,7 @@ private struct ViewportMirror {
                 by = other
             }
             // As the server does: a removed annotation stays at hand until its events are routed.
-            let departed: Annotation? = if case .removeAnnotation(let id) = command { world.session.annotations[id] } else { nil }
+            let departed: Annotation? = if case .removeAnnotation(let id, _) = command { world.session.annotations[id] } else { nil }
             guard case .success(let accepted) = world.session.apply(command, from: by, at: world.now) else { continue }
             for e in accepted.events {
                 let route = router.route(e, in: world.session, departed: departed)

@@ -33,7 +33,7 @@ import Testing
         try w.ok(.select(annotation: "a"), by: e)
         let events = try w.events(.updateAnnotation(id: "a", patch { $0.enabled = false }), by: o)
         #expect(events == [
-            .annotationUpdated(point("a", enabled: false)),
+            .annotationUpdated(revised(point("a", enabled: false), w.session.seq - 2)),
             .selection(e, annotation: nil, showsCallout: false),
             .selection(v, annotation: nil, showsCallout: false),
         ])

@@ -125,6 +125,8 @@ struct ClientMirror {
             state.seq = emitted.seq
         }
         apply(emitted.event)
+        // An ending commits a coordinate: its seq is the annotation's revision (`revision` on the wire).
+        if case .drag(let id, _, .ending, _, _) = emitted.event { state.annotations[id]?.revision = emitted.seq }
     }
 
     private mutating func removeParticipant(_ id: ParticipantID) {

@@ -30,7 +30,7 @@ import Testing
             try store.commit([.update(SessionUpdate(record: record, epoch: "e1"))])
             var pin = record.annotations.first { $0.id == "pin" }!
             pin.title = "Paris (moved)"
-            let extra = Annotation(id: "extra", shape: .point(Point(coordinate: coordinate(1, 2))))
+            let extra = Annotation(id: "extra", shape: .point(Point(coordinate: coordinate(1, 2))), revision: 50)
             try store.commit([.update(SessionUpdate(
                 id: "map-1", epoch: "e2", seq: 50, settings: record.settings, callout: nil,
                 upserted: [pin, extra], removed: ["route"]))])
@@ -60,7 +60,7 @@ import Testing
 
     @Test func changesOfOneCommitApplyInOrderAndTheLastOfAnIdWins() throws {
         try withStore { store, reopen in
-            let first = Annotation(id: "x", shape: .point(Point(coordinate: coordinate(1, 1))), title: "first")
+            let first = Annotation(id: "x", shape: .point(Point(coordinate: coordinate(1, 1))), title: "first", revision: 1)
             var second = first
             second.title = "second"
             try store.commit([

@@ -14,12 +14,13 @@ func sampleRecord(id: String = "map-1") -> SessionRecord {
                                              minZoom: 2, maxZoom: 18, maxPitch: 45, policy: .reject)
     let point = Annotation(id: "pin", shape: .point(Point(coordinate: coordinate(48.85, 2.35), image: "pin-red",
                                                           centerOffset: Offset(dx: 0, dy: -8), draggable: true, canShowCallout: true)),
-                           title: "Paris", subtitle: "capital", zIndex: 3, kind: "city", metadata: ["pop": .number(2_100_000), "tags": .array([.string("fr")])])
+                           title: "Paris", subtitle: "capital", zIndex: 3, kind: "city", metadata: ["pop": .number(2_100_000), "tags": .array([.string("fr")])],
+                           revision: 42)
     let line = Annotation(id: "route", shape: .polyline(Polyline(coordinates: [coordinate(48, 2), coordinate(49, 3)], alpha: 0.7,
-                                                                  strokeColor: Color(red: 255, green: 0, blue: 0), lineWidth: 5)))
+                                                                  strokeColor: Color(red: 255, green: 0, blue: 0), lineWidth: 5)), revision: 7)
     let area = Annotation(id: "zone", shape: .polygon(Polygon(
         coordinates: [coordinate(0, 0), coordinate(0, 1), coordinate(1, 1)], holes: [[coordinate(0.1, 0.1), coordinate(0.1, 0.2), coordinate(0.2, 0.2)]],
-        fillColor: Color(red: 0, green: 0, blue: 255, alpha: 77))), enabled: false)
+        fillColor: Color(red: 0, green: 0, blue: 255, alpha: 77))), enabled: false, revision: 30)
     let callout = Callout(title: "Meet here", detail: "at noon", accessory: .button(.detailDisclosure), anchor: .annotation("pin"))
     return SessionRecord(id: id, settings: settings, annotations: [line, area, point].sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) },
                          callout: callout, seq: 42)
@@ -27,6 +28,6 @@ func sampleRecord(id: String = "map-1") -> SessionRecord {
 
 /// A session with one annotation `a<i>` at seq `i`, written under `fence`.
 func pinUpdate(_ session: String, _ i: Int, fence: UInt64? = nil) -> SessionUpdate {
-    let a = Annotation(id: "a\(i)", shape: .point(Point(coordinate: coordinate(Double(i % 80), 0))))
+    let a = Annotation(id: "a\(i)", shape: .point(Point(coordinate: coordinate(Double(i % 80), 0))), revision: UInt64(max(i, 1)))
     return SessionUpdate(id: session, epoch: "e", seq: UInt64(i), settings: SessionSettings(), callout: nil, upserted: [a], fence: fence)
 }

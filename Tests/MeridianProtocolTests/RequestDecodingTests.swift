@@ -43,7 +43,7 @@ struct RequestDecodingTests {
 
     @Test func patchDistinguishesAbsentFromNull() throws {
         let c = try command(#"{"type":"annotation.update","ref":1,"id":"a","changes":{"title":null,"zIndex":4}}"#)
-        guard case .updateAnnotation(_, let p) = c else { Issue.record("\(c)"); return }
+        guard case .updateAnnotation(_, let p, _) = c else { Issue.record("\(c)"); return }
         #expect(p.title == .some(nil))
         #expect(p.subtitle == nil)
         #expect(p.zIndex == 4)

@@ -7,7 +7,7 @@ import Testing
 /// cases as MeridianPostgresTests' `PostgresFencingTests`); SQLite, one node's file, ignores them.
 @Suite struct FencingTests {
     func update(_ session: String, _ seq: UInt64, fence: UInt64?) -> SessionChange {
-        let a = Annotation(id: "a\(seq)", shape: .point(Point(coordinate: coordinate(Double(seq), 0))))
+        let a = Annotation(id: "a\(seq)", shape: .point(Point(coordinate: coordinate(Double(seq), 0))), revision: max(seq, 1))
         return .update(SessionUpdate(id: session, epoch: "e", seq: seq, settings: SessionSettings(), callout: nil, upserted: [a], fence: fence))
     }
 

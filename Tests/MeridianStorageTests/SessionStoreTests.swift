@@ -33,13 +33,26 @@ import Testing
     }
 
     @Test(arguments: Kind.allCases)
+    func revisionsRoundTripWithEveryChange(kind: Kind) throws {
+        try withStore(kind) { store, reopen in
+            let record = sampleRecord()
+            try store.commit([.update(SessionUpdate(record: record, epoch: "e1"))])
+            var pin = record.annotations.first { $0.id == "pin" }!
+            pin.revision = 43
+            try store.commit([.update(SessionUpdate(id: "map-1", epoch: "e1", seq: 43, settings: record.settings, callout: nil, upserted: [pin]))])
+            let loaded = try #require(try reopen().load("map-1"))
+            #expect(Dictionary(uniqueKeysWithValues: loaded.record.annotations.map { ($0.id, $0.revision) }) == ["pin": 43, "route": 7, "zone": 30])
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
     func updatesUpsertAndRemoveAnnotations(kind: Kind) throws {
         try withStore(kind) { store, reopen in
             var record = sampleRecord()
             try store.commit([.update(SessionUpdate(record: record, epoch: "e1"))])
             var pin = record.annotations.first { $0.id == "pin" }!
             pin.title = "Paris (moved)"
-            let extra = Annotation(id: "extra", shape: .point(Point(coordinate: coordinate(1, 2))))
+            let extra = Annotation(id: "extra", shape: .point(Point(coordinate: coordinate(1, 2))), revision: 50)
             try store.commit([.update(SessionUpdate(
                 id: "map-1", epoch: "e2", seq: 50, settings: record.settings, callout: nil,
                 upserted: [pin, extra], removed: ["route"]))])

@@ -29,7 +29,7 @@ final class GatedStore: SessionStore {
 
 @Suite struct StorageWriterTests {
     func change(_ i: Int) -> SessionChange {
-        let a = Annotation(id: "a\(i)", shape: .point(Point(coordinate: coordinate(Double(i % 80), 0))))
+        let a = Annotation(id: "a\(i)", shape: .point(Point(coordinate: coordinate(Double(i % 80), 0))), revision: UInt64(max(i, 1)))
         return .update(SessionUpdate(id: "s", epoch: "e", seq: UInt64(i), settings: SessionSettings(), callout: nil, upserted: [a]))
     }
 

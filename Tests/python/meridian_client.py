@@ -245,6 +245,16 @@ async def snapshot(url, session):
         await c.close()
 
 
+async def pair(url, session):
+    """Alice (owner) and Bob (editor) in `session`; Alice has read Bob's participant.joined."""
+    alice = await Client.open(url, "alice")
+    await alice.join(session, "Alice", "owner")
+    bob = await Client.open(url, "bob")
+    await bob.join(session, "Bob", "editor")
+    await alice.until(lambda m: m["type"] == "participant.joined")
+    return alice, bob
+
+
 def check_seq_order(messages, start_seq, who="client", viewport=False):
     """Discrete events have contiguous seq after `start_seq` (with viewport interest, `skipped`
     markers and `interest` messages account for the seqs between); transient ones carry the last seq

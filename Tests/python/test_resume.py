@@ -2,16 +2,7 @@
 
 import uuid
 
-from meridian_client import Client, run, snapshot
-
-
-async def pair(url, session):
-    alice = await Client.open(url, "alice")
-    await alice.join(session, "Alice", "owner")
-    bob = await Client.open(url, "bob")
-    await bob.join(session, "Bob", "editor")
-    await alice.until(lambda m: m["type"] == "participant.joined")
-    return alice, bob
+from meridian_client import Client, pair, run, snapshot
 
 
 def point(id, lat):

@@ -86,6 +86,8 @@ class ViewportMirror:
         elif t == "drag":
             assert m["id"] in self.annotations, f"drag {m['state']} of {m['id']}, which the member does not hold"
             self.annotations[m["id"]] = {**self.annotations[m["id"]], "coordinate": m["coordinate"]}
+            if m["state"] == "ending":  # the commit's revision (SPEC §6.3)
+                self.annotations[m["id"]]["revision"] = m["revision"]
 
     async def read_until_answer(self, client, ref):
         answer, messages = await client.answer(ref)

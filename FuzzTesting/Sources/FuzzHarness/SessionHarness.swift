@@ -133,7 +133,7 @@ public enum SessionHarness {
             let participant = session.participants[pid]
             let before = session.contents
             // As the hub does: a removed annotation stays at hand until its events are routed.
-            departed = if case .removeAnnotation(let id) = command { session.annotations[id] } else { nil }
+            departed = if case .removeAnnotation(let id, _) = command { session.annotations[id] } else { nil }
             defer { departed = nil }
             let result = session.apply(command, from: pid, at: now)
             let after = session.contents

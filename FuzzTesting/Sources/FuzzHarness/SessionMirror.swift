@@ -17,10 +17,10 @@ struct SessionMirror {
     init(_ session: Session) { settings = session.settings }
 
     mutating func apply(_ events: [Emitted]) {
-        for e in events { apply(e.event) }
+        for e in events { apply(e.event, seq: e.seq) }
     }
 
-    mutating func apply(_ event: Event) {
+    mutating func apply(_ event: Event, seq: UInt64) {
         switch event {
         case .participantJoined(let p): listed.insert(p.id)
         case .participantLeft(let pid, _):
@@ -45,6 +45,8 @@ struct SessionMirror {
                 p.coordinate = coordinate
                 annotations[id]?.shape = .point(p)
             }
+            // An ending commits the coordinate: the event's seq is the annotation's revision (its `revision` on the wire).
+            if state == .ending { annotations[id]?.revision = seq }
             drags[id, default: [:]][pid] = state == .none ? nil : state
             if drags[id]?.isEmpty == true { drags[id] = nil }
         case .settings(let s): settings = s

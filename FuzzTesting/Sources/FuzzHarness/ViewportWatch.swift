@@ -52,6 +52,7 @@ struct ViewportWatch {
                     }
                     p.coordinate = c
                     annotations[id]!.shape = .point(p)
+                    if state == .ending { annotations[id]!.revision = e.seq }
                 default: break
                 }
             }

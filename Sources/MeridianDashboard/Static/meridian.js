@@ -8,6 +8,8 @@
 //   client.addEventListener("state", () => draw(client.state));
 //   client.connect();
 //   await client.request("annotation.add", { annotation: { id: "a", type: "point", coordinate: { latitude: 0, longitude: 0 } } });
+//   // Only if nobody changed it since this client saw it (else a MeridianError "revision_conflict"):
+//   await client.requestIfUnchanged("annotation.update", { id: "a", changes: { title: "Quay" } });
 
 export const SUBPROTOCOL = "meridian.v1";
 
@@ -31,13 +33,16 @@ export function withToken(url, token) {
   return u.toString();
 }
 
-/// An answer the server refused: `code`, `field`, `holder` as in SPEC §7.1.
+/// An answer the server refused: `code`, `field`, `holder` as in SPEC §7.1; with
+/// `revision_conflict` also `revision` and `annotation`, the annotation as it is now.
 export class MeridianError extends Error {
   constructor(message) {
     super(`${message.code}: ${message.message}`);
     this.code = message.code;
     this.field = message.field;
     this.holder = message.holder;
+    this.revision = message.revision;
+    this.annotation = message.annotation;
   }
 }
 
@@ -117,6 +122,7 @@ export function applyEvent(s, m) {
     case "drag": {
       const a = s.annotations.get(m.id);
       if (a) a.coordinate = m.coordinate;
+      if (a && m.state === "ending") a.revision = m.revision; // the commit's revision (SPEC §6.3)
       setDrag(s, m.id, m.participant, m.state, m.coordinate);
       break;
     }
@@ -257,6 +263,20 @@ export class MeridianClient extends Connection {
     /// The seq of an `interest` message that raised `state.seq`: the event that brought an
     /// annotation into the area (a drag) follows it with that same seq.
     this.announcedSeq = null;
+  }
+
+  /// The revision of annotation `id` as this client last saw it (SPEC §6.3), or undefined.
+  revisionOf(id) {
+    return this.state.annotations.get(id)?.revision;
+  }
+
+  /// `request` made conditional on the annotation `fields.id` being still at the revision this
+  /// client last saw (`ifRevision`, SPEC §6.3): `annotation.update`, `annotation.remove`, or a
+  /// `drag` with state `starting`. A change by someone else meanwhile rejects it with a
+  /// MeridianError whose `code` is "revision_conflict" and whose `annotation` is theirs.
+  requestIfUnchanged(type, fields) {
+    const revision = this.revisionOf(fields.id);
+    return this.request(type, revision === undefined ? fields : { ...fields, ifRevision: revision });
   }
 
   _opened() {
