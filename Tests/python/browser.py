@@ -53,7 +53,12 @@ class Page:
         def check(_):
             s = self.state()
             seen["last"] = s
-            return s if s is not None and predicate(s) else None
+            if s is None:
+                return None
+            try:
+                return s if predicate(s) else None
+            except (KeyError, IndexError, TypeError):
+                return None  # a state the page has not filled in yet: not there yet, not a failure
 
         try:
             return WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(check)

@@ -867,4 +867,5 @@ export function showSession(url, sessionID, config, basemap) {
 
   mapInterest.update(); // the join asks for the map's view
   client.connect();
+  publish(); // the state is whole from the start, before the first frame
 }
