@@ -80,7 +80,7 @@ final class Connection {
     var sparseCreditAt = Duration.zero
     /// True when its next write answers a sparse request: it is not put off.
     var answerFirst = false
-    /// True while its write is put off (in the loop's `writeWaiters`).
+    /// True while its write is put off (in one of the loop's write waiters).
     var writeDeferred = false
     /// When the peer last sent anything (a message, a part of one, a PONG), and when it was
     /// last sent a keepalive PING (ServerLoop+Keepalive.swift); set once it is dropped as idle.

@@ -15,17 +15,39 @@ struct InputState {
     /// True once an answer owed first was asked of lws since the last pass: the next pass,
     /// which writes it, comes before any more busy work.
     var answerWaiting = false
-    /// Writes that may still be asked of lws for its next pass (the rest wait their turn).
-    var writeAllowance: Int
+    /// Writes to connections that are not busy, and to busy ones.
+    var writes: WriteTurns
+    var busyWrites: WriteTurns
     /// Connections that sent as busy ones in this pass (ServerLoop+Input.swift, reading).
     var busyThisPass: [ConnectionID] = []
     /// Busy connections not read until their turn comes, oldest first.
     var readWaiters = IDQueue()
-    /// Connections whose write waits for its turn, oldest first.
-    var writeWaiters = IDQueue()
     /// Connections accepted in this pass, and the listener when it was told to stop accepting.
     var accepts = 0
     var pausedListener: OpaquePointer?
+}
+
+/// The writes lws may still be asked for in a pass of the loop, and the connections whose write
+/// waits for a later pass, oldest first.
+struct WriteTurns {
+    var allowance: Int
+    var waiters = IDQueue()
+
+    init(perPass: Int) { allowance = perPass }
+
+    /// Takes one write of the allowance; false when it is spent.
+    mutating func take() -> Bool {
+        guard allowance > 0 else { return false }
+        allowance -= 1
+        return true
+    }
+
+    /// The oldest waiting connection, removed, while the allowance lasts.
+    mutating func next() -> ConnectionID? {
+        guard allowance > 0, let id = waiters.first else { return nil }
+        waiters.removeFirst()
+        return id
+    }
 }
 
 /// Fairness between connections, so that nothing one client sends holds up the others.
@@ -47,10 +69,12 @@ struct InputState {
 ///   ``TransportConfiguration/busyReadsPerPass`` such connections are read again per pass.
 ///   What a flood sends meanwhile waits in the kernel, then in the client.
 /// - **Writing.** lws is asked for at most ``TransportConfiguration/writesPerPass`` writes per
-///   pass (each a WRITEABLE callback and a `send`) to busy connections; further ones wait their
-///   turn, oldest first. Answers to sparse requests and close frames never wait. A broadcast
-///   to a session of a thousand flooders is written to them over several passes, with a
-///   member's `ping` answered in between.
+///   pass (each a WRITEABLE callback and a `send`), and ``TransportConfiguration/busyWritesPerPass``
+///   to busy connections; further ones wait their turn, oldest first, and gather what is queued
+///   for them meanwhile: a loaded server writes several frames per `send`, not one. Answers to
+///   sparse requests and close frames never wait. A broadcast to a session of a thousand
+///   flooders is written to them over several passes, with a member's `ping` answered in
+///   between.
 /// - **Accepting.** lws accepts every connection waiting on the listening socket in one go;
 ///   after ``TransportConfiguration/acceptsPerPass`` the listener is not read until the next
 ///   pass (`lws_rx_flow_control` on it), so a connection flood is accepted, and its handshakes
@@ -112,14 +136,10 @@ extension ServerLoop {
             lws_rx_flow_control(connection.wsi, 1)
             reads += 1
         }
-        input.writeAllowance = configuration.writesPerPass
-        while input.writeAllowance > 0, let id = input.writeWaiters.first {
-            input.writeWaiters.removeFirst()
-            guard let connection = connections[id], connection.writeDeferred else { continue }
-            connection.writeDeferred = false
-            input.writeAllowance -= 1
-            lws_callback_on_writable(connection.wsi)
-        }
+        input.writes.allowance = configuration.writesPerPass
+        input.busyWrites.allowance = configuration.busyWritesPerPass
+        askForWaitingWrites(\.writes)
+        askForWaitingWrites(\.busyWrites)
         input.accepts = 0
         if let listener = input.pausedListener {
             input.pausedListener = nil
@@ -128,7 +148,8 @@ extension ServerLoop {
         input.passBegan = nil
         input.answerWaiting = false
         // The next pass must not sleep in the event loop while work waits.
-        if !input.scheduler.isEmpty || !input.readWaiters.isEmpty || !input.writeWaiters.isEmpty, let context {
+        if !input.scheduler.isEmpty || !input.readWaiters.isEmpty || !input.writes.waiters.isEmpty
+            || !input.busyWrites.waiters.isEmpty, let context {
             lws_cancel_service(context)
         }
     }
@@ -165,28 +186,37 @@ extension ServerLoop {
     }
 
     /// Asks lws for a WRITEABLE callback of `connection` (which has something to write and was
-    /// not asked for yet): at once, unless it is busy (read in turns), owes no prompt answer and
-    /// is not closing, and the pass's allowance is spent: then it waits its turn.
+    /// not asked for yet): at once when it owes a prompt answer or is closing, or within the
+    /// pass's allowance of writes (the busy connections' one when it is read in turns); else it
+    /// waits its turn.
     func askToWrite(_ connection: Connection) {
         if connection.answerFirst || connection.closing != nil {
             connection.writeDeferred = false
             input.answerWaiting = input.answerWaiting || connection.answerFirst
             lws_callback_on_writable(connection.wsi)
-        } else if !connection.throttled {
-            lws_callback_on_writable(connection.wsi)
-        } else if input.writeAllowance > 0 {
-            input.writeAllowance -= 1
+        } else if connection.throttled ? input.busyWrites.take() : input.writes.take() {
             lws_callback_on_writable(connection.wsi)
         } else {
-            waitToWrite(connection.id)
+            waitToWrite(connection.id, busy: connection.throttled)
             connection.writeDeferred = true
         }
     }
 
     /// `id` (its `writableRequested` set) waits for its turn to write.
-    func waitToWrite(_ id: ConnectionID) {
-        input.writeWaiters.append(id)
+    func waitToWrite(_ id: ConnectionID, busy: Bool) {
+        if busy { input.busyWrites.waiters.append(id) } else { input.writes.waiters.append(id) }
         counters.deferredWrites += 1
+    }
+
+    /// Asks for the writes waiting their turn (of busy connections, or of the others), oldest
+    /// first, while the pass's allowance lasts.
+    private func askForWaitingWrites(_ turns: WritableKeyPath<InputState, WriteTurns>) {
+        while let id = input[keyPath: turns].next() {
+            guard let connection = connections[id], connection.writeDeferred else { continue }
+            connection.writeDeferred = false
+            input[keyPath: turns].allowance -= 1
+            lws_callback_on_writable(connection.wsi)
+        }
     }
 
     /// Hands the oldest waiting message of `connection` to the handler and removes it from the

@@ -28,8 +28,9 @@ extension ServerLoop {
         let highWater = configuration.queueHighWaterBytes
         var sent = 0
         var backlogged: [ConnectionID] = []
-        var waiting: [ConnectionID] = []
-        var allowance = input.writeAllowance
+        var waiting: [(ConnectionID, busy: Bool)] = []
+        var writes = input.writes.allowance
+        var busyWrites = input.busyWrites.allowance
         connections.withHotStates { hots in
             members.withUnsafeBufferPointer { ids in
                 for id in ids where id != skip {
@@ -39,27 +40,26 @@ extension ServerLoop {
                     if hot.pointee.queue.bytes > highWater { backlogged.append(id) }
                     if !hot.pointee.writableRequested {
                         hot.pointee.writableRequested = true
-                        if !hot.pointee.throttled {
-                            lws_callback_on_writable(hot.pointee.wsi)
-                        } else if allowance > 0 {
-                            allowance -= 1
+                        let busy = hot.pointee.throttled
+                        if busy ? busyWrites > 0 : writes > 0 {
+                            if busy { busyWrites -= 1 } else { writes -= 1 }
                             lws_callback_on_writable(hot.pointee.wsi)
                         } else {
-                            waiting.append(id)
+                            waiting.append((id, busy))
                         }
                     }
                     sent += 1
                 }
             }
         }
-        input.writeAllowance = allowance
-        // Writes to busy connections past the pass's allowance wait their turn
-        // (ServerLoop+Input.swift). One owed a prompt answer is asked for at once when that
-        // answer is queued.
-        for id in waiting {
+        input.writes.allowance = writes
+        input.busyWrites.allowance = busyWrites
+        // Writes past the pass's allowance wait their turn (ServerLoop+Input.swift). One owed a
+        // prompt answer is asked for at once when that answer is queued.
+        for (id, busy) in waiting {
             guard let connection = connections[id] else { continue }
             connection.writeDeferred = true
-            waitToWrite(id)
+            waitToWrite(id, busy: busy)
         }
         for id in backlogged {
             if let connection = connections[id] { checkBacklog(of: connection) }

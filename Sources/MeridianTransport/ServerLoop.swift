@@ -60,7 +60,8 @@ public final class ServerLoop {
         self.handler = handler
         self.configuration = server.configuration
         self.sharedFrames = server.sharedFrames
-        input = InputState(scheduler: InputScheduler(quantum: max(1, configuration.inputQuantum)), writeAllowance: configuration.writesPerPass)
+        input = InputState(scheduler: InputScheduler(quantum: max(1, configuration.inputQuantum)), writes: WriteTurns(perPass: configuration.writesPerPass),
+            busyWrites: WriteTurns(perPass: configuration.busyWritesPerPass))
         admissions = configuration.connectionLimits ?? ConnectionLimits(
             maxTotal: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerIP)
         connections.tag = configuration.connectionTag

@@ -55,9 +55,12 @@ public struct TransportConfiguration: Sendable {
     public var sparseBurst: Double = 20
     /// Busy connections let read again per pass of the loop.
     public var busyReadsPerPass: Int = 4
-    /// Writes to busy connections asked of lws per pass of the loop (answers to sparse requests
-    /// and close frames not counted); more wait for the next passes, oldest first.
-    public var writesPerPass: Int = 16
+    /// Writes asked of lws per pass of the loop, to connections that are not busy and to busy
+    /// ones (answers to sparse requests and close frames not counted); more wait for the next
+    /// passes, oldest first. Writes waiting their turn gather what else is queued meanwhile, so
+    /// that a loaded server makes fewer and larger writes instead of one per frame.
+    public var writesPerPass: Int = 64
+    public var busyWritesPerPass: Int = 16
     /// Connections accepted per pass of the loop; more wait in the kernel's accept queue.
     public var acceptsPerPass: Int = 32
     /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.

@@ -13,7 +13,7 @@ import Glibc
 /// close; the mechanisms engaged), never timing.
 @Suite(.serialized) struct InputFairnessTests {
     /// Records every message and close, in the order the handler saw them, and answers each
-    /// message with its own text (unless `quiet`).
+    /// message with its own text, except "fan:N": N frames broadcast to every open connection.
     final class Recorder: TransportHandler, @unchecked Sendable {
         enum Event: Equatable {
             case message(ConnectionID, String)
@@ -22,12 +22,18 @@ import Glibc
 
         private let condition = NSCondition()
         private var _events: [Event] = []
+        private var _opened: [ConnectionID] = []
         /// A message that makes the handler close its connection with 4000 (read on the service thread).
         var closeOn: String?
 
         var events: [Event] { condition.withLock { _events } }
 
-        func transport(_ server: ServerLoop, didOpen connection: ConnectionID, handshake: Handshake) {}
+        func transport(_ server: ServerLoop, didOpen connection: ConnectionID, handshake: Handshake) {
+            condition.withLock {
+                _opened.append(connection)
+                condition.broadcast()
+            }
+        }
 
         func transport(_ server: ServerLoop, didReceive message: UnsafeRawBufferPointer, from connection: ConnectionID) {
             let text = String(decoding: message, as: UTF8.self)
@@ -35,7 +41,10 @@ import Glibc
                 _events.append(.message(connection, text))
                 condition.broadcast()
             }
-            if text == closeOn {
+            if text.hasPrefix("fan:"), let count = Int(text.dropFirst(4)) {
+                let members = condition.withLock { _opened }
+                for k in 0..<count { server.broadcast(OutboundFrame(text: Array("b\(k)".utf8)), to: members) }
+            } else if text == closeOn {
                 server.close(connection, code: 4000, reason: "asked to")
             } else {
                 server.send(OutboundFrame(text: Array(message)), to: connection)
@@ -50,6 +59,16 @@ import Glibc
         }
 
         func transportTick(_ server: ServerLoop) {}
+
+        func waitOpened(_ count: Int, timeout: TimeInterval = 20) -> Bool {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            condition.lock()
+            defer { condition.unlock() }
+            while _opened.count < count {
+                if !condition.wait(until: deadline) { return _opened.count >= count }
+            }
+            return true
+        }
 
         func wait(timeout: TimeInterval = 20, until predicate: ([Event]) -> Bool) -> Bool {
             let deadline = Date(timeIntervalSinceNow: timeout)
@@ -79,6 +98,7 @@ import Glibc
             $0.sparseBurst = 5
             $0.busyReadsPerPass = 2
             $0.writesPerPass = 3
+            $0.busyWritesPerPass = 3
         }
         defer { server.stop() }
         let perFlooder = 400
@@ -114,6 +134,26 @@ import Glibc
         // (Whether writes also had to wait for their turn depends on how far behind the loop got:
         // not asserted, it is not the same under ThreadSanitizer.)
         #expect(stats.messagesWaiting == 0)
+    }
+
+    @Test func aBroadcastToMoreMembersThanAPassWritesReachesEveryOneInOrder() throws {
+        let recorder = Recorder()
+        let (server, port) = try start(recorder) {
+            $0.writesPerPass = 2
+            $0.busyWritesPerPass = 1
+        }
+        defer { server.stop() }
+        let members = try (0..<30).map { _ in try RawWebSocket(port: port) }
+        #expect(recorder.waitOpened(30))
+        // 40 broadcasts to 30 quiet members in one callback: 2 of them may be written at once,
+        // the others wait for later passes, and gather the frames queued meanwhile.
+        try members[0].send(["fan:40"])
+        for (i, member) in members.enumerated() {
+            #expect(try member.receiveTexts(count: 40) == (0..<40).map { "b\($0)" }, "member \(i)")
+        }
+        let stats = onServiceThread(server) { $0.stats }
+        #expect(stats.deferredWrites >= 28, "writes past the pass's allowance waited for their turn")
+        #expect(stats.deliveries == 40 * 30)
     }
 
     @Test func aConnectionFloodIsAcceptedAShareAPassAtATimeAndEveryOneServed() throws {
