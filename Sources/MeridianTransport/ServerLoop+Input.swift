@@ -15,9 +15,11 @@ struct InputState {
     /// True once an answer owed first was asked of lws since the last pass: the next pass,
     /// which writes it, comes before any more busy work.
     var answerWaiting = false
-    /// Writes to connections that are not busy, and to busy ones.
-    var writes: WriteTurns
-    var busyWrites: WriteTurns
+    /// Writes lws may still be asked for in this pass (the rest wait their turn).
+    var writeAllowance: WriteAllowance
+    /// Connections whose write waits for its turn, oldest first: not busy, and busy.
+    var writeWaiters = IDQueue()
+    var busyWriteWaiters = IDQueue()
     /// Connections that sent as busy ones in this pass (ServerLoop+Input.swift, reading).
     var busyThisPass: [ConnectionID] = []
     /// Busy connections not read until their turn comes, oldest first.
@@ -27,26 +29,30 @@ struct InputState {
     var pausedListener: OpaquePointer?
 }
 
-/// The writes lws may still be asked for in a pass of the loop, and the connections whose write
-/// waits for a later pass, oldest first.
-struct WriteTurns {
-    var allowance: Int
-    var waiters = IDQueue()
+/// The writes lws may still be asked for in a pass of the loop: to connections that are not
+/// busy, and to busy ones.
+struct WriteAllowance {
+    var writes: Int
+    var busyWrites: Int
 
-    init(perPass: Int) { allowance = perPass }
-
-    /// Takes one write of the allowance; false when it is spent.
-    mutating func take() -> Bool {
-        guard allowance > 0 else { return false }
-        allowance -= 1
-        return true
+    init(_ configuration: TransportConfiguration) {
+        writes = configuration.writesPerPass
+        busyWrites = configuration.busyWritesPerPass
     }
 
-    /// The oldest waiting connection, removed, while the allowance lasts.
-    mutating func next() -> ConnectionID? {
-        guard allowance > 0, let id = waiters.first else { return nil }
-        waiters.removeFirst()
-        return id
+    func remains(busy: Bool) -> Bool { (busy ? busyWrites : writes) > 0 }
+
+    /// Takes one write of the allowance for a busy connection or another; false when it is spent.
+    mutating func take(busy: Bool) -> Bool {
+        guard remains(busy: busy) else { return false }
+        if busy { busyWrites -= 1 } else { writes -= 1 }
+        return true
+    }
+}
+
+extension InputState {
+    static func writeWaiters(busy: Bool) -> WritableKeyPath<InputState, IDQueue> {
+        busy ? \.busyWriteWaiters : \.writeWaiters
     }
 }
 
@@ -136,10 +142,9 @@ extension ServerLoop {
             lws_rx_flow_control(connection.wsi, 1)
             reads += 1
         }
-        input.writes.allowance = configuration.writesPerPass
-        input.busyWrites.allowance = configuration.busyWritesPerPass
-        askForWaitingWrites(\.writes)
-        askForWaitingWrites(\.busyWrites)
+        input.writeAllowance = WriteAllowance(configuration)
+        askForWaitingWrites(busy: false)
+        askForWaitingWrites(busy: true)
         input.accepts = 0
         if let listener = input.pausedListener {
             input.pausedListener = nil
@@ -148,8 +153,8 @@ extension ServerLoop {
         input.passBegan = nil
         input.answerWaiting = false
         // The next pass must not sleep in the event loop while work waits.
-        if !input.scheduler.isEmpty || !input.readWaiters.isEmpty || !input.writes.waiters.isEmpty
-            || !input.busyWrites.waiters.isEmpty, let context {
+        if !input.scheduler.isEmpty || !input.readWaiters.isEmpty || !input.writeWaiters.isEmpty
+            || !input.busyWriteWaiters.isEmpty, let context {
             lws_cancel_service(context)
         }
     }
@@ -194,7 +199,7 @@ extension ServerLoop {
             connection.writeDeferred = false
             input.answerWaiting = input.answerWaiting || connection.answerFirst
             lws_callback_on_writable(connection.wsi)
-        } else if connection.throttled ? input.busyWrites.take() : input.writes.take() {
+        } else if input.writeAllowance.take(busy: connection.throttled) {
             lws_callback_on_writable(connection.wsi)
         } else {
             waitToWrite(connection.id, busy: connection.throttled)
@@ -204,17 +209,19 @@ extension ServerLoop {
 
     /// `id` (its `writableRequested` set) waits for its turn to write.
     func waitToWrite(_ id: ConnectionID, busy: Bool) {
-        if busy { input.busyWrites.waiters.append(id) } else { input.writes.waiters.append(id) }
+        input[keyPath: InputState.writeWaiters(busy: busy)].append(id)
         counters.deferredWrites += 1
     }
 
     /// Asks for the writes waiting their turn (of busy connections, or of the others), oldest
     /// first, while the pass's allowance lasts.
-    private func askForWaitingWrites(_ turns: WritableKeyPath<InputState, WriteTurns>) {
-        while let id = input[keyPath: turns].next() {
+    private func askForWaitingWrites(busy: Bool) {
+        let waiters = InputState.writeWaiters(busy: busy)
+        while input.writeAllowance.remains(busy: busy), let id = input[keyPath: waiters].first {
+            input[keyPath: waiters].removeFirst()
             guard let connection = connections[id], connection.writeDeferred else { continue }
             connection.writeDeferred = false
-            input[keyPath: turns].allowance -= 1
+            _ = input.writeAllowance.take(busy: busy)
             lws_callback_on_writable(connection.wsi)
         }
     }

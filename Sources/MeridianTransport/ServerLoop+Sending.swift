@@ -29,8 +29,7 @@ extension ServerLoop {
         var sent = 0
         var backlogged: [ConnectionID] = []
         var waiting: [(ConnectionID, busy: Bool)] = []
-        var writes = input.writes.allowance
-        var busyWrites = input.busyWrites.allowance
+        var allowance = input.writeAllowance
         connections.withHotStates { hots in
             members.withUnsafeBufferPointer { ids in
                 for id in ids where id != skip {
@@ -40,20 +39,17 @@ extension ServerLoop {
                     if hot.pointee.queue.bytes > highWater { backlogged.append(id) }
                     if !hot.pointee.writableRequested {
                         hot.pointee.writableRequested = true
-                        let busy = hot.pointee.throttled
-                        if busy ? busyWrites > 0 : writes > 0 {
-                            if busy { busyWrites -= 1 } else { writes -= 1 }
+                        if allowance.take(busy: hot.pointee.throttled) {
                             lws_callback_on_writable(hot.pointee.wsi)
                         } else {
-                            waiting.append((id, busy))
+                            waiting.append((id, hot.pointee.throttled))
                         }
                     }
                     sent += 1
                 }
             }
         }
-        input.writes.allowance = writes
-        input.busyWrites.allowance = busyWrites
+        input.writeAllowance = allowance
         // Writes past the pass's allowance wait their turn (ServerLoop+Input.swift). One owed a
         // prompt answer is asked for at once when that answer is queued.
         for (id, busy) in waiting {

@@ -60,8 +60,7 @@ public final class ServerLoop {
         self.handler = handler
         self.configuration = server.configuration
         self.sharedFrames = server.sharedFrames
-        input = InputState(scheduler: InputScheduler(quantum: max(1, configuration.inputQuantum)), writes: WriteTurns(perPass: configuration.writesPerPass),
-            busyWrites: WriteTurns(perPass: configuration.busyWritesPerPass))
+        input = InputState(scheduler: InputScheduler(quantum: max(1, configuration.inputQuantum)), writeAllowance: WriteAllowance(configuration))
         admissions = configuration.connectionLimits ?? ConnectionLimits(
             maxTotal: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerIP)
         connections.tag = configuration.connectionTag
