@@ -160,8 +160,19 @@ import Glibc
         let recorder = Recorder()
         let (server, port) = try start(recorder) { $0.acceptsPerPass = 2 }
         defer { server.stop() }
-        // Forty connections at once, each then upgraded and answered.
-        let sockets = try (0..<40).map { _ in try RawWebSocket(port: port, upgrade: false) }
+        // Forty connections at once: made while the service thread is held, so that all of
+        // them wait on the listener together (the kernel completes their handshakes), then
+        // each upgraded and answered.
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        server.execute { _ in
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        let sockets = try { () throws -> [RawWebSocket] in
+            defer { release.signal() }
+            return try (0..<40).map { _ in try RawWebSocket(port: port, upgrade: false) }
+        }()
         for socket in sockets { try socket.upgrade() }
         for (i, socket) in sockets.enumerated() { try socket.send(["c\(i)"]) }
         for (i, socket) in sockets.enumerated() { #expect(try socket.receiveTexts(count: 1) == ["c\(i)"]) }
