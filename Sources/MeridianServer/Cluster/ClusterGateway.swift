@@ -1,6 +1,5 @@
 import MeridianAuth
 import MeridianProtocol
-import MeridianRedis
 import MeridianSync
 import MeridianTransport
 import Synchronization
@@ -13,6 +12,8 @@ import Synchronization
 /// owner, and hands the owner's frames to the hubs of those members. As an owner, it stands for
 /// every member of another node with an alias, a connection id of its own (its high byte the
 /// gateway's index), so that a home hub serves it as it serves a member on another hub.
+///
+/// Messages go through the cluster's broker (``ChannelBus``): Redis, or memory in tests.
 final class ClusterGateway: Sendable {
     struct State {
         /// Sessions owned by another node, as last heard: session → node.
@@ -53,14 +54,14 @@ final class ClusterGateway: Sendable {
     /// The local hubs' relay; the gateway is its index `index`.
     let local: LocalRelay
     let index: Int
-    private let publisher: RedisPublisher
+    private let publisher: any ChannelPublisher
     let state = Locked(State())
     /// Hears the session channels (set when the node starts).
-    let subscriber = Locked<RedisSubscriber?>(nil)
+    let subscriber = Locked<(any ChannelSubscriber)?>(nil)
 
     func assign(node: Int) { number.store(node, ordering: .releasing) }
 
-    init(local: LocalRelay, publisher: RedisPublisher) {
+    init(local: LocalRelay, publisher: any ChannelPublisher) {
         self.local = local
         self.index = local.hubs
         self.publisher = publisher

@@ -47,13 +47,14 @@ final class ClusterNode: Sendable {
     var number: Int { gateway.node }
     let gateway: ClusterGateway
     let relay: ClusterRelay
-    private let redis: RedisClient
+    /// What the nodes share: Redis (``RedisBroker``) in production.
+    private let broker: any Broker
     /// The overview's board: this node's part goes to Redis, the other nodes' parts come back.
     private let board: OverviewBoard
     private let leases = Locked<SessionLeases?>(nil)
     private let registry: NodeRegistry
-    private let publisher: RedisPublisher
-    private let subscriber: RedisSubscriber
+    private let publisher: any ChannelPublisher
+    private let subscriber: any ChannelSubscriber
     private let state = Locked(State())
     /// Joins, then keeps the leases; woken when a lease is to be given up.
     private let keeper = WorkerThread<Never>(name: "cluster-keeper")
@@ -61,16 +62,23 @@ final class ClusterNode: Sendable {
     private let leaseWatch = WorkerThread<Never>(name: "lease-watch")
     private let logger: Logger
 
-    /// A node for a server of `hubs` hubs; it joins the cluster in ``start()``.
-    init(configuration: ClusterConfiguration, hubs: Int, board: OverviewBoard, logger: Logger = Logger(label: "meridian")) {
+    /// A node for a server of `hubs` hubs, on the Redis of `configuration`; it joins the
+    /// cluster in ``start()``.
+    convenience init(configuration: ClusterConfiguration, hubs: Int, board: OverviewBoard, logger: Logger = Logger(label: "meridian")) {
+        self.init(configuration: configuration, broker: RedisBroker(address: configuration.redis, leaseTTL: configuration.leaseTTL),
+                  hubs: hubs, board: board, logger: logger)
+    }
+
+    /// A node for a server of `hubs` hubs, on `broker`.
+    init(configuration: ClusterConfiguration, broker: any Broker, hubs: Int, board: OverviewBoard, logger: Logger = Logger(label: "meridian")) {
         self.configuration = configuration
         self.board = board
         self.logger = logger
-        redis = RedisClient(address: configuration.redis, timeout: min(.seconds(1), configuration.leaseTTL / 4))
-        registry = NodeRegistry(redis: redis, ttl: configuration.leaseTTL)
+        self.broker = broker
+        registry = NodeRegistry(directory: broker, ttl: configuration.leaseTTL)
         let lost = Locked<ClusterGateway?>(nil)
-        publisher = RedisPublisher(address: configuration.redis, timeout: configuration.leaseTTL / 4) { messages, error in
-            lost.withLock { $0 }?.linkLost("cluster link lost: \(messages.count) messages not published: \(error.message)")
+        publisher = broker.publisher { count, error in
+            lost.withLock { $0 }?.linkLost("cluster link lost: \(count) messages not published: \(error.message)")
         }
         let local = LocalRelay(hubs: hubs)
         let gateway = ClusterGateway(local: local, publisher: publisher)
@@ -79,7 +87,7 @@ final class ClusterNode: Sendable {
         lost.withLock { $0 = gateway }
         let state = self.state
         // The subscriber connects (and reconnects) by itself; the inbox is added once the node has a number.
-        subscriber = RedisSubscriber(address: configuration.redis, timeout: configuration.leaseTTL / 4) { event in
+        subscriber = broker.subscriber { event in
             switch event {
             case .message(_, let payload):
                 gateway.receive(payload)
@@ -135,7 +143,7 @@ final class ClusterNode: Sendable {
 
     /// One attempt to join: a node number, then this node's inbox confirmed by Redis. False while
     /// Redis is out of reach (the reason is kept for /readyz and logged) or the node stops.
-    private func join() -> Bool {
+    func join() -> Bool {
         let number: Int
         do throws(RedisError) {
             number = try registry.register(address: configuration.advertise)
@@ -153,7 +161,7 @@ final class ClusterNode: Sendable {
         // Returns once Redis confirmed the inbox, or when the subscriber stops (the node stops).
         subscriber.waitUntilSubscribed(inbox)
         guard !state.withLock({ $0.stopping }) else { return false }
-        leases.withLock { $0 = SessionLeases(redis: redis, node: number, ttl: configuration.leaseTTL) }
+        leases.withLock { $0 = SessionLeases(store: broker, node: number, ttl: configuration.leaseTTL) }
         state.withLock { state in
             state.joined = true
             state.joinFailure = nil
@@ -177,7 +185,7 @@ final class ClusterNode: Sendable {
         for (session, lease) in owned { try? leases.withLock({ $0 })?.release(session, lease) }
         if state.withLock({ $0.joined }) {
             try? registry.leave(number)
-            _ = try? redis.call(["HDEL", ClusterKeys.overview, String(number)])
+            try? broker.drop([number])
         }
         publisher.stop()
     }
@@ -264,7 +272,8 @@ final class ClusterNode: Sendable {
         }
     }
 
-    private func keepOnce() {
+    /// One round of the keeper (the tests of nodes in memory call it themselves).
+    func keepOnce() {
         guard let leases = leases.withLock({ $0 }) else { return }
         let (owned, releases) = state.withLock { state in
             defer { state.releases.removeAll() }
@@ -303,31 +312,23 @@ final class ClusterNode: Sendable {
     }
 
     /// Posts this node's part of the overview and takes the other nodes' (those of live nodes:
-    /// their liveness key, which Redis expires, still there; the parts of nodes that are gone
+    /// their liveness key, which the broker expires, still there; the parts of nodes that are gone
     /// are dropped). No node's wall clock is compared with another's: a node whose clock is
     /// stepped keeps its part, and sees the others'.
     private func shareOverview() throws(RedisError) {
         let mine = board.local()
         let text = String(decoding: ServerMessage.overview(mine.entries, connections: mine.connections), as: UTF8.self)
-        let replies = try redis.pipeline([
-            ["HSET", ClusterKeys.overview, String(number), text], ["HGETALL", ClusterKeys.overview],
-        ].map { $0.map { Array($0.utf8) } })
-        let fields = replies[1].elements ?? []
-        var parts: [(node: Int, value: [UInt8])] = []
-        for pair in stride(from: 0, to: fields.count - 1, by: 2) {
-            guard let node = fields[pair].text.flatMap(Int.init), node != number, case .string(let value) = fields[pair + 1] else { continue }
-            parts.append((node, value))
-        }
+        let parts = try broker.share(text, from: number).filter { $0.node != number }
         let live = try registry.live(parts.map(\.node))
-        var entries: [OverviewEntry] = [], connections = 0, gone: [String] = []
+        var entries: [OverviewEntry] = [], connections = 0, gone: [Int] = []
         for (node, value) in parts {
-            guard live[node] != nil else { gone.append(String(node)); continue }
+            guard live[node] != nil else { gone.append(node); continue }
             guard let part = ServerMessage.overviewEntries(value) else { continue }
             entries += part.entries
             connections += part.connections
         }
         board.post(otherNodes: entries, connections: connections)
-        if !gone.isEmpty { _ = try redis.call(["HDEL", ClusterKeys.overview] + gone) }
+        if !gone.isEmpty { try broker.drop(gone) }
     }
 
     /// The session's lease is not this node's any more: its home unloads it at once.
