@@ -8,32 +8,37 @@ import MeridianTransport
 /// of their own, the in-memory store (committed inline), a clock the test moves. Several hubs
 /// (as on several service threads) are joined by the in-process relay; each has its own
 /// ``MemoryOutbound``, and relayed messages and handed-back work run when the test settles
-/// the hubs, so every interleaving is the test's. One hub is a server with one thread.
+/// the hubs, so every interleaving is the test's. One hub is a server with one thread. With a
+/// cluster node, the hubs are that node's (``MemoryCluster`` drives several).
 final class MemoryHubs {
     let relay: LocalRelay
     let hubs: [Hub]
     let outbounds: [MemoryOutbound]
-    private let workArrived = DispatchSemaphore(value: 0)
+    private let workArrived: DispatchSemaphore
     private let storage = StorageSlot()
     private var nextConnection: UInt64 = 1
     private var nextRef = 1
     /// Messages received by each connection and not yet taken, oldest first.
     private var received: [ConnectionID: [JSONValue]] = [:]
 
-    init(count: Int, configuration: ServerConfiguration = ServerConfiguration()) throws {
+    /// `count` hubs; with `node`, the hubs of that cluster node, whose overview board is `board`.
+    init(count: Int, configuration: ServerConfiguration = ServerConfiguration(), node: ClusterNode? = nil, board: OverviewBoard = OverviewBoard(),
+         workArrived: DispatchSemaphore = DispatchSemaphore(value: 0)) throws {
+        self.workArrived = workArrived
         try storage.open(configuration.storage, onBatch: { _ in })
         var logger = Logger(label: "memory-hubs")
         logger.logLevel = .critical
-        let relay = LocalRelay(hubs: count)
-        let metrics = ServerMetrics(), eventLog = EventLog(), board = OverviewBoard(), loads = LoadCounts()
-        let signal = workArrived
-        let outbounds = (0..<count).map { _ in MemoryOutbound(workArrived: signal) }
+        let relay = node?.gateway.local ?? LocalRelay(hubs: count)
+        let metrics = ServerMetrics(), eventLog = EventLog(), loads = LoadCounts()
+        let outbounds = (0..<count).map { _ in MemoryOutbound(workArrived: workArrived) }
         let storage = self.storage
+        let placed = count > 1 || node != nil
+        let hubsRelay: any Relay = node.map { $0.relay as any Relay } ?? relay
         hubs = (0..<count).map { i in
             Hub(configuration: configuration, logger: logger, storage: storage, eventLog: eventLog, metrics: metrics,
-                place: count == 1 ? nil : HubPlace(hub: i, relay: relay, board: board, loads: loads))
+                place: placed ? HubPlace(hub: i, relay: hubsRelay, board: board, loads: loads, cluster: node) : nil)
         }
-        for i in 0..<count where count > 1 {
+        for i in 0..<count where placed {
             let thread = outbounds[i].thread
             let bound = LoopBound((hub: hubs[i], outbound: outbounds[i]), on: thread)
             relay.onPost(to: i) { thread.enqueue { bound.value.hub.takeRelayed(on: bound.value.outbound) } }
@@ -94,21 +99,28 @@ final class MemoryHubs {
     func answer(_ ref: String, to connection: ConnectionID) throws -> JSONValue {
         while true {
             settle()
-            if let index = mailbox(connection).firstIndex(where: { $0["ref"]?.string == ref }) {
-                return received[connection]!.remove(at: index)
-            }
+            if let answer = take(ref, to: connection) { return answer }
             guard workArrived.wait(timeout: .now() + .seconds(5)) == .success else { throw MemoryHubError.noAnswer(ref) }
             workArrived.signal()
         }
     }
 
-    /// Runs relayed messages and handed-back work on every hub until none is left.
-    func settle() {
-        var ran = true
+    /// The answer to `ref` if it has come (taken from the mailbox), without settling.
+    func take(_ ref: String, to connection: ConnectionID) -> JSONValue? {
+        guard let index = mailbox(connection).firstIndex(where: { $0["ref"]?.string == ref }) else { return nil }
+        return received[connection]!.remove(at: index)
+    }
+
+    /// Runs relayed messages and handed-back work on every hub until none is left; true if any ran.
+    @discardableResult
+    func settle() -> Bool {
+        var ran = true, any = false
         while ran {
             ran = false
             for outbound in outbounds where outbound.runWork() { ran = true }
+            any = any || ran
         }
+        return any
     }
 
     func mailbox(_ connection: ConnectionID) -> [JSONValue] {

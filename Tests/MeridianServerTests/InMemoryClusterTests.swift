@@ -1,0 +1,91 @@
+import MeridianCore
+@testable import MeridianServer
+import MeridianTransport
+import Testing
+
+/// Nodes of a cluster in memory (``MemoryCluster``): no Redis, no sockets, the broker's clock
+/// moved by the test. What the live cluster tests show through redis-server, shown here with
+/// every step the test's.
+@Suite("Cluster nodes, in memory")
+struct InMemoryClusterTests {
+    static func join(_ session: String, _ name: String, role: String = "editor") -> [String: JSONValue] {
+        ["session": .string(session), "name": .string(name), "role": .string(role)]
+    }
+
+    static func point(_ id: String) -> JSONValue {
+        ["type": "point", "id": .string(id), "coordinate": ["latitude": 52, "longitude": 13], "draggable": true]
+    }
+
+    static func ids(_ record: SessionRecord?) -> [String] { (record?.annotations ?? []).map(\.id).sorted() }
+
+    /// Members on two nodes, their requests crossing: both see the owner's one order.
+    @Test func membersOnTwoNodesSeeOneOrder() throws {
+        let cluster = try MemoryCluster(nodes: 2)
+        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+        let first = a.connect(to: 0), second = b.connect(to: 0)
+        let welcome = try cluster.request("join", Self.join("harbour", "first"), on: 0, from: first)
+        #expect(welcome["type"]?.string == "welcome", "\(welcome)")
+        let joined = try cluster.request("join", Self.join("harbour", "second"), on: 1, from: second)
+        // The second joined through node 2, served by node 1, the session's owner.
+        #expect(joined["snapshot"]?["participants"]?.array?.count == 2, "\(joined)")
+        #expect(cluster.members[1].gateway.owner(of: "harbour") == cluster.members[0].number)
+
+        // Requests leave both nodes before any answer comes back.
+        var refs: [(node: Int, connection: ConnectionID, ref: String)] = []
+        for i in 0..<10 {
+            refs.append((0, first, a.post("annotation.add", ["annotation": Self.point("a\(i)")], from: first)))
+            refs.append((1, second, b.post("annotation.add", ["annotation": Self.point("b\(i)")], from: second)))
+        }
+        for (node, connection, ref) in refs {
+            #expect(try cluster.answer(ref, on: node, to: connection)["type"]?.string == "ack")
+        }
+        cluster.settle()
+        let added = { (messages: [JSONValue]) in
+            messages.filter { $0["type"]?.string == "annotation.added" }.map { "\($0["seq"]?.number ?? 0) \($0["annotation"]?["id"]?.string ?? "")" }
+        }
+        let seenAtA = added(a.drain(first)), seenAtB = added(b.drain(second))
+        #expect(seenAtA.count == 20)
+        #expect(seenAtA == seenAtB)
+    }
+
+    /// The owner is cut off from the broker: its lease runs out on the broker's clock, the member
+    /// on the other node is closed with 4012 and joins again there, under the next fence, with
+    /// every stored change; the old owner, still serving its own member (the lease time is long
+    /// by the wall clock, so its lease watch does not stop it first), has its writes refused by
+    /// the store once the new owner has written under its fence.
+    @Test func whenTheOwnerIsCutOffTheOtherNodeTakesOverAndTheOldOwnersWritesAreFenced() throws {
+        let cluster = try MemoryCluster(nodes: 2, leaseTTL: .seconds(60))
+        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+        let first = a.connect(to: 0), second = b.connect(to: 0)
+        try cluster.request("join", Self.join("harbour", "first"), on: 0, from: first)
+        try cluster.request("join", Self.join("harbour", "second"), on: 1, from: second)
+        #expect(try cluster.request("annotation.add", ["annotation": Self.point("pin")], on: 1, from: second)["type"]?.string == "ack")
+        let leases = SessionLeases(store: cluster.clients[1], node: 0, ttl: .seconds(60))
+        #expect(try leases.holders(["harbour"])["harbour"] == Lease(node: cluster.members[0].number, fence: 1))
+
+        cluster.clients[0].cut()
+        cluster.settle()
+        cluster.keep()
+        // Past the lease time by the broker's clock (no wall time waited): the lease is gone.
+        cluster.broker.advance(by: .milliseconds(60_001))
+        #expect(try leases.holders(["harbour"]).isEmpty)
+        cluster.keep()
+        #expect(b.closeCode(of: second) == CloseCode.sessionMoved)
+
+        b.disconnect(second)
+        let again = b.connect(to: 0)
+        let welcome = try cluster.request("join", Self.join("harbour", "second"), on: 1, from: again)
+        #expect(welcome["type"]?.string == "welcome", "\(welcome)")
+        #expect(welcome["snapshot"]?["annotations"]?.array?.map { $0["id"]?.string } == ["pin"])
+        #expect(try leases.holders(["harbour"])["harbour"] == Lease(node: cluster.members[1].number, fence: 2))
+
+        #expect(try cluster.request("annotation.add", ["annotation": Self.point("quay")], on: 1, from: again)["type"]?.string == "ack")
+        // The old owner still hosts the session for its own member: what it applies now is refused
+        // by the store, which holds the new owner's fence.
+        let late = try cluster.request("annotation.add", ["annotation": Self.point("late")], on: 0, from: first)
+        #expect(late["type"]?.string == "error" && late["code"]?.string == "storage_unavailable", "\(late)")
+        let stored = try cluster.store.load("harbour")
+        #expect(Self.ids(stored?.record) == ["pin", "quay"])
+        #expect(stored?.fence == 2)
+    }
+}
