@@ -143,7 +143,7 @@ let package = Package(
         // A real server in-process on an ephemeral port, for the live test targets.
         .target(
             name: "MeridianTesting",
-            dependencies: ["MeridianServer", "MeridianSync", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MeridianServer", "MeridianRedis", "MeridianSync", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "MeridianSyncTests", dependencies: ["MeridianSync"]),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),

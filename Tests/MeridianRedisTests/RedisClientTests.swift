@@ -87,40 +87,10 @@ import Testing
 
 /// Publisher and subscriber against a real `redis-server`.
 @Suite struct RedisPubSubTests {
-    /// Collects what a subscriber hears; waiting for a count is a wait on a condition.
-    final class Heard: Sendable {
-        struct State: Awaitable {
-            var events: [String] = []
-            var waiters: [DispatchSemaphore] = []
-        }
-        let state = Locked(State())
-
-        func record(_ event: RedisSubscriber.Event) {
-            let text: String
-            switch event {
-            case .message(let channel, let payload): text = "\(channel):\(String(decoding: payload, as: UTF8.self))"
-            case .connected: text = "connected"
-            case .disconnected: text = "disconnected"
-            case .subscribed: return
-            }
-            let waiters = state.withLock { state in
-                state.events.append(text)
-                defer { state.waiters.removeAll() }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.signal() }
-        }
-
-        func wait(for count: Int) -> [String] {
-            state.wait { $0.events.count >= count }
-            return state.withLock { $0.events }
-        }
-    }
-
     @Test func messagesArriveInPublishOrderOnEveryChannelSubscribed() throws {
         let redis = try RedisServerProcess()
         let address = RedisAddress(host: "127.0.0.1", port: redis.port)
-        let heard = Heard()
+        let heard = HeardEvents()
         let subscriber = RedisSubscriber(address: address) { heard.record($0) }
         defer { subscriber.stop() }
         subscriber.subscribe("a")
@@ -143,7 +113,7 @@ import Testing
     @Test func aSubscriberHearsOfAnOutageAndSubscribesAgainAfterIt() throws {
         let redis = try RedisServerProcess()
         let address = RedisAddress(host: "127.0.0.1", port: redis.port)
-        let heard = Heard()
+        let heard = HeardEvents()
         let subscriber = RedisSubscriber(address: address, retry: .milliseconds(50)) { heard.record($0) }
         defer { subscriber.stop() }
         subscriber.subscribe("a")
@@ -161,7 +131,7 @@ import Testing
     @Test func aPublisherWhoseIdleConnectionARedisRestartClosedLosesNothingAfterIt() throws {
         let redis = try RedisServerProcess()
         let address = RedisAddress(host: "127.0.0.1", port: redis.port)
-        let heard = Heard()
+        let heard = HeardEvents()
         let subscriber = RedisSubscriber(address: address, retry: .milliseconds(50)) { heard.record($0) }
         defer { subscriber.stop() }
         subscriber.subscribe("a")

@@ -1,4 +1,5 @@
 import MeridianRedis
+import MeridianTesting
 import Testing
 
 @testable import MeridianServer

@@ -1,4 +1,5 @@
 import MeridianRedis
+import MeridianTesting
 import Testing
 
 @testable import MeridianServer
@@ -7,6 +8,22 @@ import Testing
 /// that follows the test's clock alone.
 @Suite("Memory broker")
 struct MemoryBrokerTests {
+    /// A node's client of the broker, with a subscriber to one channel and a publisher, and what
+    /// they heard and lost.
+    struct Node {
+        let client: MemoryBroker.Client
+        let heard = HeardEvents(), lost = LostCount()
+        let subscriber: any ChannelSubscriber, publisher: any ChannelPublisher
+
+        init(_ broker: MemoryBroker, hearing channel: String) {
+            client = broker.client()
+            let (heard, lost) = (self.heard, self.lost)
+            subscriber = client.subscriber { heard.record($0) }
+            subscriber.subscribe(channel)
+            publisher = client.publisher { count, _ in lost.add(count) }
+        }
+    }
+
     @Test func leasesExpireOnTheBrokersClockOnly() throws {
         let broker = MemoryBroker()
         let a = SessionLeases(store: broker.client(), node: 1, ttl: .seconds(2))
@@ -22,58 +39,48 @@ struct MemoryBrokerTests {
 
     @Test func aNodeCutOffFailsAloneLosesItsMessagesAndIsSubscribedAgainWhenHealed() throws {
         let broker = MemoryBroker()
-        let cut = broker.client(), other = broker.client()
-        let heardCut = HeardEvents(), heardOther = HeardEvents(), lost = LostCount()
-        let cutSubscriber = cut.subscriber { heardCut.record($0) }, otherSubscriber = other.subscriber { heardOther.record($0) }
-        cutSubscriber.subscribe("s")
-        otherSubscriber.subscribe("s")
-        let cutPublisher = cut.publisher { count, _ in lost.add(count) }, otherPublisher = other.publisher { _, _ in }
-        #expect(try cut.acquire("harbour", node: 1, ttl: .seconds(2)) == .granted(Lease(node: 1, fence: 1)))
+        let cut = Node(broker, hearing: "s"), other = Node(broker, hearing: "s")
+        #expect(try cut.client.acquire("harbour", node: 1, ttl: .seconds(2)) == .granted(Lease(node: 1, fence: 1)))
 
-        cut.cut()
-        let error = #expect(throws: RedisError.self) { try cut.holders(["harbour"]) }
+        cut.client.cut()
+        let error = #expect(throws: RedisError.self) { try cut.client.holders(["harbour"]) }
         #expect(error?.kind == .unreachable)
-        #expect(try other.holders(["harbour"]) == ["harbour": Lease(node: 1, fence: 1)])
-        cutPublisher.publish(Array("from the cut node".utf8), to: "s")
-        otherPublisher.publish(Array("while cut".utf8), to: "s")
+        #expect(try other.client.holders(["harbour"]) == ["harbour": Lease(node: 1, fence: 1)])
+        cut.publisher.publish(Array("from the cut node".utf8), to: "s")
+        other.publisher.publish(Array("while cut".utf8), to: "s")
         broker.deliver()
-        #expect(lost.value == 1)
-        #expect(heardCut.all == ["connected", "disconnected"])
-        #expect(heardOther.all == ["connected", "s:while cut"])
+        #expect(cut.lost.value == 1)
+        #expect(cut.heard.all == ["connected", "disconnected"])
+        #expect(other.heard.all == ["connected", "s:while cut"])
 
-        cut.heal()
-        otherPublisher.publish(Array("healed".utf8), to: "s")
+        cut.client.heal()
+        other.publisher.publish(Array("healed".utf8), to: "s")
         broker.deliver()
-        #expect(heardCut.all == ["connected", "disconnected", "connected", "s:healed"])
-        #expect(try cut.holders(["harbour"]) == ["harbour": Lease(node: 1, fence: 1)])
+        #expect(cut.heard.all == ["connected", "disconnected", "connected", "s:healed"])
+        #expect(try cut.client.holders(["harbour"]) == ["harbour": Lease(node: 1, fence: 1)])
     }
 
     @Test func aStalledNodesMessagesWaitAndGoOnInOrderWhenHealed() throws {
         let broker = MemoryBroker()
-        let stalled = broker.client(), other = broker.client()
-        let heardStalled = HeardEvents(), heardOther = HeardEvents(), lost = LostCount()
-        let stalledSubscriber = stalled.subscriber { heardStalled.record($0) }, otherSubscriber = other.subscriber { heardOther.record($0) }
-        stalledSubscriber.subscribe("to-stalled")
-        otherSubscriber.subscribe("to-other")
-        let stalledPublisher = stalled.publisher { count, _ in lost.add(count) }, otherPublisher = other.publisher { _, _ in }
+        let stalled = Node(broker, hearing: "to-stalled"), other = Node(broker, hearing: "to-other")
         broker.deliver()
 
-        stalled.stall()
-        #expect(throws: RedisError.self) { try stalled.register() }
-        #expect(try other.register() == 1)
+        stalled.client.stall()
+        #expect(throws: RedisError.self) { try stalled.client.register() }
+        #expect(try other.client.register() == 1)
         for i in 0..<3 {
-            stalledPublisher.publish(Array("out \(i)".utf8), to: "to-other")
-            otherPublisher.publish(Array("in \(i)".utf8), to: "to-stalled")
+            stalled.publisher.publish(Array("out \(i)".utf8), to: "to-other")
+            other.publisher.publish(Array("in \(i)".utf8), to: "to-stalled")
         }
         broker.deliver()
-        #expect(heardStalled.all == ["connected"])
-        #expect(heardOther.all == ["connected"])
+        #expect(stalled.heard.all == ["connected"])
+        #expect(other.heard.all == ["connected"])
 
-        stalled.heal()
+        stalled.client.heal()
         broker.deliver()
-        #expect(lost.value == 0)
-        #expect(heardStalled.all == ["connected", "to-stalled:in 0", "to-stalled:in 1", "to-stalled:in 2"])
-        #expect(heardOther.all == ["connected", "to-other:out 0", "to-other:out 1", "to-other:out 2"])
-        #expect(try stalled.register() == 2)
+        #expect(stalled.lost.value == 0)
+        #expect(stalled.heard.all == ["connected", "to-stalled:in 0", "to-stalled:in 1", "to-stalled:in 2"])
+        #expect(other.heard.all == ["connected", "to-other:out 0", "to-other:out 1", "to-other:out 2"])
+        #expect(try stalled.client.register() == 2)
     }
 }

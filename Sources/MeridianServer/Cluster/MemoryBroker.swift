@@ -410,27 +410,17 @@ final class MemoryBroker: Sendable {
     }
 }
 
-private final class MemoryPublisher: ChannelPublisher {
+private struct MemoryPublisher: ChannelPublisher {
     let broker: MemoryBroker
     let id: Int
-
-    init(broker: MemoryBroker, id: Int) {
-        self.broker = broker
-        self.id = id
-    }
 
     func publish(_ payload: [UInt8], to channel: String) { broker.publish(payload, to: channel, from: id) }
     func stop() { broker.removePublisher(id) }
 }
 
-private final class MemorySubscriber: ChannelSubscriber {
+private struct MemorySubscriber: ChannelSubscriber {
     let broker: MemoryBroker
     let id: Int
-
-    init(broker: MemoryBroker, id: Int) {
-        self.broker = broker
-        self.id = id
-    }
 
     func subscribe(_ channel: String) { broker.subscribe(id, channel, true) }
     func unsubscribe(_ channel: String) { broker.subscribe(id, channel, false) }

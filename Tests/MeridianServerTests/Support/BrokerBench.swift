@@ -82,25 +82,6 @@ final class BrokerBench {
     }
 }
 
-/// What a subscriber heard, as text: `connected`, `disconnected`, `CHANNEL:PAYLOAD`
-/// (confirmations are left out: their place among the others differs between brokers).
-final class HeardEvents: Sendable {
-    private let events = Locked<[String]>([])
-
-    func record(_ event: ChannelEvent) {
-        let text: String
-        switch event {
-        case .message(let channel, let payload): text = "\(channel):\(String(decoding: payload, as: UTF8.self))"
-        case .connected: text = "connected"
-        case .disconnected: text = "disconnected"
-        case .subscribed: return
-        }
-        events.withLock { $0.append(text) }
-    }
-
-    var all: [String] { events.withLock { $0 } }
-}
-
 /// Counts what a publisher reports lost.
 final class LostCount: Sendable {
     private let count = Locked(0)
