@@ -17,13 +17,21 @@ struct ClusterTests {
 
     init() throws { redis = try RedisServerProcess() }
 
+    /// A node that has joined the cluster (its /readyz answers 200): until then it refuses
+    /// joins with `storage_unavailable`, as it should.
     func node(threads: Int = 1, advertise: String = "") throws -> TestServer {
-        try TestServer { configuration in
+        let server = try TestServer { configuration in
             configuration.threads = threads
             configuration.rateLimit = .unlimited
             configuration.storage.store = store
             configuration.cluster = ClusterConfiguration(redis: RedisAddress(host: "127.0.0.1", port: redis.port), leaseTTL: .seconds(2), advertise: advertise)
         }
+        let deadline = ContinuousClock.now + .seconds(20)
+        var ready = false
+        while !ready, ContinuousClock.now < deadline { ready = try HTTPClient.call(port: server.port, "GET", "/readyz").status == 200 }
+        if !ready { server.stop() }
+        try #require(ready, "the node joined its cluster")
+        return server
     }
 
     @Test func membersOnTwoNodesSeeEachOthersChangesInOneOrder() throws {

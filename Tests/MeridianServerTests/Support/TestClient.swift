@@ -1,6 +1,7 @@
 import MeridianClientTransport
 import MeridianCore
 import MeridianProtocol
+import MeridianTransportCore
 import Testing
 
 /// A protocol-level test client over a real WebSocket connection.
@@ -28,8 +29,16 @@ final class TestClient {
 
     /// The next message, in arrival order.
     func next(timeout: Duration = .seconds(5)) throws -> JSONValue {
+        try next(by: .now + timeout)
+    }
+
+    /// The next message, if one comes by `deadline` (the loops below wait for one message among
+    /// many with one deadline for all: a stream of other messages does not keep them waiting).
+    private func next(by deadline: ContinuousClock.Instant) throws -> JSONValue {
         if !pending.isEmpty { return pending.removeFirst() }
-        switch try socket.receive(timeout: timeout) {
+        let left = deadline - .now
+        guard left > .zero else { throw TransportError.timeout }
+        switch try socket.receive(timeout: left) {
         case .text(let text):
             return try #require(JSONValue.parse(Array(text.utf8)), "server sent invalid JSON: \(text)")
         case .closed(let code, let reason):
@@ -40,8 +49,9 @@ final class TestClient {
     /// The next message of `type`, skipping and returning the others in order.
     func next(_ type: String, timeout: Duration = .seconds(5)) throws -> (message: JSONValue, skipped: [JSONValue]) {
         var skipped: [JSONValue] = []
+        let deadline = ContinuousClock.now + timeout
         while true {
-            let m = try next(timeout: timeout)
+            let m = try next(by: deadline)
             if m["type"]?.string == type { return (m, skipped) }
             if m["type"]?.string == "$closed" { Issue.record("closed while waiting for \(type): \(m)"); return (m, skipped) }
             skipped.append(m)
@@ -60,8 +70,9 @@ final class TestClient {
         send(.object(message))
         var others: [JSONValue] = []
         defer { pending.insert(contentsOf: others, at: 0) }
+        let deadline = ContinuousClock.now + .seconds(5)
         while true {
-            let m = try next()
+            let m = try next(by: deadline)
             if m["ref"]?.number == Double(ref) { return m }
             if m["type"]?.string == "$closed" { return m }
             others.append(m)
@@ -77,10 +88,11 @@ final class TestClient {
         #expect(welcome["type"]?.string == "welcome", "join refused: \(welcome)")
     }
 
-    /// Drains messages until one satisfies `match`.
+    /// Drains messages until one satisfies `match`, for at most `timeout` in all.
     func waitFor(timeout: Duration = .seconds(5), _ match: (JSONValue) -> Bool) throws -> JSONValue {
+        let deadline = ContinuousClock.now + timeout
         while true {
-            let m = try next(timeout: timeout)
+            let m = try next(by: deadline)
             if match(m) { return m }
         }
     }
