@@ -36,19 +36,15 @@ enum GateOutcome {
     case elsewhere
 }
 
-/// Joins waiting for their session to load, and the requests their connections sent since:
-/// those are handled, in order, once the join is answered.
+/// Joins waiting for their session to load (the requests their connections send meanwhile
+/// wait in their ``Edge``, and go on once the join is answered).
 struct PendingJoins {
     /// The ticket of each connection's waiting join.
     var tickets: [ConnectionID: UInt64] = [:]
-    var held: [ConnectionID: [ClientRequest]] = [:]
     var nextTicket: UInt64 = 1
 }
 
 extension Hub {
-    /// Most requests a connection may send while its join waits; more are refused.
-    static let maxHeldRequests = 1_024
-
     /// What a join gets: its session now, a wait (`retry` runs when the gate it waits behind
     /// is done), or a refusal.
     enum JoinTarget {
@@ -244,45 +240,25 @@ extension Hub {
         let ticket = durability.joins.nextTicket
         durability.joins.nextTicket += 1
         durability.joins.tickets[connection] = ticket
+        connections[connection]?.edge.wait(for: nil)
         durability.gates[id]?.waiters.append { [unowned self] outcome in
             // A connection that closed meanwhile is skipped.
             guard self.durability.joins.tickets[connection] == ticket else { return }
             self.durability.joins.tickets[connection] = nil
-            guard self.connections[connection] != nil else {
-                self.durability.joins.held[connection] = nil
-                return
-            }
+            guard self.connections[connection] != nil else { return }
             retry(outcome)
             self.releaseHeld(connection, on: server)
         }
     }
 
-    /// Whether `request` waits behind its connection's join (true: held, or refused when too
-    /// many wait). Requests keep their order: they are handled once the join is answered.
-    func holdsBehindJoin(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) -> Bool {
-        guard durability.joins.tickets[connection] != nil else { return false }
-        let held = durability.joins.held[connection, default: []]
-        guard held.count < Self.maxHeldRequests else {
-            metrics.error(.notJoined)
-            metrics.messageOut("error")
-            let frame = ServerMessage.error(
-                ref: request.ref, code: .notJoined,
-                message: "\(request.typeName): the join is still waiting for its session, with \(held.count) requests behind it")
-            server.send(OutboundFrame(text: frame), to: connection)
-            return true
-        }
-        durability.joins.held[connection, default: []].append(request)
-        return true
-    }
-
-    /// Handles the requests held behind an answered join, until one of them (another join)
-    /// has to wait again.
+    /// After a join that waited here is answered (not waiting again, nor sent on to another
+    /// node's session): the requests held behind it go on, in order.
     private func releaseHeld(_ connection: ConnectionID, on server: any Outbound) {
-        guard var held = durability.joins.held.removeValue(forKey: connection) else { return }
-        while !held.isEmpty, durability.joins.tickets[connection] == nil, connections[connection] != nil {
-            handle(held.removeFirst(), from: connection, on: server)
+        guard durability.joins.tickets[connection] == nil, let state = connections[connection], state.edge.route == .awaiting(home: nil) else { return }
+        let held = connections[connection]!.edge.answered(by: nil, state.sessionID == nil ? .none : .here)
+        for request in held where connections[connection] != nil {
+            route(request, from: connection, on: server)
         }
-        if !held.isEmpty, connections[connection] != nil { durability.joins.held[connection] = held }
     }
 
     /// Makes `retry` run when the session's gate is done; false if there is none.

@@ -54,14 +54,13 @@ final class Hub: TransportHandler {
         var participant: ParticipantID?
         /// The verified token the participant joined with (nil without authentication).
         var grant: AccessGrant?
-        /// The connection's rate limit, created with its first request.
-        var bucket: TokenBucket?
-        /// Transient requests waiting for the rate limit, oldest first.
-        var deferred: [DeferredRequest] = []
+        /// The connection's rate limit, where its requests are served.
+        var rate = RateGate()
         /// Times of recent protocol errors, for the abuse limit.
         var recentErrors: [Duration] = []
-        /// Where the connection's requests go when its session lives on another hub.
-        var route: EdgeRoute?
+        /// Where the connection's requests go: served here, sent on to its session's home hub,
+        /// or held behind a join or leave not answered yet.
+        var edge = Edge()
         /// The hubs its requests went to (bit per hub), which keep its state until it closes.
         var homes: UInt64 = 0
     }
@@ -121,9 +120,7 @@ final class Hub: TransportHandler {
             metrics.messageIn(request.typeName)
             // In a cluster, a request that may go on to the node owning its session keeps its text.
             if mayLeaveNode(request, from: connection) { request.text = Array(message) }
-            // A request for another hub's session is admitted there, in order with the others.
-            if forwardedToHome(request, from: connection) { return }
-            if admit(request, from: connection, on: server) { handle(request, from: connection, on: server) }
+            route(request, from: connection, on: server)
         }
     }
 
@@ -168,9 +165,8 @@ final class Hub: TransportHandler {
 
     // MARK: Requests
 
+    /// Serves `request` here (the edge and the rate limit let it through).
     func handle(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) {
-        if forwardedToHome(request, from: connection) { return }
-        if holdsBehindJoin(request, from: connection, on: server) { return }
         let state = connections[connection]!
         switch request.body {
         case .join(let sessionID, let join, let resume):

@@ -1,0 +1,55 @@
+import MeridianAuth
+import MeridianProtocol
+import MeridianTransport
+
+/// The hub as the home of sessions whose members are connected to other hubs: it serves their
+/// forwarded requests as its own (their frames and closes go back through ``RoutedOutbound``),
+/// tells their edge what their session is, and sends a join on to the session's home when that
+/// is another hub (or node) after all.
+extension Hub {
+    /// At the home: tells a member's edge hub what its session is after a join, leave or
+    /// replacement. The home keeps the connection's state (answers may still wait for the
+    /// store) until the edge says it closed.
+    func settled(_ connection: ConnectionID) {
+        guard let place, !isLocal(connection) else { return }
+        let session = connections[connection]?.sessionID
+        place.relay.post(.membership(connection, session: session, from: place.hub), to: LocalRelay.hub(of: connection))
+    }
+
+    func serveForwarded(
+        _ request: ClientRequest, from connection: ConnectionID, peer: String, handshakeGrant: AccessGrant?, place: HubPlace, on out: any Outbound
+    ) {
+        if connections[connection] == nil {
+            guard case .join(let session, _, _) = request.body else {
+                // The member left or was replaced while this was on its way.
+                let frame = ServerMessage.error(ref: request.ref, code: .notJoined, message: "\(request.typeName) needs a joined session; send join first")
+                return out.send(OutboundFrame(text: frame), to: connection)
+            }
+            let home = place.relay.home(of: session)
+            if home != place.hub {
+                // Sent here while the edge still took this hub for the connection's home.
+                return reroute(request, from: connection, peer: peer, handshakeGrant: handshakeGrant, to: home, place: place)
+            }
+            connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant)
+        }
+        // The member's rate limit is kept here, with its session.
+        route(request, from: connection, on: out)
+    }
+
+    /// Sends a join served here on to `home`, its session's home after all (another node's
+    /// session, found when it was loaded here), and tells the connection's edge, whose later
+    /// requests then wait for that home's answer. `request` still carries the client's text.
+    func reroute(_ request: ClientRequest, from connection: ConnectionID, peer: String, handshakeGrant: AccessGrant?, to home: Int, place: HubPlace) {
+        if isLocal(connection) {
+            connections[connection]?.edge.wait(for: home)
+            connections[connection]?.homes |= 1 << UInt64(home)
+        } else {
+            // The edge's state stays there; this hub forgets the connection it made for the join.
+            connections[connection] = nil
+            if LocalRelay.hub(of: connection) != place.relay.gateway {
+                place.relay.post(.rerouted(connection, to: home), to: LocalRelay.hub(of: connection))
+            }
+        }
+        place.relay.post(.request(request, from: connection, peer: peer, handshakeGrant: handshakeGrant), to: home)
+    }
+}
