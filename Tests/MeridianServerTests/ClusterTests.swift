@@ -9,7 +9,9 @@ import Testing
 
 /// Nodes of a cluster in this process: real servers on their own ports, one real Redis, and one
 /// store they share (the in-memory store stands for PostgreSQL here; the PostgreSQL store has
-/// tests of its own). Members of one session are connected to different nodes.
+/// tests of its own). Members of one session are connected to different nodes. The rules of
+/// nodes that do not depend on Redis itself (failover, fencing, the overview) are tested in
+/// memory (InMemoryClusterTests); these show them end to end, and what Redis does to them.
 @Suite("Cluster nodes")
 struct ClusterTests {
     let redis: RedisServerProcess
@@ -55,52 +57,6 @@ struct ClusterTests {
         let lateAtA = try a.joined("harbour", name: "late-a", role: "viewer")
         #expect(late.welcome["snapshot"]?["annotations"] == lateAtA.welcome["snapshot"]?["annotations"])
         #expect(late.welcome["snapshot"]?["annotations"]?.array?.first?["title"]?.string == "Quay")
-    }
-}
-
-extension ClusterTests {
-    /// The owner stops: the lease goes with it, the member on the surviving node is closed with
-    /// 4012 once its node sees the owner gone, joins again there, and finds every acknowledged
-    /// change in a snapshot under a new epoch, with the next fencing number.
-    @Test func whenTheOwnerGoesAMemberElsewhereJoinsAgainAtANewOwner() throws {
-        let a = try node(), b = try node()
-        defer { b.stop() }
-        let first = try a.joined("harbour", name: "first")
-        let second = try b.joined("harbour", name: "second")
-        let epoch = try #require(second.welcome["snapshot"]?["epoch"]?.string ?? second.welcome["epoch"]?.string)
-        let acked = try first.request("annotation.add", ["annotation": .point("pin", 52.5, 13.4)])
-        #expect(acked["type"]?.string == "ack")
-        _ = try second.next("annotation.added")
-        a.stop()
-        let closed = try second.next("$closed", timeout: .seconds(10)).message
-        #expect(closed["code"]?.number == 4012, "\(closed)")
-        let again = try b.client()
-        try again.join("harbour", name: "second", role: "editor", extra: ["resume": ["epoch": .string(epoch), "seq": acked["seq"]!]])
-        #expect(again.welcome["resumed"]?.bool == false)
-        let snapshot = try #require(again.welcome["snapshot"])
-        #expect(snapshot["annotations"]?.array?.map { $0["id"]?.string } == ["pin"])
-        #expect((snapshot["epoch"]?.string ?? again.welcome["epoch"]?.string) != epoch)
-        #expect(try SessionLeases(redis: RedisClient(address: RedisAddress(host: "127.0.0.1", port: redis.port)), node: 0, ttl: .seconds(1))
-            .holders(["harbour"])["harbour"]?.fence == 2)
-    }
-}
-
-extension ClusterTests {
-    /// A dashboard on any node sees every node's sessions, each with the node that owns it.
-    @Test func theOverviewListsEveryNodesSessionsWithTheirOwner() throws {
-        let a = try node(advertise: "node-a:8080"), b = try node(advertise: "node-b:8080")
-        defer { a.stop(); b.stop() }
-        let atA = try a.joined("harbour", name: "first")
-        let atB = try b.joined("quay", name: "second")
-        let dashboard = try b.client()
-        #expect(try dashboard.request("overview.watch")["type"]?.string == "ack")
-        let overview = try dashboard.waitFor(timeout: .seconds(10)) { message in
-            message["type"]?.string == "overview" && (message["sessions"]?.array?.count ?? 0) == 2
-        }
-        let owners = Dictionary(uniqueKeysWithValues: (overview["sessions"]?.array ?? []).map { ($0["session"]?.string ?? "", $0["node"]?.string ?? "") })
-        #expect(owners == ["harbour": "node-a:8080", "quay": "node-b:8080"])
-        #expect(overview["connections"]?.number == 3)
-        _ = (atA, atB)
     }
 }
 

@@ -88,4 +88,54 @@ struct InMemoryClusterTests {
         #expect(Self.ids(stored?.record) == ["pin", "quay"])
         #expect(stored?.fence == 2)
     }
+
+    /// The owner stops: the lease goes with it, the member on the other node is closed with 4012
+    /// once its node sees the owner gone, joins again there, and finds every acknowledged change
+    /// in a snapshot under a new epoch, with the next fencing number.
+    @Test func whenTheOwnerStopsAMemberElsewhereJoinsAgainAtANewOwner() throws {
+        let cluster = try MemoryCluster(nodes: 2)
+        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+        let first = a.connect(to: 0), second = b.connect(to: 0)
+        try cluster.request("join", Self.join("harbour", "first"), on: 0, from: first)
+        let joined = try cluster.request("join", Self.join("harbour", "second"), on: 1, from: second)
+        let epoch = try #require(joined["snapshot"]?["epoch"]?.string ?? joined["epoch"]?.string)
+        let acked = try cluster.request("annotation.add", ["annotation": Self.point("pin")], on: 0, from: first)
+        #expect(acked["type"]?.string == "ack")
+
+        cluster.stop(node: 0)
+        #expect(b.closeCode(of: second) == nil, "closed before its node looked at the owner")
+        cluster.keep()
+        #expect(b.closeCode(of: second) == CloseCode.sessionMoved)
+
+        b.disconnect(second)
+        let again = b.connect(to: 0)
+        var rejoin = Self.join("harbour", "second")
+        rejoin["resume"] = ["epoch": .string(epoch), "seq": acked["seq"]!]
+        let welcome = try cluster.request("join", rejoin, on: 1, from: again)
+        #expect(welcome["resumed"]?.bool == false, "\(welcome)")
+        let snapshot = try #require(welcome["snapshot"])
+        #expect(snapshot["annotations"]?.array?.map { $0["id"]?.string } == ["pin"])
+        #expect((snapshot["epoch"]?.string ?? welcome["epoch"]?.string) != epoch)
+        let leases = SessionLeases(store: cluster.clients[1], node: 0, ttl: .seconds(2))
+        #expect(try leases.holders(["harbour"])["harbour"] == Lease(node: cluster.members[1].number, fence: 2))
+    }
+
+    /// A dashboard on any node sees every node's sessions, each with the node that owns it.
+    @Test func theOverviewListsEveryNodesSessionsWithTheirOwner() throws {
+        let cluster = try MemoryCluster(nodes: 2, advertise: ["node-a:8080", "node-b:8080"])
+        let (a, b) = (cluster.nodes[0], cluster.nodes[1])
+        let atA = a.connect(to: 0), atB = b.connect(to: 0), dashboard = b.connect(to: 0)
+        try cluster.request("join", Self.join("harbour", "first"), on: 0, from: atA)
+        try cluster.request("join", Self.join("quay", "second"), on: 1, from: atB)
+        #expect(try cluster.request("overview.watch", on: 1, from: dashboard)["type"]?.string == "ack")
+        // Each hub posts its part, the nodes share theirs through the broker, and a second later
+        // each hub sends the whole to its watchers.
+        cluster.tick(by: .zero)
+        cluster.keep()
+        cluster.tick(by: .seconds(1))
+        let overview = try #require(b.drain(dashboard).last { $0["type"]?.string == "overview" })
+        let owners = Dictionary(uniqueKeysWithValues: (overview["sessions"]?.array ?? []).map { ($0["session"]?.string ?? "", $0["node"]?.string ?? "") })
+        #expect(owners == ["harbour": "node-a:8080", "quay": "node-b:8080"], "\(overview)")
+        #expect(overview["connections"]?.number == 3)
+    }
 }

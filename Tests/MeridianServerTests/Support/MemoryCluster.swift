@@ -20,14 +20,19 @@ final class MemoryCluster {
     private(set) var clients: [MemoryBroker.Client] = []
     private let workArrived = DispatchSemaphore(value: 0)
 
-    init(nodes count: Int, hubs: Int = 1, leaseTTL: Duration = .seconds(2)) throws {
+    /// Nodes given a stop (``stop(node:)``): their keeper runs no more.
+    private var stopped: Set<Int> = []
+
+    /// `advertise`: each node's address in the overview, by index (none by default).
+    init(nodes count: Int, hubs: Int = 1, leaseTTL: Duration = .seconds(2), advertise: [String] = []) throws {
         var configuration = ServerConfiguration()
         configuration.rateLimit = .unlimited
         configuration.storage.store = store
-        let cluster = ClusterConfiguration(redis: RedisAddress(host: "memory"), leaseTTL: leaseTTL)
         var logger = Logger(label: "memory-cluster")
         logger.logLevel = .critical
-        for _ in 0..<count {
+        for index in 0..<count {
+            let cluster = ClusterConfiguration(redis: RedisAddress(host: "memory"), leaseTTL: leaseTTL,
+                                               advertise: index < advertise.count ? advertise[index] : "")
             let client = broker.client(), board = OverviewBoard()
             let node = ClusterNode(configuration: cluster, broker: client, hubs: hubs, board: board, logger: logger)
             guard node.join() else { throw MemoryHubError.noAnswer("node \(members.count + 1) could not join") }
@@ -38,7 +43,23 @@ final class MemoryCluster {
         settle()
     }
 
-    deinit { for node in members { node.stop() } }
+    deinit { for (index, node) in members.enumerated() where !stopped.contains(index) { node.stop() } }
+
+    /// Stops node `node` as a server stops: its leases given up, gone from the cluster.
+    func stop(node: Int) {
+        stopped.insert(node)
+        members[node].stop()
+        settle()
+    }
+
+    /// Moves every node's clock on by `duration`, runs every hub's periodic work, and settles.
+    func tick(by duration: Duration) {
+        for node in nodes {
+            for outbound in node.outbounds { outbound.advance(by: duration) }
+            node.tick()
+        }
+        settle()
+    }
 
     /// Runs every node's relayed messages and handed-back work, and the broker's deliveries,
     /// until none is left.
@@ -69,7 +90,7 @@ final class MemoryCluster {
 
     /// One round of every node's keeper (renewals, owners looked at, nodes gone), then settles.
     func keep() {
-        for node in members { node.keepOnce() }
+        for (index, node) in members.enumerated() where !stopped.contains(index) { node.keepOnce() }
         settle()
     }
 }
