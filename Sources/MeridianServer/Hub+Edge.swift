@@ -7,14 +7,12 @@ import MeridianTransport
 /// here follow the home's answers, and the home's word on a connection's session lets what was
 /// held go on.
 extension Hub {
-    /// The hub of a session's home as `connection`'s edge sees it: nil for this hub, and for
+    /// The hub of `session`'s home as `connection`'s edge sees it: nil for this hub, and for
     /// every session when the connection is another hub's (this hub is its home, not its edge).
-    func sessionHome(for connection: ConnectionID) -> (String) -> Int? {
-        guard let place, isLocal(connection) else { return { _ in nil } }
-        return { session in
-            let home = place.relay.home(of: session)
-            return home == place.hub ? nil : home
-        }
+    func sessionHome(_ session: String, for connection: ConnectionID) -> Int? {
+        guard let place, isLocal(connection) else { return nil }
+        let home = place.relay.home(of: session)
+        return home == place.hub ? nil : home
     }
 
     /// Sends `request` on to hub `home`, which keeps the connection's state from now on too.
@@ -80,8 +78,8 @@ extension Hub {
     /// answer the connection waits for, or refuses it when too many are held.
     func route(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) {
         guard let state = connections[connection] else { return }
-        let homeOf = sessionHome(for: connection)
-        switch connections[connection]!.edge.receive(request, inSession: state.sessionID != nil, home: homeOf) {
+        let action = connections[connection]!.edge.receive(request, inSession: state.sessionID != nil) { sessionHome($0, for: connection) }
+        switch action {
         case .serve:
             if admit(request, from: connection, on: server) { handle(request, from: connection, on: server) }
         case .forward(let home):
