@@ -151,6 +151,10 @@ extension Hub {
         durability.loads -= 1
         let outcome: GateOutcome
         switch result {
+        case .success(.read(_, let fence?)) where place?.cluster.map({ !$0.holds(id, fence: fence) }) ?? false:
+            // The lease was given up while the session loaded: it is not this node's to serve.
+            logger.warning("session lease lost while it loaded: not opened", metadata: ["session": "\(id)", "fence": "\(fence)"])
+            outcome = .failed(.readFailed("the lease of session \(id) was lost while it loaded; join again"))
         case .success(.read(let loaded?, let fence)):
             durability.fences[id] = fence
             install(loaded.session, index: loaded.index, restored: true)

@@ -138,4 +138,34 @@ struct InMemoryClusterTests {
         #expect(owners == ["harbour": "node-a:8080", "quay": "node-b:8080"], "\(overview)")
         #expect(overview["connections"]?.number == 3)
     }
+
+    /// A join loads its session: the node takes the lease, and while the session is read the
+    /// lease runs out and the keeper gives it up. The load must not open the session (nobody
+    /// would renew its lease, and another node could take it while this one served a stale
+    /// copy): the join is refused with `storage_unavailable`, and the next one takes the lease
+    /// again and is served.
+    @Test func aSessionWhoseLeaseWasGivenUpWhileItLoadedIsNotOpened() throws {
+        let store = GatedLoadStore(gating: "harbour")
+        let cluster = try MemoryCluster(nodes: 1, store: store)
+        let a = cluster.nodes[0], node = cluster.members[0]
+        let first = a.connect(to: 0)
+        let ref = a.post("join", Self.join("harbour", "first"), from: first)
+        #expect(store.loadStarted.wait(timeout: 10), "the load never started")
+        #expect(node.figures.leases == 1)
+        // The lease runs out in the broker before the keeper renews it: the renewal finds it lost.
+        cluster.broker.advance(by: .seconds(3))
+        cluster.keep()
+        #expect(node.figures.leases == 0)
+        store.open()
+        let refused = try cluster.answer(ref, on: 0, to: first)
+        #expect(refused["code"]?.string == "storage_unavailable", "\(refused)")
+        #expect((refused["message"]?.string ?? "").contains("lost while it loaded"), "\(refused)")
+        #expect(a.hubs[0].sessions["harbour"] == nil)
+
+        let welcome = try cluster.request("join", Self.join("harbour", "first"), on: 0, from: first)
+        #expect(welcome["type"]?.string == "welcome", "\(welcome)")
+        #expect(node.figures.leases == 1)
+        #expect(node.holds("harbour", fence: 2))
+    }
 }
+

@@ -352,7 +352,7 @@ class NetnsCluster:
             self.secret.write_text(secrets.token_hex(32))
             args = ["--cluster", f"redis://{self.redis_ip}:{REDIS_PORT}", "--store", self.store_url,
                     "--cluster-lease-ttl", str(lease_ttl), "--threads", "1", "--idle-unload", "600",
-                    "--jwt-secret-file", self.secret, *node_args]
+                    "--jwt-secret-file", self.secret, "--log-level", os.environ.get("MERIDIAN_NETNS_LOG_LEVEL", "info"), *node_args]
             self.nodes = [Node(self, i + 1, args) for i in range(count)]
             for node in self.nodes:
                 node.start()
@@ -549,6 +549,12 @@ class NetnsCluster:
             sh("ip", "link", "delete", namespace, check=False)
             sh("ip", "netns", "delete", namespace, check=False)
         sh("ip", "link", "delete", self.bridge, check=False)
+        # The nodes' logs outlive the run, for reading what a failed one did.
+        kept = HERE.parent.parent / "artifacts" / "netns-logs"
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.mkdir(parents=True, exist_ok=True)
+        for log in self.directory.glob("*.log"):
+            shutil.copy(log, kept / log.name)
         shutil.rmtree(self.directory, ignore_errors=True)
         self.marker.unlink(missing_ok=True)
 

@@ -244,6 +244,14 @@ final class ClusterNode: Sendable {
         }
     }
 
+    /// Whether this node still holds `session`'s lease with `fence`. A load takes the lease
+    /// before it reads; the lease may be given up before the load is done (its renewal failed,
+    /// or three quarters of its time passed), and a session loaded under a lease no longer held
+    /// would be served with nobody renewing it and another node free to take it.
+    func holds(_ session: String, fence: UInt64) -> Bool {
+        state.withLock { $0.owned[session]?.lease.fence == fence }
+    }
+
     /// The session was unloaded here: its lease is given up.
     func release(_ session: String) {
         state.withLock { state in
@@ -290,7 +298,9 @@ final class ClusterNode: Sendable {
                 state.redisReached = true
             }
             leaseWatch.wake()
-            for session in lost.sorted() { giveUp(session, owned[session]!.hub) }
+            // A lease moved on meanwhile (past a stored fence, as a load settled it) was not the
+            // one renewed: it stays, for the next round.
+            for session in lost.sorted() { giveUp(session, owned[session]!.hub, ifStill: owned[session]!.lease) }
             for (session, lease) in releases { try leases.release(session, lease) }
             let routed = gateway.routedOwners
             let holders = try leases.holders(Array(routed.keys))
@@ -332,8 +342,12 @@ final class ClusterNode: Sendable {
     }
 
     /// The session's lease is not this node's any more: its home unloads it at once.
-    private func giveUp(_ session: String, _ hub: Int) {
-        state.withLock { _ = $0.owned.removeValue(forKey: session) }
-        gateway.local.post(.leaseLost(session), to: hub)
+    private func giveUp(_ session: String, _ hub: Int, ifStill lease: Lease? = nil) {
+        let removed = state.withLock { state -> Bool in
+            guard let owned = state.owned[session], lease == nil || owned.lease == lease else { return false }
+            state.owned[session] = nil
+            return true
+        }
+        if removed { gateway.local.post(.leaseLost(session), to: hub) }
     }
 }

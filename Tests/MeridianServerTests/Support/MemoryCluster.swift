@@ -13,7 +13,7 @@ import MeridianTransport
 /// keepers' rounds (``keep()``).
 final class MemoryCluster {
     let broker = MemoryBroker()
-    let store = InMemorySessionStore()
+    let store: any SessionStore
     /// Each node's hubs, cluster node and broker client, by index (node numbers start at 1).
     private(set) var nodes: [MemoryHubs] = []
     private(set) var members: [ClusterNode] = []
@@ -24,7 +24,9 @@ final class MemoryCluster {
     private var stopped: Set<Int> = []
 
     /// `advertise`: each node's address in the overview, by index (none by default).
-    init(nodes count: Int, hubs: Int = 1, leaseTTL: Duration = .seconds(2), advertise: [String] = []) throws {
+    init(nodes count: Int, hubs: Int = 1, leaseTTL: Duration = .seconds(2), advertise: [String] = [],
+         store: any SessionStore = InMemorySessionStore()) throws {
+        self.store = store
         var configuration = ServerConfiguration()
         configuration.rateLimit = .unlimited
         configuration.storage.store = store

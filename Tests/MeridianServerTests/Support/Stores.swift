@@ -118,3 +118,30 @@ final class HeldCommitStore: SessionStore, @unchecked Sendable {
 func temporaryDirectory() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("meridian-offthread-\(UUID().uuidString)").path
 }
+
+/// The in-memory store, whose loads of one session wait until the test lets them go on (after
+/// ``loadStarted`` fired): what happens while a load is in flight, decided by the test.
+final class GatedLoadStore: SessionStore, @unchecked Sendable {
+    let memory = InMemorySessionStore()
+    let gatedID: String
+    let loadStarted = Event()
+    private let gate = Event()
+
+    init(gating id: String) { gatedID = id }
+
+    /// Lets the gated loads (this one and every later one) go on.
+    func open() { gate.fire() }
+
+    func load(_ id: String) throws(StorageError) -> StoredSession? { try memory.load(id) }
+
+    func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession? {
+        if id == gatedID {
+            loadStarted.fire()
+            guard gate.wait(timeout: 30) else { throw .readFailed("the test never opened the gate") }
+        }
+        return try memory.load(id, claiming: fence)
+    }
+
+    func list() throws(StorageError) -> [StoredSessionSummary] { try memory.list() }
+    func commit(_ changes: [SessionChange]) throws(StorageError) { try memory.commit(changes) }
+}
