@@ -19,18 +19,19 @@ extension Hub {
     func serveForwarded(
         _ request: ClientRequest, from connection: ConnectionID, peer: String, handshakeGrant: AccessGrant?, place: HubPlace, on out: any Outbound
     ) {
-        if connections[connection] == nil {
-            guard case .join(let session, _, _) = request.body else {
-                // The member left or was replaced while this was on its way.
-                let frame = ServerMessage.error(ref: request.ref, code: .notJoined, message: "\(request.typeName) needs a joined session; send join first")
-                return out.send(OutboundFrame(text: frame), to: connection)
-            }
+        let action = Home.forwarded(request, known: connections[connection] != nil) { session in
             let home = place.relay.home(of: session)
-            if home != place.hub {
-                // Sent here while the edge still took this hub for the connection's home.
-                return reroute(request, from: connection, peer: peer, handshakeGrant: handshakeGrant, to: home, place: place)
-            }
+            return home == place.hub ? nil : home
+        }
+        switch action {
+        case .serve:
+            break
+        case .adopt:
             connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant)
+        case .reroute(let home):
+            return reroute(request, from: connection, peer: peer, handshakeGrant: handshakeGrant, to: home, place: place)
+        case .refuse(let message):
+            return out.send(OutboundFrame(text: ServerMessage.error(ref: request.ref, code: .notJoined, message: message)), to: connection)
         }
         // The member's rate limit is kept here, with its session.
         route(request, from: connection, on: out)

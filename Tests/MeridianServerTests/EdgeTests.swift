@@ -4,7 +4,8 @@ import Testing
 @testable import MeridianServer
 
 /// The rules of a connection's edge, without a hub or a socket: where each request goes, what
-/// waits behind a join or leave, and what an answer lets go on.
+/// waits behind a join or leave, and what an answer lets go on; and what the home does with a
+/// request an edge sent on.
 @Suite("Edge")
 struct EdgeTests {
     /// Sessions whose name starts with "far" live on hub 2; the others on this hub.
@@ -150,4 +151,16 @@ struct EdgeTests {
         #expect(edge.receive(try Self.join("far"), home: { _ in nil }) == .serve)
         #expect(edge.route == .here)
     }
+
+    @Test func aHomeServesTheMembersItKnowsAdoptsANewMembersJoinAndSendsOnAJoinOfAnotherHub() throws {
+        #expect(Home.forwarded(Self.add, known: true, home: Self.home) == .serve)
+        #expect(Home.forwarded(try Self.join("far"), known: true, home: Self.home) == .serve)
+        #expect(Home.forwarded(try Self.join("near"), known: false, home: Self.home) == .adopt)
+        // The session's home changed on the way (or it is another node's): the join goes on.
+        #expect(Home.forwarded(try Self.join("far"), known: false, home: Self.home) == .reroute(to: 2))
+        // A member that left or was replaced while this was on its way.
+        #expect(Home.forwarded(Self.add, known: false, home: Self.home) == .refuse("annotation.add needs a joined session; send join first"))
+        #expect(Home.forwarded(Self.leave, known: false, home: Self.home) == .refuse("leave needs a joined session; send join first"))
+    }
 }
+
