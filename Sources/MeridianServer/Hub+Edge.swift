@@ -77,8 +77,8 @@ extension Hub {
     /// admits it), sends it on to its session's home hub (which admits it), holds it behind the
     /// answer the connection waits for, or refuses it when too many are held.
     func route(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) {
-        guard let state = connections[connection] else { return }
-        let action = connections[connection]!.edge.receive(request, inSession: state.sessionID != nil) { sessionHome($0, for: connection) }
+        guard let inSession = connections[connection].map({ $0.sessionID != nil }) else { return }
+        let action = connections[connection]!.edge.receive(request, inSession: inSession) { sessionHome($0, for: connection) }
         switch action {
         case .serve:
             if admit(request, from: connection, on: server) { handle(request, from: connection, on: server) }

@@ -42,7 +42,8 @@ struct InMemoryClusterPropertyTests {
                 cluster.clients[node].stall()
                 stalled.insert(node)
             case 1, 2:
-                if let node = stalled.randomElement(using: &rng) {
+                if !stalled.isEmpty {
+                    let node = stalled.sorted()[rng.below(stalled.count)]
                     cluster.clients[node].heal()
                     stalled.remove(node)
                 }
@@ -73,13 +74,5 @@ struct InMemoryClusterPropertyTests {
                 #expect(mirrors[i] == fresh, "the mirror of a member on node \(at + 1) differs from a fresh snapshot at node \(node + 1) (seed \(seed))")
             }
         }
-    }
-}
-
-extension Set {
-    /// A random element, drawn with the test's seeded generator.
-    fileprivate func randomElement(using rng: inout SplitMix) -> Element? {
-        guard !isEmpty else { return nil }
-        return self.sorted { "\($0)" < "\($1)" }[rng.below(count)]
     }
 }
