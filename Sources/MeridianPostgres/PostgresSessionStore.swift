@@ -73,18 +73,21 @@ public final class PostgresSessionStore: SessionStore {
         return try decode(id, found)
     }
 
-    /// For a new owner: its fencing number becomes the stored one (when above it) before the
-    /// session is read, in one transaction. The row lock orders it with a former owner's commit
-    /// in flight: committed before, it is read here; after, it is refused for its fence. (A
-    /// session not stored yet has no row to hold the fence: its new owner's first write does. A
-    /// deleted one's row takes the fence too, and reads as none.)
+    /// For a new owner: the session is read and its fencing number becomes the stored one (when
+    /// above it), in one transaction; the session comes back with the fence stored before. The
+    /// row lock, taken first, orders it with a former owner's commit in flight: committed before,
+    /// it is read here; after, it is refused for its fence. (A session not stored yet has no row
+    /// to hold the fence: its new owner's first write does. A deleted one's row takes the fence
+    /// too, and reads as none.)
     public func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession? {
         let found: Row?
         do {
             found = try connections.withConnection { c in
                 try c.transaction {
+                    _ = try c.run("SELECT 1 FROM sessions WHERE id = \(id) FOR UPDATE")
+                    let read = try Self.read(id, on: c)
                     try c.run("UPDATE sessions SET fence = \(Int64(clamping: fence)) WHERE id = \(id) AND fence < \(Int64(clamping: fence))")
-                    return try Self.read(id, on: c)
+                    return read
                 }
             }
         } catch let error as StorageError {

@@ -126,7 +126,8 @@ extension Hub {
             var stored: StoredSession?
             if let taken = lease { stored = try store.load(id, claiming: taken.fence) } else { stored = try store.load(id) }
             if let cluster, let taken = lease {
-                // Fences only grow: a counter Redis lost is moved past the stored one, and claimed.
+                // Fences only grow: a counter Redis lost is moved past the one stored before the
+                // claim, and claimed.
                 guard let settled = try cluster.settle(id, taken, stored: stored?.fence ?? 0) else { return .elsewhere }
                 if settled != taken { stored = try store.load(id, claiming: settled.fence) }
                 lease = settled

@@ -13,13 +13,25 @@ public final class InMemorySessionStore: SessionStore {
     public init() {}
 
     public func load(_ id: String) throws(StorageError) -> StoredSession? {
+        sessions.withLock { Self.stored(id, in: $0) }
+    }
+
+    /// As a shared database does: `fence` becomes the stored one (when above it) as the session
+    /// is read; the session comes back with the fence stored before.
+    public func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession? {
         sessions.withLock { all in
-            guard let s = all[id] else { return nil }
-            let annotations = s.annotations.values.sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
-            let record = SessionRecord(id: id, settings: s.header.settings, annotations: annotations,
-                                       callout: s.header.callout, seq: s.header.seq)
-            return StoredSession(record: record, epoch: s.header.epoch, fence: s.header.fence ?? 0)
+            let loaded = Self.stored(id, in: all)
+            if let before = all[id]?.header.fence, before < fence { all[id]!.header.fence = fence }
+            return loaded
         }
+    }
+
+    private static func stored(_ id: String, in all: [String: (header: SessionUpdate, annotations: [String: Annotation])]) -> StoredSession? {
+        guard let s = all[id] else { return nil }
+        let annotations = s.annotations.values.sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
+        let record = SessionRecord(id: id, settings: s.header.settings, annotations: annotations,
+                                   callout: s.header.callout, seq: s.header.seq)
+        return StoredSession(record: record, epoch: s.header.epoch, fence: s.header.fence ?? 0)
     }
 
     public func list() throws(StorageError) -> [StoredSessionSummary] {

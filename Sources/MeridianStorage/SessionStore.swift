@@ -8,7 +8,8 @@ import MeridianCore
 public protocol SessionStore: Sendable {
     /// The stored session, or nil if there is none.
     func load(_ id: String) throws(StorageError) -> StoredSession?
-    /// The stored session for a new owner with fencing number `fence` (see the extension).
+    /// The stored session for a new owner with fencing number `fence`, with the fence stored
+    /// before this claim (see the extension).
     func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession?
     /// Every stored session, by id.
     func list() throws(StorageError) -> [StoredSessionSummary]
@@ -27,7 +28,9 @@ extension SessionStore {
     /// Loads the session for a new owner whose fencing number is `fence`. A store that fences
     /// makes `fence` the stored one (when above it) in the same transaction as the read, so that
     /// a commit of a former owner still in flight is either read here or refused afterwards.
-    /// Stores that do not fence just load.
+    /// The session comes back with the fence stored *before* the claim: the new owner's lease
+    /// is behind it when that one is not below `fence` (the lease counter was lost), and must be
+    /// moved past it. Stores that do not fence just load.
     public func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession? {
         try load(id)
     }

@@ -75,9 +75,11 @@ import Testing
         let url = try PostgresFixture.database()
         let former = try PostgresSessionStore(url: url), owner = try PostgresSessionStore(url: url)
         try former.commit([.update(pinUpdate("s", 1, fence: 1))])
-        // The new owner loads under fence 2 before writing anything.
+        // The new owner loads under fence 2 before writing anything: the session comes with the
+        // fence stored before (below the claim: the lease need not move), and 2 is stored now.
         let loaded = try owner.load("s", claiming: 2)
-        #expect(loaded?.fence == 2 && loaded?.record.seq == 1)
+        #expect(loaded?.fence == 1 && loaded?.record.seq == 1)
+        #expect(try owner.load("s")?.fence == 2)
         // The former owner, unaware, commits: refused, and nothing of it is stored.
         let error = fencedError { try former.commit([.update(pinUpdate("s", 3, fence: 1))]) }
         #expect(error?.fencedSession == "s")
@@ -85,6 +87,9 @@ import Testing
         // A claim below the stored fence changes nothing; loading without a claim neither.
         #expect(try former.load("s", claiming: 1)?.fence == 2)
         #expect(try owner.load("s")?.fence == 2)
+        // A claim of the stored fence itself (a lease counter that was lost and counted up to it
+        // again) reads that fence: the claimant is not above it.
+        #expect(try former.load("s", claiming: 2)?.fence == 2)
     }
 
     @Test func aDeletedSessionsFenceOutlivesItAndRefusesTheFormerOwnersLateWrite() throws {

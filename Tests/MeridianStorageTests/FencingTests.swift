@@ -47,6 +47,20 @@ import Testing
         #expect(try store.load("s")?.record.seq == 2)
     }
 
+    @Test func aNewOwnersClaimIsStoredAndTheLoadReportsTheFenceBeforeIt() throws {
+        let store = InMemorySessionStore()
+        try store.commit([update("s", 1, fence: 1)])
+        // Above the stored fence: read with the former one, then stored; a former owner's commit is refused.
+        #expect(try store.load("s", claiming: 2)?.fence == 1)
+        #expect(try store.load("s")?.fence == 2)
+        #expect(refusal { try store.commit([update("s", 2, fence: 1)]) }?.fencedSession == "s")
+        // Not above it (a lost lease counter that counted up to it again): reported, and nothing changes.
+        #expect(try store.load("s", claiming: 2)?.fence == 2)
+        #expect(try store.load("s", claiming: 1)?.fence == 2)
+        #expect(try store.load("s")?.fence == 2)
+        #expect(try store.load("none", claiming: 3) == nil)
+    }
+
     @Test func sqliteIgnoresFences() throws {
         let dir = temporaryDirectory()
         defer { cleanup(dir) }

@@ -228,8 +228,9 @@ final class ClusterNode: Sendable {
         }
     }
 
-    /// After the session was read under `lease`: a lease whose fence is not above the stored
-    /// one is moved past it (see ``SessionLeases/advance(_:_:past:)``). Nil: the lease was lost meanwhile.
+    /// After the session was read under `lease`, `stored` being the fence the store held before
+    /// the lease's claim: a lease whose fence is not above it is moved past it (see
+    /// ``SessionLeases/advance(_:_:past:)``). Nil: the lease was lost meanwhile.
     func settle(_ session: String, _ lease: Lease, stored: UInt64) throws(StorageError) -> Lease? {
         guard stored >= lease.fence else { return lease }
         guard let leases = leases.withLock({ $0 }) else { throw .readFailed("this node has not joined its cluster") }
