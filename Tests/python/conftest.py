@@ -7,10 +7,12 @@ the first stdout line `meridian listening on http://127.0.0.1:PORT ...` (https:/
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -65,6 +67,31 @@ class Server:
 
     def alive(self):
         return self.process.poll() is None
+
+    def pause(self, timeout=10):
+        """SIGSTOP, then waits until every thread of the process is stopped: the kernel stops a
+        process's threads one after another, and one not yet stopped may still serve what a
+        client sends right after the signal."""
+        self.process.send_signal(signal.SIGSTOP)
+        deadline = time.monotonic() + timeout
+        while not self.paused():
+            assert time.monotonic() < deadline, f"the server's threads were not all stopped within {timeout} s"
+            time.sleep(0.001)
+
+    def paused(self):
+        """Whether every thread of the process is stopped (state T in /proc)."""
+        tasks = Path(f"/proc/{self.process.pid}/task")
+        states = []
+        for task in tasks.iterdir():
+            try:
+                # The state follows the command name, which is in parentheses and may hold spaces.
+                states.append(task.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # a thread that ended meanwhile
+        return bool(states) and all(state == "T" for state in states)
+
+    def resume(self):
+        self.process.send_signal(signal.SIGCONT)
 
     def stop(self):
         if self.process.poll() is None:

@@ -5,7 +5,6 @@ Redis and PostgreSQL going away and coming back; a paused owner that cannot writ
 once it wakes up."""
 
 import asyncio
-import signal
 import time
 
 import pytest
@@ -321,7 +320,7 @@ def test_a_paused_owner_cannot_write_once_it_wakes(cluster, postgres_server, pos
         await local.join(session_id, "Local", "editor")
         await local.ok({"type": "annotation.add", "annotation": point("first")})
         assert cluster.owner(session_id) is owner_node
-        owner_node.process.send_signal(signal.SIGSTOP)
+        owner_node.pause()
         try:
             # Sent while the owner sleeps: it reads this once it wakes, with a lease gone.
             await local.send({"type": "annotation.add", "annotation": point("stale")})
@@ -331,7 +330,7 @@ def test_a_paused_owner_cannot_write_once_it_wakes(cluster, postgres_server, pos
             assert answer["type"] == "welcome", answer
             await other.ok({"type": "annotation.add", "annotation": point("new-owner")})
         finally:
-            owner_node.process.send_signal(signal.SIGCONT)
+            owner_node.resume()
         # The woken owner does not acknowledge the stale write, and does not store it.
         try:
             while True:

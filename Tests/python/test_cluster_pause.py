@@ -5,7 +5,6 @@ No acknowledged write is lost."""
 
 import asyncio
 import random
-import signal
 import time
 
 import pytest
@@ -121,7 +120,7 @@ def test_a_paused_owner_holds_no_other_writes_up_and_writes_again_once_woken(clu
             await asyncio.sleep(rng.uniform(0, 0.2))  # a pause anywhere in the owner's work, commits included
             paused_at = time.monotonic()
             paused.add(owner)
-            owner.process.send_signal(signal.SIGSTOP)
+            owner.pause()
             try:
                 # The session comes back at the other node within a few lease times: a new
                 # client's write there is acknowledged (the writers on the paused node wait for it).
@@ -131,7 +130,7 @@ def test_a_paused_owner_holds_no_other_writes_up_and_writes_again_once_woken(clu
                 while time.monotonic() - paused_at < PAUSE:
                     await asyncio.sleep(0.05)
             finally:
-                owner.process.send_signal(signal.SIGCONT)
+                owner.resume()
                 paused.discard(owner)
             unrelated_stop.set()
             await unrelated_task
