@@ -123,10 +123,12 @@ class RawWebSocket:
         payload = self._take(n) if n else b""
         return None if payload is None else (fin, opcode, payload)
 
-    def closed(self, timeout=10):
-        """Reads until the server's close frame; answers it and waits for the
-        end of the TCP connection. Returns (code, reason, frames seen before),
-        code None when the connection ended without a close frame."""
+    def closed(self, timeout=10, answer=True, until_end=True):
+        """Reads until the server's close frame; answers it (unless `answer` is
+        False: the client sent its own close first, RFC 6455 §5.5.1) and, when
+        `until_end`, waits for the end of the TCP connection. Returns (code,
+        reason, frames seen before), code None when the connection ended
+        without a close frame."""
         deadline = time.monotonic() + timeout
         seen = []
         while True:
@@ -142,12 +144,17 @@ class RawWebSocket:
                 seen.append((opcode, payload))
                 continue
             code = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
-            self.send(frame(CLOSE, payload[:2]))
-            try:
-                while self.sock.recv(65536):
+            if answer:
+                self.send(frame(CLOSE, payload[:2]))
+            if until_end:
+                self.sock.settimeout(max(0.1, deadline - time.monotonic()))
+                try:
+                    while self.sock.recv(65536):
+                        pass
+                except ConnectionResetError:
                     pass
-            except (ConnectionResetError, socket.timeout):
-                pass
+                except socket.timeout:
+                    raise AssertionError(f"the TCP connection did not end within {timeout} s of the close") from None
             return code, payload[2:].decode("utf-8", "replace"), seen
 
     def close(self):
