@@ -23,6 +23,16 @@ public enum ServerMessage {
         return out.bytes
     }
 
+    /// Whether a message is the answer to a request (`ack`, `error` or `welcome`: SPEC §2, every
+    /// request gets exactly one) rather than an event, from its first bytes: the encoders below
+    /// start each answer so, and no other message. `payload` may be the first fragment only.
+    public static func isAnswer(_ payload: UnsafeRawBufferPointer) -> Bool {
+        answerStarts.contains { start in payload.count >= start.count && payload.prefix(start.count).elementsEqual(start) }
+    }
+
+    private static let answerStarts: [[UInt8]] = [#"{"type":"ack","ref":"#, #"{"type":"error","ref":"#, #"{"type":"welcome","ref":"#]
+        .map { Array($0.utf8) }
+
     /// The answer to an accepted request.
     public static func ack(ref: RequestRef, seq: UInt64, camera: Camera? = nil) -> [UInt8] {
         var out = JSONOutput()

@@ -23,9 +23,8 @@ final class ClusterGateway: Sendable {
         var edgeNodes: [ConnectionID: Set<Int>] = [:]
         /// Edge: each routed member's session, as its owner last said.
         var edgeSessions: [ConnectionID: String] = [:]
-        /// Edge: local connections whose join or leave went to another node and is not answered
-        /// yet, and since when.
-        var awaiting: [ConnectionID: ContinuousClock.Instant] = [:]
+        /// Edge: local connections with requests another node has not answered yet.
+        var unanswered: [ConnectionID: Unanswered] = [:]
         /// Owner: the aliases of other nodes' members, both ways.
         var aliases: [RemoteConnection: ConnectionID] = [:]
         var remotes: [ConnectionID: RemoteConnection] = [:]
@@ -81,13 +80,19 @@ final class ClusterGateway: Sendable {
         case .request(let request, let connection, let peer, let grant):
             forward(request, from: connection, peer: peer, grant: grant)
         case .echo(let relayed, let connection):
-            guard let node = state.withLock({ $0.edgeRoutes[connection] }) else { return }
+            // A reply made here goes through the owner, and comes back as an answer like its own.
+            let answer = Self.isAnswer(relayed.frame.wire)
+            guard let node = state.withLock({ state -> Int? in
+                guard let node = state.edgeRoutes[connection] else { return nil }
+                if answer { state.unanswered[connection, default: Unanswered()].sent() }
+                return node
+            }) else { return }
             send(.echo(origin: RemoteConnection(node: self.node, connection: connection), wire: relayed.frame.wire.wireBytes), to: node)
         case .closed(let connection, let code, let reason):
             let (nodes, changes) = state.withLock { state -> (Set<Int>, ChannelChanges) in
                 state.edgeRoutes[connection] = nil
                 state.edgeSessions[connection] = nil
-                state.awaiting[connection] = nil
+                state.unanswered[connection] = nil
                 return (state.edgeNodes.removeValue(forKey: connection) ?? [], Self.setInterest(connection, nil, &state))
             }
             for node in nodes.sorted() {
@@ -208,10 +213,7 @@ final class ClusterGateway: Sendable {
             guard let node = session.flatMap({ state.owners[$0] }) ?? state.edgeRoutes[connection] else { return nil }
             state.edgeRoutes[connection] = node
             state.edgeNodes[connection, default: []].insert(node)
-            switch request.body {
-            case .join, .leave: state.awaiting[connection] = .now
-            default: break
-            }
+            state.unanswered[connection, default: Unanswered()].sent()
             // From its join on, the connection counts towards its session: this node hears the
             // session's channel before the owner sends anything there for it.
             if let session { changes = Self.setInterest(connection, session, &state) }
@@ -275,6 +277,11 @@ final class ClusterGateway: Sendable {
         case .frame(let wire, let shared, let token, let supersedes, let targets):
             guard let target = targets.first(where: { $0.node == node }), let frame = FrameBytes(wire: wire) else { return }
             let (members, skip) = (target.members, target.skip)
+            if members.count == 1, Self.isAnswer(frame) {
+                state.withLock { state in
+                    if state.unanswered[members[0]]?.answered() == true { state.unanswered[members[0]] = nil }
+                }
+            }
             let relayed = RelayedFrame(frame: RelayableFrame(wire: frame, isShared: shared),
                                        token: token.map { Self.token($0, from: sender) }, supersedes: supersedes.map { Self.token($0, from: sender) })
             var byHub: [Int: [ConnectionID]] = [:]
@@ -292,7 +299,6 @@ final class ClusterGateway: Sendable {
                 state.edgeRoutes[connection] = sender
                 state.edgeNodes[connection, default: []].insert(sender)
                 state.edgeSessions[connection] = session
-                state.awaiting[connection] = nil
                 if let session {
                     state.owners[session] = sender
                     if state.confirmed.contains(session), state.told[session] != sender {
@@ -405,15 +411,41 @@ final class ClusterGateway: Sendable {
         }
     }
 
-    /// Edge: closes with 4012 the local connections whose join or leave another node has not
-    /// answered within `limit`. Every request is answered (SPEC §2): an answer lost between
-    /// nodes (a message published while Redis restarted) must not leave a client waiting; it
-    /// joins again, and the owner it finds then answers.
+    /// Edge: how many of a connection's requests another node has not answered yet, and since
+    /// when it has waited for the oldest of them with no answer coming (the first request
+    /// sent, or the last answer, whichever is later).
+    struct Unanswered {
+        private(set) var count = 0
+        private(set) var since = ContinuousClock.now
+
+        mutating func sent() {
+            if count == 0 { since = .now }
+            count += 1
+        }
+
+        /// One answer came; true when none is owed any more.
+        mutating func answered() -> Bool {
+            count -= 1
+            since = .now
+            return count <= 0
+        }
+    }
+
+    /// Whether `frame` is the first frame of an answer to a request (``ServerMessage/isAnswer(_:)``).
+    static func isAnswer(_ frame: FrameBytes) -> Bool {
+        frame.withPayload { payload, opcode in opcode == 0x1 && ServerMessage.isAnswer(payload) }
+    }
+
+    /// Edge: closes with 4012 the local connections that have waited `limit` for another node's
+    /// answer with none coming. Every request is answered (SPEC §2): an answer or a request lost
+    /// between nodes (published while the link broke, Redis restarted, or a node's subscriber was
+    /// reconnecting) must not leave a client waiting; it joins again (resuming), and the owner it
+    /// finds then answers, its event stream saying what became of the request.
     func closeUnanswered(after limit: Duration) {
         let now = ContinuousClock.now
         let overdue = state.withLock { state -> [ConnectionID] in
-            let overdue = state.awaiting.filter { now - $0.value > limit }.map(\.key)
-            for connection in overdue { state.awaiting[connection] = nil }
+            let overdue = state.unanswered.filter { now - $0.value.since > limit }.map(\.key)
+            for connection in overdue { state.unanswered[connection] = nil }
             return overdue
         }
         for member in overdue.sorted() {

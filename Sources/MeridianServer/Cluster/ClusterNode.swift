@@ -261,10 +261,11 @@ final class ClusterNode: Sendable {
         keeper.wake()
     }
 
-    /// How long an edge waits for another node to answer a join or leave before its client is
-    /// closed with 4012 to join again: long enough for an owner to take a lease and load a large
-    /// session, far below a client's patience.
-    static func answerLimit(_ leaseTTL: Duration) -> Duration { max(.seconds(10), leaseTTL * 4) }
+    /// How long an edge lets a connection wait for another node's answers with none coming
+    /// before it closes it with 4012 to join again: longer than an owner takes to answer when its
+    /// store is slow (PostgreSQL's 15-s operation timeout, then `storage_unavailable`) or to take
+    /// a lease and load a large session, below a client's patience.
+    static func answerLimit(_ leaseTTL: Duration) -> Duration { max(.seconds(16), leaseTTL * 4) }
 
     /// The keeper's loop: joins, then keeps the leases every quarter of the lease time (and at
     /// once when a lease is to be given up).
