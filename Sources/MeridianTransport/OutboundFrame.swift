@@ -64,9 +64,14 @@ public final class FrameBytes: Sendable {
     /// The wire bytes, copied: for a frame that leaves the process (``init(wire:)``).
     public var wireBytes: [UInt8] { withBytes { Array($0) } }
 
-    /// Calls `body` with the payload and the frame's opcode (1: the first frame of a text message).
-    public func withPayload<R>(_ body: (UnsafeRawBufferPointer, UInt8) -> R) -> R {
-        withBytes { bytes in body(UnsafeRawBufferPointer(rebasing: bytes[(byteCount - payloadCount)...]), bytes[0] & 0x0F) }
+    /// The frame's opcode: 1 for a text message's first (or only) frame, 0 for a continuation.
+    public var opcode: UInt8 { storage[start] & 0x0F }
+    /// Whether the frame ends its message (FIN).
+    public var isFinal: Bool { storage[start] & 0x80 != 0 }
+
+    /// Calls `body` with the payload.
+    public func withPayload<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        withBytes { bytes in body(UnsafeRawBufferPointer(rebasing: bytes[(byteCount - payloadCount)...])) }
     }
 
     /// Calls `body` with the wire bytes.
@@ -170,11 +175,6 @@ public final class OutboundFrame {
 
     /// The wire bytes (a copy).
     public var bytes: [UInt8] { wire.withBytes { Array($0) } }
-
-    /// Calls `body` with the payload and the frame's opcode (1: the first frame of a text message).
-    public func withPayload<R>(_ body: (UnsafeRawBufferPointer, UInt8) -> R) -> R {
-        withBytes { bytes in body(UnsafeRawBufferPointer(rebasing: bytes[(byteCount - payloadCount)...]), bytes[0] & 0x0F) }
-    }
 
     /// Calls `body` with the wire bytes.
     @inline(__always)

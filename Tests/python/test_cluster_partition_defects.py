@@ -2,10 +2,10 @@
 to one fault on hosts of their own (netns_fixture.py).
 
 1. An owner whose link to Redis is slow (350 ms) relays a large welcome to another node's
-   client: its publisher's writes time out and the rest of the welcome is lost between nodes,
-   so the client has the first fragment only; the edge closes it with 4012 once the join has
-   gone unanswered for 10 s, and it joins again (a whole welcome would be better: the owner
-   could tell the edge that frames were lost, and the edge close at once).
+   client: its publisher's writes may time out and lose what they carried. The client used to
+   get the welcome's first fragment only; now a message leaves the owner whole, so the client
+   gets the whole welcome, or nothing and a close with 4012 once the edge has waited 16 s for
+   an answer, and joins again.
 2. An owner cut off from Redis stops applying and acknowledging writes within three quarters of
    its lease time (a lease watch, whatever the keeper's blocked Redis call does), before
    another node may take the session over.
@@ -79,14 +79,14 @@ def test_a_join_relayed_from_an_owner_with_a_slow_redis_link_gets_a_whole_welcom
     owner, edge = net.nodes[0], net.nodes[1]
 
     def joiner():
-        """A join at the edge, read frame by frame for 15 s: longer than the edge's 10 s limit for another
-        node's answer to a join. Returns (outcome, frames)."""
+        """A join at the edge, read frame by frame for 20 s: longer than the edge's 16 s limit for another
+        node's answer. Returns (outcome, frames)."""
         ws = RawWebSocket(edge.ip, edge.port)
         status, _, _ = ws.upgrade()
         assert status == 101
         ws.send_frame(TEXT, json.dumps({"type": "join", "ref": 1, "session": SESSION, "role": "editor",
                                         "token": net.token("joiner")}).encode())
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 20
         frames, outcome = [], "nothing"
         while time.monotonic() < deadline:
             ws.sock.settimeout(max(0.1, deadline - time.monotonic()))
@@ -122,7 +122,7 @@ def test_a_join_relayed_from_an_owner_with_a_slow_redis_link_gets_a_whole_welcom
     print(f"\njoin at {edge.name}: {outcome}; frames (fin, opcode, bytes) {frames}")
     assert outcome in ("whole message", "closed"), \
         f"the join at {edge.name} (session owned by {owner.name}, whose packets to Redis take 350 ms) got {outcome} " \
-        f"within 15 s: frames (fin, opcode, bytes) {frames}; {owner.name}'s log: {owner.log_text()[-1200:]}"
+        f"within 20 s: frames (fin, opcode, bytes) {frames}; {owner.name}'s log: {owner.log_text()[-1200:]}"
 
 
 def test_an_owner_cut_from_redis_stops_writing_within_three_quarters_of_its_lease(netns_cluster):

@@ -32,6 +32,8 @@ final class ClusterGateway: Sendable {
         var aliasHubs: [ConnectionID: Set<Int>] = [:]
         var aliasLast: [ConnectionID: Int] = [:]
         var nextAlias: UInt64 = 1
+        /// Owner: the payload so far of a message an alias is being sent in fragments.
+        var fragments: [ConnectionID: [UInt8]] = [:]
         /// Edge: the session each routed connection counts towards (from its join on), and how
         /// many count for each session: while any does, this node hears the session's channel.
         var interest: [ConnectionID: String] = [:]
@@ -122,6 +124,9 @@ final class ClusterGateway: Sendable {
     /// frame for one member goes to its node's inbox. Every message leaves on one connection, in
     /// order, so a node hears them in the order they were sent, whatever the channel.
     private func relay(_ relayed: RelayedFrame, to members: [ConnectionID], except skip: ConnectionID?) {
+        if !relayed.frame.wire.isFinal || relayed.frame.wire.opcode == 0 {
+            return relayFragment(relayed, to: members.filter { $0 != skip })
+        }
         var byNode: [Int: FrameTarget] = [:]
         let (session, listening) = state.withLock { state -> (String?, Set<Int>) in
             let skipped = skip.flatMap { state.remotes[$0] }
@@ -145,6 +150,29 @@ final class ClusterGateway: Sendable {
         }
         for target in byNode.values.sorted(by: { $0.node < $1.node }) where !listening.contains(target.node) {
             send(frame([target]), to: target.node)
+        }
+    }
+
+    /// Owner: a fragment of a message for other nodes' members (a large welcome). The message
+    /// leaves this node whole, one frame for each member to its node's inbox, once its last
+    /// fragment is here: a message between nodes may be lost (a publisher whose link broke), and
+    /// a client must never be sent part of one. A message's fragments come back to back.
+    private func relayFragment(_ relayed: RelayedFrame, to members: [ConnectionID]) {
+        let wire = relayed.frame.wire
+        let whole = state.withLock { state -> [(RemoteConnection, [UInt8])] in
+            var whole: [(RemoteConnection, [UInt8])] = []
+            for alias in members {
+                guard let remote = state.remotes[alias] else { continue }
+                if wire.opcode != 0 { state.fragments[alias] = [] }
+                wire.withPayload { state.fragments[alias, default: []].append(contentsOf: $0) }
+                if wire.isFinal, let payload = state.fragments.removeValue(forKey: alias) { whole.append((remote, payload)) }
+            }
+            return whole
+        }
+        for (remote, payload) in whole {
+            let frame = OutboundFrame(text: payload).relayable.wire.wireBytes
+            let target = FrameTarget(node: remote.node, members: [remote.connection], skip: nil)
+            send(.frame(wire: frame, shared: false, token: relayed.token, supersedes: relayed.supersedes, targets: [target]), to: remote.node)
         }
     }
 
@@ -324,6 +352,7 @@ final class ClusterGateway: Sendable {
     private func forget(_ origin: RemoteConnection, _ state: inout State) -> (ConnectionID, Set<Int>)? {
         guard let alias = state.aliases.removeValue(forKey: origin) else { return nil }
         state.remotes[alias] = nil
+        state.fragments[alias] = nil
         state.aliasLast[alias] = nil
         state.aliasSession[alias] = nil
         return (alias, state.aliasHubs.removeValue(forKey: alias) ?? [])
@@ -433,7 +462,7 @@ final class ClusterGateway: Sendable {
 
     /// Whether `frame` is the first frame of an answer to a request (``ServerMessage/isAnswer(_:)``).
     static func isAnswer(_ frame: FrameBytes) -> Bool {
-        frame.withPayload { payload, opcode in opcode == 0x1 && ServerMessage.isAnswer(payload) }
+        frame.opcode == 0x1 && frame.withPayload(ServerMessage.isAnswer)
     }
 
     /// Edge: closes with 4012 the local connections that have waited `limit` for another node's
