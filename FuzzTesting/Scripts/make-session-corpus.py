@@ -3,18 +3,21 @@
 
 Byte 0 picks the drag policy (0 exclusive, 1 priority, 2 last-writer-wins; +3 for a
 1 s lease). Each step is [operation, slot, parameters...] as SessionHarness reads
-them: slots 0 owner, 1 and 2 editors, 3 viewer, 4 hidden viewer.
+them: slots 0 owner, 1 and 2 editors, 3 viewer, 4 hidden viewer. An update, a remove or
+a drag's start plus MATCH, AHEAD or BEHIND carries `ifRevision`: the annotation's
+revision, one past it, one before it.
 """
 import pathlib
 
 ADD, UPDATE, REMOVE, SELECT, DESELECT, CALLOUT, HIDE, TAP, DRAG = 0, 1, 2, 3, 4, 5, 6, 7, 8
 CAMERA, LEASE, RELEASE, FOLLOW, LOCATION, MAPLOAD, CONFIGURE, LEAVE, JOIN, TIME = range(10, 20)
 NONE, STARTING, DRAGGING, CANCELING, ENDING = range(5)
+MATCH, AHEAD, BEHIND = 20, 40, 60
 
 
-def drag(slot, state, coordinate=None, annotation=0):
+def drag(slot, state, coordinate=None, annotation=0, condition=0):
     at = [0] if coordinate is None else [1, coordinate]
-    return [DRAG, slot, *at, annotation, state]
+    return [DRAG + condition, slot, *at, annotation, state]
 
 
 seeds = {
@@ -34,6 +37,10 @@ seeds = {
         *[LEASE, 1, 0], *[CAMERA, 1, 0, 1, 2, 1, 0], *[LEASE, 0, 1], *[CAMERA, 3, 1, 3, 1, 1],
         *[FOLLOW, 2, 2, 0], *[LOCATION, 3, 1], *[CALLOUT, 1, 2, 3, 0], *[LOCATION, 3, 4],
         *[CONFIGURE, 0, 3, 1, 2], *[CAMERA, 2, 1, 3, 1, 0], *[MAPLOAD, 4, 2], *[RELEASE, 0]],
+    "conditional-writes": [0,
+        *[UPDATE + MATCH, 1, 0, 5], *[UPDATE + BEHIND, 2, 0, 4], *[UPDATE + AHEAD, 2, 0, 4],
+        *drag(2, STARTING, condition=BEHIND), *drag(1, STARTING, condition=MATCH), *drag(1, ENDING, 1),
+        *[REMOVE + AHEAD, 2, 0], *[REMOVE + MATCH, 3, 0], *[REMOVE + MATCH, 2, 0]],
 }
 
 out = pathlib.Path(__file__).resolve().parents[1] / "Corpus" / "session"

@@ -4,8 +4,9 @@ import MeridianCore
 /// session, checking every invariant after each step.
 ///
 /// Byte 0 picks the drag policy and lease timeout. Then each step reads an
-/// operation byte, a participant slot (owner, editor, editor, viewer, hidden
-/// viewer) and the operation's parameters from ``Pools``.
+/// operation byte (modulo 20; its quotient makes an update, a remove or a drag's
+/// start conditional on a revision), a participant slot (owner, editor, editor,
+/// viewer, hidden viewer) and the operation's parameters from ``Pools``.
 public enum SessionHarness {
     static let slots: [JoinRequest] = [
         JoinRequest(name: "Olga", role: .owner), JoinRequest(name: "Ed", role: .editor),
@@ -76,13 +77,20 @@ public enum SessionHarness {
         }
 
         mutating func step(_ r: inout ByteReader) throws(Violation) {
-            let op = r.pick(20)
+            // The operation is the byte modulo 20; the quotient makes an update, a remove or a
+            // drag's start conditional (0: not, so the seeds stay as they were written).
+            let code = Int(r.byte())
+            let (op, variant) = (code % 20, code / 20)
             let slot = r.pick(SessionHarness.slots.count)
             let pid = pids[slot]
             switch op {
             case 0: try apply(.addAnnotation(Pools.annotation(r.pick(from: Pools.ids), &r)), slot: slot)
-            case 1: try apply(.updateAnnotation(id: r.pick(from: Pools.ids), Pools.patch(&r)), slot: slot)
-            case 2: try apply(.removeAnnotation(id: r.pick(from: Pools.ids)), slot: slot)
+            case 1:
+                let id = r.pick(from: Pools.ids)
+                try apply(.updateAnnotation(id: id, Pools.patch(&r), ifRevision: ifRevision(of: id, variant)), slot: slot)
+            case 2:
+                let id = r.pick(from: Pools.ids)
+                try apply(.removeAnnotation(id: id, ifRevision: ifRevision(of: id, variant)), slot: slot)
             case 3: try apply(.select(annotation: r.pick(from: Pools.ids)), slot: slot)
             case 4: try apply(.deselect, slot: slot)
             case 5: try apply(.showCallout(callout(&r)), slot: slot)
@@ -90,7 +98,9 @@ public enum SessionHarness {
             case 7: try apply(.tapCallout(r.pick(from: Callout.Part.allCases)), slot: slot)
             case 8, 9:
                 let coordinate: Coordinate? = r.bool() ? r.pick(from: Pools.coordinates) : nil
-                try apply(.drag(annotation: r.pick(from: Pools.ids), state: r.pick(from: DragState.allCases), coordinate: coordinate), slot: slot)
+                let id = r.pick(from: Pools.ids), state = r.pick(from: DragState.allCases)
+                let condition = state == .starting ? ifRevision(of: id, variant) : nil
+                try apply(.drag(annotation: id, state: state, coordinate: coordinate, ifRevision: condition), slot: slot)
             case 10: try apply(camera(&r), slot: slot)
             case 11: try apply(.acquireCameraLease(force: r.bool()), slot: slot)
             case 12: try apply(.releaseCameraLease, slot: slot)
@@ -103,6 +113,18 @@ public enum SessionHarness {
             case 17: try leave(pid)
             case 18: try join(slot)
             default: try advance(r.pick(from: Pools.delays))
+            }
+        }
+
+        /// The `ifRevision` of a conditional command on `id` (`variant` 0: none): the annotation's
+        /// revision now, one past it, or one before it (never below 1).
+        func ifRevision(of id: String, _ variant: Int) -> UInt64? {
+            guard variant > 0 else { return nil }
+            let current = session.annotations[id]?.revision ?? 1
+            switch variant % 3 {
+            case 1: return current
+            case 2: return current + 1
+            default: return max(1, current - 1)
             }
         }
 
@@ -135,6 +157,8 @@ public enum SessionHarness {
             // As the hub does: a removed annotation stays at hand until its events are routed.
             departed = if case .removeAnnotation(let id, _) = command { session.annotations[id] } else { nil }
             defer { departed = nil }
+            let condition = command.condition
+            let revision = condition.flatMap { session.annotations[$0.id]?.revision }
             let result = session.apply(command, from: pid, at: now)
             let after = session.contents
             let what = "\(command.name) from \(pid)"
@@ -142,7 +166,16 @@ public enum SessionHarness {
             case .failure(let e):
                 try require(after == before, "refused \(what) (\(e)) changed the session")
                 try require(!e.message.isEmpty, "refused \(what) with an empty message")
+                if e.code == .revisionConflict, let condition {
+                    try require(revision != nil && revision != condition.revision,
+                                "\(what) refused as a revision conflict with ifRevision \(condition.revision) at revision \(revision.map(String.init) ?? "none")")
+                }
             case .success(let accepted):
+                // A conditional write never changes an annotation its writer saw at another revision.
+                if let condition {
+                    try require(revision == condition.revision,
+                                "\(what) applied with ifRevision \(condition.revision) at revision \(revision.map(String.init) ?? "none")")
+                }
                 guard let participant else { throw Violation("\(what) accepted from someone not in the session") }
                 try require(!participant.hidden, "\(what) accepted from a hidden participant")
                 try SessionInvariants.numbering(accepted.events, from: before.seq, to: session.seq, what)
@@ -188,6 +221,19 @@ public enum SessionHarness {
             let restored = Session(restoring: session.record, epoch: "e2")
             try require(restored.record == record, "session restored from its record has another record")
             try require(restored.drags.isEmpty && restored.participants.isEmpty, "restored session has drags or participants")
+        }
+    }
+}
+
+extension Command {
+    /// The annotation a conditional command names and the revision it requires, nil for an
+    /// unconditional one.
+    var condition: (id: String, revision: UInt64)? {
+        switch self {
+        case .updateAnnotation(let id, _, let revision?): (id, revision)
+        case .removeAnnotation(let id, let revision?): (id, revision)
+        case .drag(let id, .starting, _, let revision?): (id, revision)
+        default: nil
         }
     }
 }
