@@ -14,10 +14,25 @@ final class Recorder: MeridianClientDelegate, @unchecked Sendable {
     private var applied: [SequencedEvent] = []
 
     func client(_ client: MeridianClient, didApply event: SequencedEvent) {
-        condition.withLock { applied.append(event) }
+        condition.lock()
+        applied.append(event)
+        condition.broadcast()
+        condition.unlock()
     }
 
     var events: [SequencedEvent] { condition.withLock { applied } }
+
+    /// Waits until `predicate` holds of the events applied, re-checking on each; false after `timeout`.
+    @discardableResult
+    func waitForEvents(timeout: TimeInterval = 10, _ predicate: ([SequencedEvent]) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !predicate(applied) {
+            if !condition.wait(until: deadline) { return predicate(applied) }
+        }
+        return true
+    }
 
     func client(_ client: MeridianClient, didReceive update: ClientUpdate) {
         condition.lock()
