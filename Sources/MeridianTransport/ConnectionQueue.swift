@@ -29,6 +29,9 @@ struct ConnectionQueue {
     private(set) var bytes = 0
     /// Bytes of exempt frames queued and not yet written.
     private(set) var exemptBytes = 0
+    /// Whether the last frame written left its message unfinished (a fragment without FIN): the
+    /// next frame written must be the message's next fragment.
+    private(set) var midMessage = false
     /// Frames queued, superseded ones included.
     var count: Int { entries.count }
     var isEmpty: Bool { entries.isEmpty }
@@ -78,6 +81,7 @@ struct ConnectionQueue {
             guard used + size <= capacity else { break }
             head.frame._withUnsafeGuaranteedRef { frame in
                 frame.withBytes { (buffer + used).copyMemory(from: $0.baseAddress!, byteCount: size) }
+                midMessage = !frame.wire.isFinal
             }
             used += size
             account(size, exempt: head.exempt, sign: -1)
@@ -93,6 +97,7 @@ struct ConnectionQueue {
     mutating func writeFirst<R>(_ write: (UnsafeRawBufferPointer) -> R) -> (R, conflated: Int) {
         let head = entries.first!
         let (size, result) = head.frame._withUnsafeGuaranteedRef { ($0.byteCount, $0.withBytes(write)) }
+        midMessage = head.frame._withUnsafeGuaranteedRef { !$0.wire.isFinal }
         account(size, exempt: head.exempt, sign: -1)
         removeHead()
         defer { conflatedSinceLastDrain = 0 }
@@ -120,6 +125,26 @@ struct ConnectionQueue {
     mutating func releaseStorage() {
         guard isEmpty else { return }
         entries.deallocate()
+    }
+
+    /// Drops every frame but those that finish a message partly written (``midMessage``): a
+    /// connection being closed ends its message in progress before the close frame, which a
+    /// client could otherwise take for a protocol error ("incomplete fragmented message").
+    mutating func removeAllButTheMessageInProgress() {
+        guard midMessage else { return removeAll() }
+        var ended = false, freed = 0, freedExempt = 0
+        entries.filter { entry in
+            let (size, final) = entry.frame._withUnsafeGuaranteedRef { ($0.byteCount, $0.wire.isFinal) }
+            guard ended else {
+                ended = final
+                return true
+            }
+            if entry.exempt { freedExempt += size } else { freed += size }
+            Self.drop(entry)
+            return false
+        }
+        bytes -= freed
+        exemptBytes -= freedExempt
     }
 
     /// Drops everything.

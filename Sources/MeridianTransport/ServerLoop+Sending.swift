@@ -91,7 +91,8 @@ extension ServerLoop {
     }
 
     /// Closes a connection with `code` and `reason` (at most 123 bytes): its queued frames are
-    /// dropped and the close frame goes out from its next WRITEABLE.
+    /// dropped, but for the rest of a message partly written, and the close frame goes out once
+    /// that is written.
     public func close(_ connection: ConnectionID, code: UInt16, reason: String) {
         guard let connection = connections[connection] else { return }
         close(connection, code: code, reason: reason)
@@ -104,7 +105,7 @@ extension ServerLoop {
         connection.refusingInput = true
         connection.inbound = []
         dropWaitingInput(of: connection)
-        connection.queue.removeAll()
+        connection.queue.removeAllButTheMessageInProgress()
         markCaughtUp(connection)
         // Backstop: a peer that never reads never makes us WRITEABLE; drop it
         // after closeTimeout (the peer then sees 1006).
@@ -165,7 +166,7 @@ extension ServerLoop {
     func writable(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) -> Int32 {
         guard let connection = connection(for: user) else { return 0 }
         connection.writableRequested = false
-        if let closing = connection.closing {
+        if let closing = connection.closing, connection.queue.isEmpty {
             // lws may deliver WRITEABLE again while it awaits the close answer; returning -1
             // then would drop the connection without waiting.
             guard !connection.closeFrameSent else { return 0 }
@@ -178,6 +179,7 @@ extension ServerLoop {
         let conflating = connection.queue.bytes > configuration.conflateAboveBytes
         guard let firstSize = connection.queue.firstSize(conflating: conflating) else {
             if connection.queue.bytes <= configuration.queueHighWaterBytes { markCaughtUp(connection) }
+            if connection.closing != nil { requestWritable(connection) }
             return 0
         }
         connection.answerFirst = false
@@ -188,7 +190,8 @@ extension ServerLoop {
         if connection.queue.bytes <= configuration.queueHighWaterBytes {
             markCaughtUp(connection)
         }
-        if !connection.queue.isEmpty { requestWritable(connection) }
+        // A connection being closed writes the rest of its message in progress, then the close.
+        if !connection.queue.isEmpty || connection.closing != nil { requestWritable(connection) }
         return 0
     }
 

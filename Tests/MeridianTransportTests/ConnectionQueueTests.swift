@@ -26,6 +26,43 @@ import Testing
         return (texts, conflated)
     }
 
+    private func fragment(_ text: String, first: Bool, last: Bool) -> OutboundFrame {
+        let payload = Array(text.utf8)
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: OutboundFrame.headerRoom + payload.count)
+        (buffer + OutboundFrame.headerRoom).initialize(from: payload, count: payload.count)
+        return OutboundFrame(takingBuffer: buffer, count: OutboundFrame.headerRoom + payload.count, first: first, last: last)
+    }
+
+    /// A connection closed while a message in fragments is partly written keeps what finishes
+    /// that message, and only that; closed between messages, it keeps nothing.
+    @Test func aCloseMidMessageKeepsTheRestOfThatMessageOnly() {
+        var queue = ConnectionQueue()
+        queue.append(fragment("w1", first: true, last: false))
+        queue.append(fragment("w2", first: false, last: false))
+        queue.append(fragment("w3", first: false, last: true))
+        queue.append(frame("event"))
+        queue.append(fragment("n1", first: true, last: false))
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 1)
+        defer { buffer.deallocate() }
+        // One write of the first fragment only.
+        #expect(queue.drain(into: buffer, capacity: 4).copied == 4)
+        #expect(queue.midMessage)
+        queue.removeAllButTheMessageInProgress()
+        #expect(queue.count == 2)
+        #expect(queue.bytes == 4 + 4)
+        #expect(drain(&queue).texts == ["w2", "w3"])
+        #expect(!queue.midMessage)
+
+        // Between messages: nothing is kept.
+        queue.append(frame("a"))
+        queue.append(fragment("b1", first: true, last: false))
+        queue.append(fragment("b2", first: false, last: true))
+        #expect(queue.drain(into: buffer, capacity: 3).copied == 3)
+        #expect(!queue.midMessage)
+        queue.removeAllButTheMessageInProgress()
+        #expect(queue.isEmpty && queue.bytes == 0)
+    }
+
     @Test func framesKeepOrderAndCountBytes() {
         var queue = ConnectionQueue()
         queue.append(frame("a"))
