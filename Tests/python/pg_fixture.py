@@ -41,8 +41,10 @@ def free_port():
 
 
 class PostgresServer:
-    def __init__(self):
+    def __init__(self, settings=()):
+        """`settings`: more `name=value` server settings (`-c`), e.g. TLS's."""
         self.bindir = binaries()
+        self.settings = list(settings)
         self.directory = Path(tempfile.mkdtemp(prefix="meridian-pg-"))
         self.data = self.directory / "data"
         self.log_path = self.directory / "postgres.log"
@@ -82,7 +84,8 @@ class PostgresServer:
             self.process = subprocess.Popen(
                 [*self.as_server, self._tool("postgres"), "-D", str(self.data), "-p", str(self.port),
                  "-k", str(self.directory), "-c", "listen_addresses=127.0.0.1",
-                 "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+                 "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                 *[arg for setting in self.settings for arg in ("-c", setting)]],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         # A bounded poll: PostgreSQL says it is ready only through its socket.
         deadline = time.monotonic() + timeout
