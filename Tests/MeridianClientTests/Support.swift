@@ -14,10 +14,7 @@ final class Recorder: MeridianClientDelegate, @unchecked Sendable {
     private var applied: [SequencedEvent] = []
 
     func client(_ client: MeridianClient, didApply event: SequencedEvent) {
-        condition.lock()
-        applied.append(event)
-        condition.broadcast()
-        condition.unlock()
+        record { applied.append(event) }
     }
 
     var events: [SequencedEvent] { condition.withLock { applied } }
@@ -25,20 +22,11 @@ final class Recorder: MeridianClientDelegate, @unchecked Sendable {
     /// Waits until `predicate` holds of the events applied, re-checking on each; false after `timeout`.
     @discardableResult
     func waitForEvents(timeout: TimeInterval = 10, _ predicate: ([SequencedEvent]) -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !predicate(applied) {
-            if !condition.wait(until: deadline) { return predicate(applied) }
-        }
-        return true
+        waitUntil(timeout: timeout) { predicate(applied) }
     }
 
     func client(_ client: MeridianClient, didReceive update: ClientUpdate) {
-        condition.lock()
-        recorded.append(update)
-        condition.broadcast()
-        condition.unlock()
+        record { recorded.append(update) }
     }
 
     var updates: [ClientUpdate] { condition.withLock { recorded } }
@@ -46,11 +34,23 @@ final class Recorder: MeridianClientDelegate, @unchecked Sendable {
     /// Waits until `predicate` holds, re-checking on every update; false after `timeout`.
     @discardableResult
     func wait(timeout: TimeInterval = 10, _ predicate: ([ClientUpdate]) -> Bool) -> Bool {
+        waitUntil(timeout: timeout) { predicate(recorded) }
+    }
+
+    private func record(_ change: () -> Void) {
+        condition.lock()
+        change()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits, under the lock, until `holds` is true, re-checking whenever something is recorded.
+    private func waitUntil(timeout: TimeInterval, _ holds: () -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
-        while !predicate(recorded) {
-            if !condition.wait(until: deadline) { return predicate(recorded) }
+        while !holds() {
+            if !condition.wait(until: deadline) { return holds() }
         }
         return true
     }
