@@ -5,7 +5,7 @@ Byte 0 picks the drag policy (0 exclusive, 1 priority, 2 last-writer-wins; +3 fo
 1 s lease). Each step is [operation, slot, parameters...] as SessionHarness reads
 them: slots 0 owner, 1 and 2 editors, 3 viewer, 4 hidden viewer. An update, a remove or
 a drag's start plus MATCH, AHEAD or BEHIND carries `ifRevision`: the annotation's
-revision, one past it, one before it.
+revision, one past it, one before it. DESELECT plus 20 is an undo, plus 40 a redo.
 """
 import pathlib
 
@@ -13,6 +13,7 @@ ADD, UPDATE, REMOVE, SELECT, DESELECT, CALLOUT, HIDE, TAP, DRAG = 0, 1, 2, 3, 4,
 CAMERA, LEASE, RELEASE, FOLLOW, LOCATION, MAPLOAD, CONFIGURE, LEAVE, JOIN, TIME = range(10, 20)
 NONE, STARTING, DRAGGING, CANCELING, ENDING = range(5)
 MATCH, AHEAD, BEHIND = 20, 40, 60
+UNDO, REDO = DESELECT + 20, DESELECT + 40
 
 
 def drag(slot, state, coordinate=None, annotation=0, condition=0):
@@ -41,6 +42,10 @@ seeds = {
         *[UPDATE + MATCH, 1, 0, 5], *[UPDATE + BEHIND, 2, 0, 4], *[UPDATE + AHEAD, 2, 0, 4],
         *drag(2, STARTING, condition=BEHIND), *drag(1, STARTING, condition=MATCH), *drag(1, ENDING, 1),
         *[REMOVE + AHEAD, 2, 0], *[REMOVE + MATCH, 3, 0], *[REMOVE + MATCH, 2, 0]],
+    "undo-redo": [0,
+        *[UPDATE, 1, 0, 5], *[UNDO, 1], *[REDO, 1], *[UPDATE, 2, 0, 4], *[UNDO, 1], *[UNDO, 3],
+        *drag(1, STARTING), *drag(1, DRAGGING, 1), *drag(1, ENDING), *[UNDO, 2], *[UNDO, 1], *[REDO, 1],
+        *[REMOVE, 2, 0], *[UNDO, 2], *[ADD, 1, 1, 0, 0], *[UNDO, 1], *[REDO, 1], *[LEAVE, 1], *[UNDO, 1]],
 }
 
 out = pathlib.Path(__file__).resolve().parents[1] / "Corpus" / "session"

@@ -28,12 +28,16 @@ public struct JoinRequest: Hashable, Sendable {
     public var color: Color?
     /// The participant id to join as (from a verified token); nil lets the session assign one.
     public var participant: ParticipantID?
-    public init(name: String, role: Role, hidden: Bool = false, color: Color? = nil, participant: ParticipantID? = nil) {
+    /// The id the participant had on an earlier connection (a resume's `participant`): its undo
+    /// history passes to the joiner when that participant is no longer in the session.
+    public var previous: ParticipantID?
+    public init(name: String, role: Role, hidden: Bool = false, color: Color? = nil, participant: ParticipantID? = nil, previous: ParticipantID? = nil) {
         self.name = name
         self.role = role
         self.hidden = hidden
         self.color = color
         self.participant = participant
+        self.previous = previous
     }
 }
 
@@ -61,6 +65,10 @@ public enum Command: Hashable, Sendable {
     case mapLoad(MapLoad)
     case location(UserLocation?)
     indirect case configure(SettingsPatch)
+    /// Reverts the sender's own last change still in its history, as a new change.
+    case undo
+    /// Makes the change the sender's last `undo` reverted again.
+    case redo
 
     /// The command's name on the wire, used in logs and metrics.
     public var name: String {
@@ -83,6 +91,8 @@ public enum Command: Hashable, Sendable {
         case .mapLoad: "map.load"
         case .location: "location"
         case .configure: "session.configure"
+        case .undo: "undo"
+        case .redo: "redo"
         }
     }
 }

@@ -26,6 +26,8 @@ public enum Event: Hashable, Sendable {
     /// The participant's location as others may see it (coarsened when reduced).
     case location(ParticipantID, UserLocation?)
     indirect case settings(SessionSettings)
+    /// An `undo` or `redo`: the change it makes follows at once.
+    indirect case undone(UndoMark)
 }
 
 /// Key under which a newer transient event replaces an older unsent one.

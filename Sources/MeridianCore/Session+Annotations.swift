@@ -12,7 +12,10 @@ extension Session {
         var added = a
         added.revision = nextRevision
         annotations[a.id] = added
-        return [emit(.annotationAdded(added))]
+        let removedBefore = removals.removeValue(forKey: a.id)
+        let out = [emit(.annotationAdded(added))]
+        remember(.add, of: a.id, before: nil, removedBefore: removedBefore, by: p.id)
+        return out
     }
 
     mutating func updateAnnotation(
@@ -37,9 +40,19 @@ extension Session {
                 updated.shape = .point(point)
             }
         }
+        let before = committedAnnotation(id)
         updated.revision = nextRevision
+        out += store(updated: updated)
+        remember(.update, of: id, before: before, by: p.id)
+        return out
+    }
+
+    /// Replaces an annotation with `updated` (its revision set), and what follows from it: a
+    /// disabled annotation is deselected, a callout it no longer shows is dismissed.
+    mutating func store(updated: Annotation) -> [Emitted] {
+        let id = updated.id
         annotations[id] = updated
-        out.append(emit(.annotationUpdated(updated)))
+        var out = [emit(.annotationUpdated(updated))]
         if !updated.enabled { out += deselectEverywhere(id) }
         if case .annotation(id) = callout?.anchor, !updated.showsCalloutWhenSelected {
             out += dismissCallout(reason: "annotation_changed")
@@ -50,11 +63,21 @@ extension Session {
     mutating func removeAnnotation(_ id: String, ifRevision: UInt64?, by p: Participant, at now: Duration) throws(SessionError) -> [Emitted] {
         try requireEditor(p, "remove annotations")
         try requireRevision(ifRevision, of: try existingAnnotation(id), for: "annotation.remove")
+        let before = committedAnnotation(id)
+        let out = drop(id, reason: "annotation_removed")
+        remember(.remove, of: id, before: before, by: p.id)
+        return out
+    }
+
+    /// Removes an annotation: its drags are canceled, it is deselected everywhere and a callout
+    /// anchored to it dismissed, then `annotation.removed`.
+    mutating func drop(_ id: String, reason: String) -> [Emitted] {
         var out = cancelAllDrags(of: id, reason: .annotationRemoved)
         out += deselectEverywhere(id)
-        if case .annotation(id) = callout?.anchor { out += dismissCallout(reason: "annotation_removed") }
+        if case .annotation(id) = callout?.anchor { out += dismissCallout(reason: reason) }
         annotations[id] = nil
         out.append(emit(.annotationRemoved(id)))
+        noteRemoval(of: id)
         return out
     }
 }

@@ -48,6 +48,10 @@ extension Session {
             return Accepted(events: try setLocation(l, by: p))
         case .configure(let patch):
             return Accepted(events: try configure(patch, by: p, at: now))
+        case .undo:
+            return Accepted(events: try revert(by: p, redo: false))
+        case .redo:
+            return Accepted(events: try revert(by: p, redo: true))
         }
     }
 

@@ -80,15 +80,15 @@ extension Session {
     /// that seq as the event's `revision`).
     private mutating func endDrag(_ id: String, at coordinate: Coordinate?, by pid: ParticipantID) -> [Emitted] {
         let final = coordinate ?? drags[id]!.drag(of: pid)!.coordinate
+        let before = committedAnnotation(id)
         removeDrag(id, pid)
         setCoordinate(id, final)
         let revision = nextRevision
         annotations[id]?.revision = revision
         drags[id]?.origin = final
-        return [
-            emit(.drag(annotation: id, participant: pid, state: .ending, coordinate: final, reason: nil)),
-            emit(.drag(annotation: id, participant: pid, state: .none, coordinate: final, reason: nil)),
-        ]
+        let ending = emit(.drag(annotation: id, participant: pid, state: .ending, coordinate: final, reason: nil))
+        remember(.drag, of: id, before: before, by: pid)
+        return [ending, emit(.drag(annotation: id, participant: pid, state: .none, coordinate: final, reason: nil))]
     }
 
     /// `canceling` restores the coordinate the drag started from (unless

@@ -12,6 +12,7 @@ extension Session {
             guard participants.count < limits.maxParticipants else {
                 throw SessionError(.limitExceeded, "session \(id) is full (\(limits.maxParticipants) participants)")
             }
+            if let previous = request.previous { try validator.identifier(previous, "previousParticipant") }
             if let pid = request.participant {
                 try validator.identifier(pid, "participant")
                 guard participants[pid] == nil else {
@@ -31,6 +32,7 @@ extension Session {
         let participant = Participant(id: pid, name: request.name, color: color, role: request.role, hidden: request.hidden)
         participants[pid] = participant
         joinOrder.append(pid)
+        inheritHistory(from: request.previous, to: pid)
         guard !request.hidden else { return .success((pid, [])) }
         if batchesPresence {
             pendingJoins.append(pid)
@@ -57,6 +59,7 @@ extension Session {
         }
         participants[pid] = nil
         if let index = joinOrder.firstIndex(of: pid) { joinOrder.remove(at: index) }
+        forgetOldHistories()
         for other in participants.keys where participants[other]?.following == .participant(pid) {
             participants[other]?.following = nil
         }

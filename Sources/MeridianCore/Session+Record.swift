@@ -8,13 +8,19 @@ public struct SessionRecord: Hashable, Sendable {
     public var callout: Callout?
     /// The session's `seq` when the record was taken.
     public var seq: UInt64
+    /// Each participant's undo history, so that an undo works after a restart or a failover.
+    public var histories: [ParticipantID: UndoHistory]
 
-    public init(id: String, settings: SessionSettings, annotations: [Annotation] = [], callout: Callout? = nil, seq: UInt64 = 0) {
+    public init(
+        id: String, settings: SessionSettings, annotations: [Annotation] = [], callout: Callout? = nil, seq: UInt64 = 0,
+        histories: [ParticipantID: UndoHistory] = [:]
+    ) {
         self.id = id
         self.settings = settings
         self.annotations = annotations
         self.callout = callout
         self.seq = seq
+        self.histories = histories
     }
 }
 
@@ -25,6 +31,11 @@ extension Session {
     public init(restoring record: SessionRecord, epoch: String, limits: SessionLimits = SessionLimits()) {
         self.init(id: record.id, epoch: epoch, settings: record.settings, limits: limits, seq: record.seq)
         for a in record.annotations { annotations[a.id] = a }
+        histories = record.histories
+        removals = Self.removals(in: histories, of: annotations)
+        // Ids the session assigns (`p1`, `p2`, …) start past those of the histories it kept, so
+        // that a newcomer never gets the history of an earlier participant by its id.
+        joinCount = histories.keys.compactMap { $0.first == "p" ? Int($0.dropFirst()) : nil }.max() ?? 0
         if let c = record.callout {
             if case .participant = c.anchor {} else { callout = c }
         }
@@ -47,7 +58,7 @@ extension Session {
         SessionRecord(
             id: id, settings: settings,
             annotations: orderedAnnotations.compactMap { committedAnnotation($0.id) },
-            callout: callout, seq: seq)
+            callout: callout, seq: seq, histories: histories)
     }
 }
 

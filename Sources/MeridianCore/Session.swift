@@ -29,6 +29,13 @@ public struct Session: Sendable {
     /// Joins and leaves not announced yet (large sessions announce them in batches).
     public internal(set) var pendingJoins: [ParticipantID] = []
     public internal(set) var pendingLeaves: [PresenceLeave] = []
+    /// Each participant's own changes that `undo` and `redo` revert, kept after it leaves.
+    public internal(set) var histories: [ParticipantID: UndoHistory] = [:]
+    /// Participants whose history changed since storage last took them.
+    var changedHistories: Set<ParticipantID> = []
+    /// The seq each absent annotation was last removed at, so that an undo of its removal is
+    /// refused once someone added and removed it again.
+    var removals: [String: UInt64] = [:]
 
     var validator: Validator { Validator(limits: limits) }
 

@@ -16,7 +16,7 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         self.init(code, message, field: field, holder: holder, current: nil)
     }
 
-    private init(_ code: Code, _ message: String, field: String?, holder: ParticipantID?, current: Current?) {
+    init(_ code: Code, _ message: String, field: String?, holder: ParticipantID?, current: Current?) {
         self.code = code
         self.message = message
         self.field = field
@@ -25,7 +25,7 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Boxed: a refusal is returned by value on every path, and most carry no annotation.
-    private indirect enum Current: Hashable, Sendable {
+    indirect enum Current: Hashable, Sendable {
         case annotation(Annotation)
         var annotation: Annotation { switch self { case .annotation(let a): a } }
     }

@@ -82,5 +82,10 @@ public struct SessionLimits: Hashable, Sendable {
     public var presenceBatchAbove = 100
     public var minLeaseTimeout: Duration = .milliseconds(100)
     public var maxLeaseTimeout: Duration = .seconds(3_600)
+    /// Steps a participant can undo (and as many to redo); older ones are forgotten.
+    public var maxUndoSteps = 100
+    /// Undo histories kept for participants no longer in the session (to undo after they
+    /// reconnect); past it, the one changed longest ago is forgotten.
+    public var maxAbsentHistories = 64
     public init() {}
 }

@@ -177,6 +177,8 @@ struct ClientMirror {
             state.participants[pid]?.location = l
         case .settings(let s):
             state.settings = s
+        case .undone:
+            break // the change it makes follows
         }
     }
 

@@ -78,7 +78,8 @@ public enum SessionHarness {
 
         mutating func step(_ r: inout ByteReader) throws(Violation) {
             // The operation is the byte modulo 20; the quotient makes an update, a remove or a
-            // drag's start conditional (0: not, so the seeds stay as they were written).
+            // drag's start conditional, and a deselect an undo or a redo (0: neither, so the seeds
+            // stay as they were written).
             let code = Int(r.byte())
             let (op, variant) = (code % 20, code / 20)
             let slot = r.pick(SessionHarness.slots.count)
@@ -92,7 +93,13 @@ public enum SessionHarness {
                 let id = r.pick(from: Pools.ids)
                 try apply(.removeAnnotation(id: id, ifRevision: ifRevision(of: id, variant)), slot: slot)
             case 3: try apply(.select(annotation: r.pick(from: Pools.ids)), slot: slot)
-            case 4: try apply(.deselect, slot: slot)
+            case 4:
+                // The quotient turns a deselect into an undo or a redo (0: a deselect, as seeds were written).
+                switch variant % 3 {
+                case 1: try apply(.undo, slot: slot)
+                case 2: try apply(.redo, slot: slot)
+                default: try apply(.deselect, slot: slot)
+                }
             case 5: try apply(.showCallout(callout(&r)), slot: slot)
             case 6: try apply(.hideCallout, slot: slot)
             case 7: try apply(.tapCallout(r.pick(from: Callout.Part.allCases)), slot: slot)
@@ -175,6 +182,14 @@ public enum SessionHarness {
                 if let condition {
                     try require(revision == condition.revision,
                                 "\(what) applied with ifRevision \(condition.revision) at revision \(revision.map(String.init) ?? "none")")
+                }
+                if command == .undo || command == .redo {
+                    // An undo changes one annotation only: the one its mark names, as the sender's step left it.
+                    guard case .undone(let mark)? = accepted.events.first?.event, mark.participant == pid else {
+                        throw Violation("\(what) accepted without its mark first: \(accepted.events.first.map { "\($0.event)" } ?? "no event")")
+                    }
+                    try require(before.annotations.filter { $0.key != mark.annotation } == after.annotations.filter { $0.key != mark.annotation },
+                                "\(what) of \"\(mark.annotation)\" changed another annotation")
                 }
                 guard let participant else { throw Violation("\(what) accepted from someone not in the session") }
                 try require(!participant.hidden, "\(what) accepted from a hidden participant")

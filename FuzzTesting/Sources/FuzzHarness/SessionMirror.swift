@@ -50,7 +50,7 @@ struct SessionMirror {
             drags[id, default: [:]][pid] = state == .none ? nil : state
             if drags[id]?.isEmpty == true { drags[id] = nil }
         case .settings(let s): settings = s
-        case .follow, .mapLoad, .location, .calloutTapped: break
+        case .follow, .mapLoad, .location, .calloutTapped, .undone: break
         }
     }
 
