@@ -35,6 +35,15 @@ enum PostgresSchema {
                     PRIMARY KEY (session_id, id)
                 )
                 """)
+            // Each participant's undo history, so an undo works at a session's next owner.
+            try connection.run("""
+                CREATE TABLE IF NOT EXISTS undo_histories (
+                    session_id text NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                    participant text NOT NULL,
+                    body text NOT NULL,
+                    PRIMARY KEY (session_id, participant)
+                )
+                """)
             // The event log of every session, shared by the nodes (positions from one sequence).
             try connection.run("""
                 CREATE TABLE IF NOT EXISTS event_log (

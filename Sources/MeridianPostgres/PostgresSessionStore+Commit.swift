@@ -62,6 +62,7 @@ extension PostgresSessionStore {
         } else if !u.removed.isEmpty {
             try c.run("DELETE FROM annotations WHERE session_id = \(u.id) AND id = ANY(\(u.removed))")
         }
+        try writeHistories(u, on: c)
         guard !u.upserted.isEmpty else { return }
         // One statement may not write a row twice: the last of an id wins, as in order.
         var ids: [String] = [], bodies: [String] = [], position: [String: Int] = [:]
@@ -82,6 +83,24 @@ extension PostgresSessionStore {
             """)
     }
 
+    private static func writeHistories(_ u: SessionUpdate, on c: BlockingConnection) throws {
+        if u.replacesAnnotations {
+            try c.run("DELETE FROM undo_histories WHERE session_id = \(u.id)")
+        }
+        guard !u.histories.isEmpty else { return }
+        let forgotten = u.histories.compactMap { $0.value == nil ? $0.key : nil }
+        if !forgotten.isEmpty {
+            try c.run("DELETE FROM undo_histories WHERE session_id = \(u.id) AND participant = ANY(\(forgotten))")
+        }
+        let written = u.histories.compactMap { pid, h in h.map { (pid, String(decoding: StoredForm.encode($0), as: UTF8.self)) } }
+        guard !written.isEmpty else { return }
+        try c.run("""
+            INSERT INTO undo_histories (session_id, participant, body)
+            SELECT \(u.id), h.participant, h.body FROM unnest(\(written.map(\.0))::text[], \(written.map(\.1))::text[]) AS h(participant, body)
+            ON CONFLICT (session_id, participant) DO UPDATE SET body = excluded.body
+            """)
+    }
+
     /// The session's row stays, marked deleted and with its fence (raised to `fence`), so that a
     /// former owner's later write is refused for it; its annotations go.
     private static func delete(_ id: String, fence: UInt64?, on c: BlockingConnection) throws {
@@ -98,6 +117,7 @@ extension PostgresSessionStore {
             WHERE id = \(id)
             """)
         try c.run("DELETE FROM annotations WHERE session_id = \(id)")
+        try c.run("DELETE FROM undo_histories WHERE session_id = \(id)")
     }
 
     private static func fenced(_ id: String, offered: UInt64, on c: BlockingConnection) throws -> StorageError {

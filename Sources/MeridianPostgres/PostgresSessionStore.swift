@@ -98,17 +98,22 @@ public final class PostgresSessionStore: SessionStore {
         return try decode(id, found)
     }
 
-    private typealias Row = (settings: String, callout: String?, seq: Int64, epoch: String, bodies: [String], fence: Int64)
+    private typealias Row = (
+        settings: String, callout: String?, seq: Int64, epoch: String, bodies: [String], fence: Int64,
+        historyParticipants: [String], histories: [String]
+    )
 
-    /// One statement: the header and the annotations from one snapshot.
+    /// One statement: the header, the annotations and the undo histories from one snapshot.
     private static func read(_ id: String, on c: BlockingConnection) throws -> Row? {
         let rows = try c.run("""
             SELECT s.settings, s.callout, s.seq, s.epoch,
                 coalesce((SELECT array_agg(a.body ORDER BY a.id) FROM annotations a WHERE a.session_id = s.id), '{}'),
-                s.fence
+                s.fence,
+                coalesce((SELECT array_agg(h.participant ORDER BY h.participant) FROM undo_histories h WHERE h.session_id = s.id), '{}'),
+                coalesce((SELECT array_agg(h.body ORDER BY h.participant) FROM undo_histories h WHERE h.session_id = s.id), '{}')
             FROM sessions s WHERE s.id = \(id) AND NOT s.deleted
             """)
-        return try rows.first.map { try $0.decode((String, String?, Int64, String, [String], Int64).self) }
+        return try rows.first.map { try $0.decode((String, String?, Int64, String, [String], Int64, [String], [String]).self) }
     }
 
     private func decode(_ id: String, _ found: Row?) throws(StorageError) -> StoredSession? {
@@ -121,8 +126,12 @@ public final class PostgresSessionStore: SessionStore {
             let seq = UInt64(max(0, found.seq))
             for body in found.bodies { annotations.append(try StoredForm.annotation(Array(body.utf8), revisionIfAbsent: seq)) }
             annotations.sort { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
+            var histories: [ParticipantID: UndoHistory] = [:]
+            for (pid, body) in zip(found.historyParticipants, found.histories) {
+                histories[pid] = try StoredForm.history(Array(body.utf8))
+            }
             return StoredSession(
-                record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: seq),
+                record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: seq, histories: histories),
                 epoch: found.epoch, fence: UInt64(max(0, found.fence)))
         } catch {
             throw .corrupt("session \(id): \(error.message)")

@@ -193,9 +193,10 @@ extension Hub {
 
     /// The stored form of what `events` changed, nil if nothing durable.
     private func durableChange(_ events: [Emitted], of host: SessionHost) -> SessionChange? {
+        let histories = host.session.takeChangedHistories()
         let s = host.session
         var touched: Set<String> = []
-        var durable = false
+        var durable = !histories.isEmpty
         for e in events where !e.isTransient {
             switch e.event {
             case .annotationAdded(let a), .annotationUpdated(let a):
@@ -221,7 +222,7 @@ extension Hub {
         return .update(SessionUpdate(
             id: s.id, epoch: s.epoch, seq: s.seq, settings: s.settings, callout: s.callout,
             upserted: ids.compactMap { s.committedAnnotation($0) },
-            removed: ids.filter { s.annotations[$0] == nil }))
+            removed: ids.filter { s.annotations[$0] == nil }, histories: histories))
     }
 }
 

@@ -8,7 +8,7 @@ import MeridianSync
 /// tests run against without a database, and the store the writer's tests fence off.
 /// Changes without a fence (a single node) are never refused.
 public final class InMemorySessionStore: SessionStore {
-    private let sessions = Locked<[String: (header: SessionUpdate, annotations: [String: Annotation])]>([:])
+    private let sessions = Locked<[String: (header: SessionUpdate, annotations: [String: Annotation], histories: [ParticipantID: UndoHistory])]>([:])
 
     public init() {}
 
@@ -26,11 +26,11 @@ public final class InMemorySessionStore: SessionStore {
         }
     }
 
-    private static func stored(_ id: String, in all: [String: (header: SessionUpdate, annotations: [String: Annotation])]) -> StoredSession? {
+    private static func stored(_ id: String, in all: [String: (header: SessionUpdate, annotations: [String: Annotation], histories: [ParticipantID: UndoHistory])]) -> StoredSession? {
         guard let s = all[id] else { return nil }
         let annotations = s.annotations.values.sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
         let record = SessionRecord(id: id, settings: s.header.settings, annotations: annotations,
-                                   callout: s.header.callout, seq: s.header.seq)
+                                   callout: s.header.callout, seq: s.header.seq, histories: s.histories)
         return StoredSession(record: record, epoch: s.header.epoch, fence: s.header.fence ?? 0)
     }
 
@@ -52,13 +52,15 @@ public final class InMemorySessionStore: SessionStore {
                     var header = u
                     header.upserted = []
                     header.removed = []
+                    header.histories = [:]
                     // A change without a fence keeps the stored one.
                     header.fence = u.fence ?? all[u.id]?.header.fence ?? 0
-                    if u.replacesAnnotations || all[u.id] == nil { all[u.id] = (header, [:]) }
+                    if u.replacesAnnotations || all[u.id] == nil { all[u.id] = (header, [:], [:]) }
                     // Mutated in place: no copy of a large session's annotations per change.
                     all[u.id]!.header = header
                     for id in u.removed { all[u.id]!.annotations[id] = nil }
                     for a in u.upserted { all[u.id]!.annotations[a.id] = a }
+                    for (pid, history) in u.histories { all[u.id]!.histories[pid] = history }
                 }
             }
         }

@@ -7,8 +7,9 @@ import MeridianProtocol
 /// directory, in WAL mode with `synchronous = FULL`, so a committed
 /// transaction survives a crash of the process or the machine.
 ///
-/// Tables: `sessions` (id, settings, callout, seq, epoch) and `annotations`
-/// (session, id, body); bodies are JSON in the shapes of Protocol v1.
+/// Tables: `sessions` (id, settings, callout, seq, epoch), `annotations` (session, id, body)
+/// and `undo_histories` (session, participant, body); bodies are JSON in the shapes of
+/// Protocol v1 (`StoredForm`).
 ///
 /// Fencing numbers (``SessionUpdate/fence``) are ignored: the file belongs to one node, which
 /// is the only owner of its sessions. A cluster shares a store that enforces them.
@@ -42,21 +43,32 @@ public final class SQLiteSessionStore: SessionStore {
                 ) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v2: undo histories") { db in
+            try db.execute(sql: """
+                CREATE TABLE undo_histories (
+                    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                    participant TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    PRIMARY KEY (session_id, participant)
+                ) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 
     public func load(_ id: String) throws(StorageError) -> StoredSession? {
-        let rows: (Row, [String])?
+        let rows: (Row, [String], [Row])?
         do {
-            rows = try pool.read { db -> (Row, [String])? in
+            rows = try pool.read { db -> (Row, [String], [Row])? in
                 guard let header = try Row.fetchOne(db, sql: "SELECT * FROM sessions WHERE id = ?", arguments: [id]) else { return nil }
                 let bodies = try String.fetchAll(db, sql: "SELECT body FROM annotations WHERE session_id = ? ORDER BY id", arguments: [id])
-                return (header, bodies)
+                let histories = try Row.fetchAll(db, sql: "SELECT participant, body FROM undo_histories WHERE session_id = ?", arguments: [id])
+                return (header, bodies, histories)
             }
         } catch {
             throw .readFailed(SQLiteFile.reason(error))
         }
-        guard let (header, bodies) = rows else { return nil }
+        guard let (header, bodies, historyRows) = rows else { return nil }
         do throws(ProtocolError) {
             let settings = try StoredForm.settings(Array((header["settings"] as String).utf8))
             let callout = try (header["callout"] as String?).map { s throws(ProtocolError) in try StoredForm.callout(Array(s.utf8)) }
@@ -65,8 +77,10 @@ public final class SQLiteSessionStore: SessionStore {
             annotations.reserveCapacity(bodies.count)
             for body in bodies { annotations.append(try StoredForm.annotation(Array(body.utf8), revisionIfAbsent: seq)) }
             annotations.sort { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
+            var histories: [ParticipantID: UndoHistory] = [:]
+            for row in historyRows { histories[row["participant"]] = try StoredForm.history(Array((row["body"] as String).utf8)) }
             return StoredSession(
-                record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: seq),
+                record: SessionRecord(id: id, settings: settings, annotations: annotations, callout: callout, seq: seq, histories: histories),
                 epoch: header["epoch"])
         } catch {
             throw .corrupt("session \(id): \(error.message)")
@@ -96,6 +110,7 @@ public final class SQLiteSessionStore: SessionStore {
                     switch change {
                     case .delete(let id, _):
                         try db.execute(sql: "DELETE FROM annotations WHERE session_id = ?", arguments: [id])
+                        try db.execute(sql: "DELETE FROM undo_histories WHERE session_id = ?", arguments: [id])
                         try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
                     case .update(let u):
                         try Self.write(u, db)
@@ -128,6 +143,19 @@ public final class SQLiteSessionStore: SessionStore {
             """)
         for a in u.upserted {
             try upsert.execute(arguments: [u.id, a.id, String(decoding: StoredForm.encode(a), as: UTF8.self)])
+        }
+        if u.replacesAnnotations {
+            try db.execute(sql: "DELETE FROM undo_histories WHERE session_id = ?", arguments: [u.id])
+        }
+        for (pid, history) in u.histories {
+            if let history {
+                try db.execute(sql: """
+                    INSERT INTO undo_histories (session_id, participant, body) VALUES (?, ?, ?)
+                    ON CONFLICT(session_id, participant) DO UPDATE SET body = excluded.body
+                    """, arguments: [u.id, pid, String(decoding: StoredForm.encode(history), as: UTF8.self)])
+            } else {
+                try db.execute(sql: "DELETE FROM undo_histories WHERE session_id = ? AND participant = ?", arguments: [u.id, pid])
+            }
         }
     }
 }

@@ -43,10 +43,14 @@ public struct SessionUpdate: Hashable, Sendable {
     public var replacesAnnotations: Bool
     /// The fencing number of the owner's lease (see ``SessionChange``); nil: no fencing (a single node).
     public var fence: UInt64?
+    /// Undo histories written (nil: forgotten), by participant. With `replacesAnnotations`, every
+    /// stored history not here is removed first, as annotations are.
+    public var histories: [ParticipantID: UndoHistory?]
 
     public init(
         id: String, epoch: String, seq: UInt64, settings: SessionSettings, callout: Callout?,
-        upserted: [Annotation] = [], removed: [String] = [], replacesAnnotations: Bool = false, fence: UInt64? = nil
+        upserted: [Annotation] = [], removed: [String] = [], replacesAnnotations: Bool = false, fence: UInt64? = nil,
+        histories: [ParticipantID: UndoHistory?] = [:]
     ) {
         self.id = id
         self.epoch = epoch
@@ -57,11 +61,13 @@ public struct SessionUpdate: Hashable, Sendable {
         self.removed = removed
         self.replacesAnnotations = replacesAnnotations
         self.fence = fence
+        self.histories = histories
     }
 
     /// The whole record, replacing whatever was stored.
     public init(record: SessionRecord, epoch: String, fence: UInt64? = nil) {
         self.init(id: record.id, epoch: epoch, seq: record.seq, settings: record.settings, callout: record.callout,
-                  upserted: record.annotations, replacesAnnotations: true, fence: fence)
+                  upserted: record.annotations, replacesAnnotations: true, fence: fence,
+                  histories: record.histories.mapValues { .some($0) })
     }
 }

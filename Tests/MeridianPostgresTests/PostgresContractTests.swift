@@ -24,6 +24,27 @@ import Testing
         }
     }
 
+    @Test func undoHistoriesAreWrittenAndForgottenOneByOne() throws {
+        try withStore { store, reopen in
+            let record = sampleRecord()
+            try store.commit([.update(SessionUpdate(record: record, epoch: "e1"))])
+            let cy = UndoHistory(undo: [UndoStep(change: .drag, annotation: "pin", before: record.annotations[0], after: record.annotations[0], at: 43, beforeAt: 42)], lastChange: 43)
+            try store.commit([.update(SessionUpdate(
+                id: "map-1", epoch: "e1", seq: 43, settings: record.settings, callout: nil,
+                histories: ["bo": nil, "cy": cy]))])
+            let loaded = try #require(try reopen().load("map-1"))
+            #expect(loaded.record.histories == ["ann": record.histories["ann"]!, "cy": cy])
+            var replaced = record
+            replaced.histories = ["dee": UndoHistory(lastChange: 1)]
+            try store.commit([.update(SessionUpdate(record: replaced, epoch: "e2"))])
+            #expect(try reopen().load("map-1")?.record.histories == replaced.histories)
+            // A deleted session's histories go with it.
+            try store.commit([.delete(id: "map-1")])
+            try store.commit([.update(SessionUpdate(id: "map-1", epoch: "e3", seq: 1, settings: record.settings, callout: nil))])
+            #expect(try reopen().load("map-1")?.record.histories == [:])
+        }
+    }
+
     @Test func updatesUpsertAndRemoveAnnotations() throws {
         try withStore { store, reopen in
             var record = sampleRecord()

@@ -29,6 +29,18 @@ func sampleRecord(id: String = "map-1") -> SessionRecord {
         coordinates: [coordinate(0, 0), coordinate(0, 1), coordinate(1, 1)], holes: [[coordinate(0.1, 0.1), coordinate(0.1, 0.2), coordinate(0.2, 0.2)]],
         fillColor: Color(red: 0, green: 0, blue: 255, alpha: 77))), enabled: false, revision: 30)
     let callout = Callout(title: "Meet here", detail: "at noon", accessory: .button(.detailDisclosure), anchor: .annotation("pin"))
+    var earlier = point
+    earlier.title = "Lutèce"
+    earlier.revision = 40
+    var gone = line
+    gone.id = "gone"
+    gone.revision = 5
+    // One participant's undo history: an update and a removal to undo, an add to redo.
+    let history = UndoHistory(
+        undo: [UndoStep(change: .remove, annotation: "gone", before: gone, after: nil, at: 41, beforeAt: 5),
+               UndoStep(change: .update, annotation: "pin", before: earlier, after: point, at: 42, beforeAt: 40)],
+        redo: [UndoStep(change: .add, annotation: "route", before: nil, after: line, at: 7, beforeAt: 0)],
+        lastChange: 42)
     return SessionRecord(id: id, settings: settings, annotations: [line, area, point].sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) },
-                         callout: callout, seq: 42)
+                         callout: callout, seq: 42, histories: ["ann": history, "bo": UndoHistory(lastChange: 3)])
 }

@@ -46,6 +46,25 @@ import Testing
     }
 
     @Test(arguments: Kind.allCases)
+    func undoHistoriesAreWrittenAndForgottenOneByOne(kind: Kind) throws {
+        try withStore(kind) { store, reopen in
+            let record = sampleRecord()
+            try store.commit([.update(SessionUpdate(record: record, epoch: "e1"))])
+            let cy = UndoHistory(undo: [UndoStep(change: .drag, annotation: "pin", before: record.annotations[0], after: record.annotations[0], at: 43, beforeAt: 42)], lastChange: 43)
+            try store.commit([.update(SessionUpdate(
+                id: "map-1", epoch: "e1", seq: 43, settings: record.settings, callout: nil,
+                histories: ["bo": nil, "cy": cy]))])
+            let loaded = try #require(try reopen().load("map-1"))
+            #expect(loaded.record.histories == ["ann": record.histories["ann"]!, "cy": cy])
+            // A whole record replaces them all.
+            var replaced = record
+            replaced.histories = ["dee": UndoHistory(lastChange: 1)]
+            try store.commit([.update(SessionUpdate(record: replaced, epoch: "e2"))])
+            #expect(try reopen().load("map-1")?.record.histories == replaced.histories)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
     func updatesUpsertAndRemoveAnnotations(kind: Kind) throws {
         try withStore(kind) { store, reopen in
             var record = sampleRecord()
