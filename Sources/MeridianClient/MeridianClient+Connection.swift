@@ -18,6 +18,8 @@ extension MeridianClient {
         if let resume {
             join["resume"] = .object(["epoch": .string(resume.epoch), "seq": .number(Double(resume.seq))])
         }
+        // The id of the last connection: its undo history follows this one (protocol §6.9).
+        if let previous = shared.withLock({ $0.lastWelcome?.participant }) { join["previousParticipant"] = .string(previous) }
         t.send(String(decoding: JSONValue.object(join).encoded, as: UTF8.self))
         do {
             switch try t.receive(timeout: configuration.requestTimeout) {

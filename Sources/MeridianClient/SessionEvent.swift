@@ -36,6 +36,9 @@ public enum SessionEvent: Hashable, Sendable {
     case mapLoad(participant: String, state: String, message: String?)
     case location(participant: String, location: JSONValue?)
     case settings(JSONValue)
+    /// An `undo` (or, with `redo`, a `redo`) of `participant`'s change of `annotation`; the change
+    /// it makes is the next event (protocol §6.9). `change` names the change reverted.
+    case undone(participant: String, annotation: String, change: String, redo: Bool)
 }
 
 /// A participant that left, in a `presence` event.
@@ -111,6 +114,9 @@ extension SessionEvent {
             return .location(participant: p, location: m["location"]?.nonNull)
         case "settings":
             return m["settings"].map { .settings($0) }
+        case "change.undone", "change.redone":
+            guard let p = str("participant"), let a = str("annotation"), let c = str("change") else { return nil }
+            return .undone(participant: p, annotation: a, change: c, redo: type == "change.redone")
         default:
             return nil
         }

@@ -30,6 +30,10 @@ public enum SessionRequest: Hashable, Sendable {
     case configure(settings: [String: JSONValue])
     /// A fresh bearer token for this participant; prefer ``MeridianClient/refreshToken(_:)``.
     case refreshToken(String)
+    /// Reverts this participant's own last change (protocol §6.9).
+    case undo
+    /// Makes the change the last `undo` reverted again.
+    case redo
 
     /// The request's `type` on the wire.
     public var type: String {
@@ -55,6 +59,8 @@ public enum SessionRequest: Hashable, Sendable {
         case .location: "location"
         case .configure: "session.configure"
         case .refreshToken: "token.refresh"
+        case .undo: "undo"
+        case .redo: "redo"
         }
     }
 
@@ -62,7 +68,7 @@ public enum SessionRequest: Hashable, Sendable {
     var fields: [String: JSONValue] {
         func target(_ t: CameraTarget) -> JSONValue { .string(t == .own ? "own" : "shared") }
         switch self {
-        case .leave, .ping, .cameraLeaseRelease, .deselect, .calloutHide: return [:]
+        case .leave, .ping, .cameraLeaseRelease, .deselect, .calloutHide, .undo, .redo: return [:]
         case .cameraBegin(let t, let animated): return ["target": target(t), "animated": .bool(animated)]
         case .cameraChanging(let t, let camera): return ["target": target(t), "camera": .camera(camera)]
         case .cameraEnd(let t, let camera, let animated):

@@ -141,6 +141,8 @@ public struct SessionState: Hashable, Sendable {
             setField(p, "location", location)
         case .settings(let s):
             settings = s
+        case .undone:
+            break // the change it makes follows
         }
     }
 

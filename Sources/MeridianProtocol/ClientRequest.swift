@@ -22,14 +22,20 @@ public struct JoinParameters: Hashable, Sendable {
     public var token: String?
     /// nil when the request did not say (everything).
     public var interest: Interest?
+    /// The participant id the client had on an earlier connection (its undo history follows).
+    public var previousParticipant: String?
 
-    public init(name: String? = nil, role: Role? = nil, hidden: Bool? = nil, color: Color? = nil, token: String? = nil, interest: Interest? = nil) {
+    public init(
+        name: String? = nil, role: Role? = nil, hidden: Bool? = nil, color: Color? = nil, token: String? = nil, interest: Interest? = nil,
+        previousParticipant: String? = nil
+    ) {
         self.name = name
         self.role = role
         self.hidden = hidden
         self.color = color
         self.token = token
         self.interest = interest
+        self.previousParticipant = previousParticipant
     }
 }
 
@@ -154,7 +160,7 @@ extension ClientRequest {
             let parameters = JoinParameters(
                 name: try f.optionalString("name"), role: try f.optionalEnumeration("role", Role.self),
                 hidden: try f.optionalBool("hidden"), color: try f.optionalColor("color"), token: try f.optionalString("token"),
-                interest: interest)
+                interest: interest, previousParticipant: try f.optionalString("previousParticipant"))
             return .join(session: try f.string("session"), parameters, resume: resume)
         case "token.refresh": return .refreshToken(try f.string("token"))
         case "leave": return .leave
@@ -204,6 +210,8 @@ extension ClientRequest {
             guard f.has("location") else { throw .invalid("location", "required: a location object, or null to stop sharing") }
             return .location(try f.location("location"))
         case "session.configure": return .configure(try settingsPatch(try f.object("settings")))
+        case "undo": return .undo
+        case "redo": return .redo
         default:
             throw ProtocolError(.unknownType, "unknown request type \"\(type)\"", field: "type")
         }

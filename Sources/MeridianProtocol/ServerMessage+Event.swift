@@ -134,6 +134,13 @@ extension ServerMessage {
         case .settings(let s):
             out.raw(#","settings":"#)
             out.settings(s)
+        case .undone(let mark):
+            out.raw(#","participant":"#)
+            out.string(mark.participant)
+            out.raw(#","annotation":"#)
+            out.string(mark.annotation)
+            out.raw(#","change":"#)
+            out.string(mark.change.rawValue)
         }
         out.raw("}")
     }
@@ -160,6 +167,7 @@ extension ServerMessage {
         case .mapLoad: #""map.load""#
         case .location: #""location""#
         case .settings: #""settings""#
+        case .undone(let mark): mark.redo ? #""change.redone""# : #""change.undone""#
         }
     }
 }

@@ -21,7 +21,7 @@ extension Hub {
             guard let role = p.role else {
                 return .failure(AuthRefusal(code: .invalidField, message: "role: required (owner, editor or viewer)", field: "role"))
             }
-            return .success((JoinRequest(name: name, role: role, hidden: p.hidden ?? false, color: p.color), nil))
+            return .success((JoinRequest(name: name, role: role, hidden: p.hidden ?? false, color: p.color, previous: p.previousParticipant), nil))
         }
         let grant: AccessGrant
         switch bearer(p.token, connection: connection, verifier: verifier, request: "join") {
@@ -47,7 +47,7 @@ extension Hub {
         case (_, _): hidden = false
         }
         let name = grant.name ?? p.name ?? grant.participant
-        return .success((JoinRequest(name: name, role: role, hidden: hidden, color: p.color, participant: grant.participant), grant))
+        return .success((JoinRequest(name: name, role: role, hidden: hidden, color: p.color, participant: grant.participant, previous: p.previousParticipant), grant))
     }
 
     /// The grant of a request's own token, else of the connection's handshake token (verified

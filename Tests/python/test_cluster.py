@@ -342,3 +342,38 @@ def test_a_paused_owner_cannot_write_once_it_wakes(cluster, postgres_server, pos
         assert stored.split() == ["first", "new-owner"]
         await other.close()
     run(scenario())
+
+
+def test_an_undo_after_the_owner_was_killed_reverts_the_change_made_before(cluster, session_id):
+    """Histories are part of the durable record: a member whose owner node died joins again (at
+    another node, naming its earlier participant id) and undoes what it changed before."""
+    async def scenario():
+        alice = await Client.open(cluster.nodes[0].url, "alice")
+        try:
+            await alice.join(session_id, "Alice", "editor")
+            await alice.ok({"type": "annotation.add", "annotation": point("quay", title="Quay 1")})
+            await alice.ok({"type": "annotation.update", "id": "quay", "changes": {"title": "Quay 2"}})
+            before = alice.participant
+        finally:
+            await alice.close()
+        owner = cluster.owner(session_id)
+        assert owner is not None, cluster.describe(session_id)
+        cluster.kill(owner)
+        other = next(n for n in cluster.nodes if n.alive())
+        back = await join_when_served(other.url, session_id, "Alice", "editor", timeout=20)
+        await back.close()
+        # The new owner loaded the session with Alice's history: a join naming her id gets it.
+        alice = await Client.open(other.url, "alice-again")
+        try:
+            welcome = await alice.join(session_id, "Alice", "editor", previousParticipant=before)
+            assert welcome["participant"] != before, welcome
+            _, events = await alice.ok({"type": "undo"})
+            mark = next(i for i, e in enumerate(events) if e["type"] == "change.undone")
+            assert events[mark]["change"] == "annotation.update" and events[mark + 1]["annotation"]["title"] == "Quay 1", events
+            _, events = await alice.ok({"type": "undo"})
+            assert any(e["type"] == "annotation.removed" and e["id"] == "quay" for e in events), events
+        finally:
+            await alice.close()
+        assert (await settled_snapshot(cluster, session_id))["annotations"] == []
+
+    run(scenario(), timeout=120)

@@ -9,7 +9,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from dashboard_support import api, flag, http_url, page, to_screen  # noqa: F401
-from meridian_client import Client, run
+from meridian_client import Client, run, snapshot
 from test_dashboard_features import click_at
 
 A = {"latitude": 48.8584, "longitude": 2.2945}
@@ -134,3 +134,91 @@ def test_feed_replay_and_who_moved_the_pin(server, session_id, page):
 
     run(scenario())
     assert page.console_errors() == []
+
+
+def test_the_feed_and_the_inspector_show_undos_as_such(server, session_id, page):
+    async def scenario():
+        alice = await Client.open(server.url, "alice")
+        bob = await Client.open(server.url, "bob")
+        try:
+            await alice.join(session_id, "Alice", "owner")
+            await bob.join(session_id, "Bob", "editor")
+            await alice.ok({"type": "annotation.add", "annotation": flag()})
+            await bob.ok({"type": "drag", "id": "flag", "state": "starting"})
+            await bob.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": B})
+            await bob.ok({"type": "drag", "id": "flag", "state": "ending"})
+            _, undone = await bob.ok({"type": "undo"})
+            _, redone = await bob.ok({"type": "redo"})
+            await bob.ok({"type": "undo"})
+            await asyncio.to_thread(logged, server, session_id, lambda m: m["type"] == "change.undone" and m["seq"] > redone[-1]["seq"], "the last undo")
+
+            await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+            s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["history"]["loaded"]
+                                        and sum(f["type"] == "change.undone" for f in s["feed"]) == 2, "the undos in the feed")
+            feed = {f["seq"]: f for f in s["feed"]}
+            assert feed[undone[0]["seq"]]["text"] == "Bob undid the drag of “Flag”", feed[undone[0]["seq"]]
+            assert feed[redone[0]["seq"]]["text"] == "Bob redid the drag of “Flag”", feed[redone[0]["seq"]]
+            # Undos are annotation changes for the feed's type filter.
+            Select(page.driver.find_element("id", "feed-type")).select_by_value("annotation")
+            s = await asyncio.to_thread(page.wait, lambda s: "change.redone" in {f["type"] for f in s["feed"]}, "undos among annotation events")
+            assert {f["type"] for f in s["feed"]} == {"annotation.added", "annotation.updated", "change.undone", "change.redone"}, s["feed"]
+
+            # The flag is back at A; its history says who undid what.
+            await asyncio.to_thread(page.wait, lambda s: s["settled"], "the map settled")
+            s = page.state()
+            x, y = to_screen(s["view"], (s["mapSize"]["width"], s["mapSize"]["height"]), A["latitude"], A["longitude"])
+            await asyncio.to_thread(click_at, page, x, y - 15)
+            s = await asyncio.to_thread(page.wait, lambda s: s["inspector"] and s["inspector"]["id"] == "flag" and s["inspector"]["history"],
+                                        "the flag's history")
+            history = s["inspector"]["history"]
+            assert history[0] == "updated (now at 48.85840, 2.29450)" and history[1] == "Bob undid the drag of it", history
+            assert "Bob redid the drag of it" in history, history
+            await asyncio.to_thread(page.screenshot, "feed-undo")
+        finally:
+            await alice.close()
+            await bob.close()
+
+    run(scenario())
+
+
+UNDO_IN_THE_BROWSER = """
+const [url, session, annotation] = arguments;
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { MeridianClient } = await import("/dashboard/meridian.js");
+  const client = new MeridianClient(url, { session, name: "Web", role: "editor" }).connect();
+  const until = (holds, what) => new Promise((resolve, reject) => {
+    const check = () => { if (holds()) { client.removeEventListener("status", check); client.removeEventListener("state", check); resolve(); } };
+    client.addEventListener("status", check);
+    client.addEventListener("state", check);
+    check();
+    setTimeout(() => reject(new Error(`never ${what}: ${client.status}`)), 10000);
+  });
+  await until(() => client.status === "live", "live");
+  await client.request("annotation.add", { annotation });
+  await client.request("annotation.update", { id: annotation.id, changes: { title: "Renamed" } });
+  const first = client.state.participant;
+  client._restart(); // the connection drops; the client reconnects and resumes
+  await until(() => client.status === "live" && client.state.participant !== first, "back");
+  const undone = await client.undo();
+  const afterUndo = client.state.annotations.get(annotation.id).title;
+  await client.redo();
+  const afterRedo = client.state.annotations.get(annotation.id).title;
+  let refused = null;
+  try { await client.redo(); } catch (e) { refused = e.code; }
+  client.close();
+  return { first, second: client.state.participant, undone: undone.seq, afterUndo, afterRedo, refused };
+})().then(done, (e) => done({ error: String(e) }));
+"""
+
+
+def test_meridian_js_undoes_and_redoes_after_reconnecting(server, session_id, page):
+    page.open(http_url(server, f"?session={session_id}"))
+    ws = f"ws://{server.host}:{server.port}/"
+    result = page.driver.execute_async_script(UNDO_IN_THE_BROWSER, ws, session_id, flag("web", title="Original"))
+    assert "error" not in result, result
+    assert result["second"] != result["first"], result
+    assert result["afterUndo"] == "Original" and result["afterRedo"] == "Renamed", result
+    assert result["refused"] == "not_found", result
+    snap = run(snapshot(server.url, session_id))
+    assert [a["title"] for a in snap["annotations"]] == ["Renamed"], snap

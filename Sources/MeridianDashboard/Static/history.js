@@ -29,16 +29,23 @@ export function describeEvent(m, name, title = (id) => id) {
     case "map.load": return `${name(m.participant)} map ${m.state}${m.message ? `: ${m.message}` : ""}`;
     case "location": return m.location ? `${name(m.participant)} location` : `${name(m.participant)} stopped sharing location`;
     case "settings": return `settings: policy ${m.settings.dragPolicy}, tint ${m.settings.tint}`;
+    case "change.undone": return `${name(m.participant)} undid ${changeName(m.change)} ${quoted(m.annotation)}`;
+    case "change.redone": return `${name(m.participant)} redid ${changeName(m.change)} ${quoted(m.annotation)}`;
     case "welcome": return "snapshot received";
     default: return m.type;
   }
+}
+
+/// The change an undo or redo names, as the feed says it.
+export function changeName(change) {
+  return { "annotation.add": "the add of", "annotation.update": "the update of", "annotation.remove": "the removal of", drag: "the drag of" }[change] ?? change;
 }
 
 /// The feed's type filter: which group an event belongs to.
 export function eventGroup(m) {
   if (m.type.startsWith("participant.") || m.type === "presence") return "participant";
   if (m.type.startsWith("camera.") || m.type === "follow") return "camera";
-  if (m.type.startsWith("annotation.")) return "annotation";
+  if (m.type.startsWith("annotation.") || m.type.startsWith("change.")) return "annotation";
   if (m.type.startsWith("drag")) return "drag";
   if (m.type === "selection") return "selection";
   if (m.type.startsWith("callout.")) return "callout";

@@ -3,6 +3,7 @@
 // metadata, who selected or drags it, and its history: who moved it, and when.
 
 import { el, clock } from "/dashboard/ui.js";
+import { changeName } from "/dashboard/history.js";
 
 function segmentDistance(p, a, b) {
   const dx = b.x - a.x, dy = b.y - a.y;
@@ -55,6 +56,9 @@ export function annotationHistory(history, id, name) {
     if (m.type === "annotation.added" && m.annotation.id === id) text = `added${m.annotation.coordinate ? ` at ${at(m.annotation.coordinate)}` : ""}`;
     else if (m.type === "annotation.updated" && m.annotation.id === id) text = `updated${m.annotation.coordinate ? ` (now at ${at(m.annotation.coordinate)})` : ""}`;
     else if (m.type === "annotation.removed" && m.id === id) text = "removed";
+    else if ((m.type === "change.undone" || m.type === "change.redone") && m.annotation === id) {
+      text = `${name(m.participant)} ${m.type === "change.undone" ? "undid" : "redid"} ${changeName(m.change)} it`;
+    }
     else if (m.type === "drag" && m.id === id) {
       const who = name(m.participant);
       if (m.state === "none") {

@@ -279,12 +279,20 @@ export class MeridianClient extends Connection {
     return this.request(type, revision === undefined ? fields : { ...fields, ifRevision: revision });
   }
 
+  /// Reverts this participant's own last change (SPEC §6.9); `redo` makes it again. Both
+  /// resolve with the ack; a change someone else has made since rejects with a MeridianError
+  /// whose `code` is "revision_conflict".
+  undo() { return this.request("undo"); }
+  redo() { return this.request("redo"); }
+
   _opened() {
     clearTimeout(this.timer);
     const resume = this.state.epoch ? { resume: { epoch: this.state.epoch, seq: this.state.seq } } : {};
+    // The id of the last connection: its undo history follows this one (SPEC §6.9).
+    const previous = this.state.participant ? { previousParticipant: this.state.participant } : {};
     const ref = this.nextRef++;
     this.joinedInterest = this.join.interest ?? null;
-    this.socket.send(JSON.stringify({ type: "join", ref, ...this.join, ...resume }));
+    this.socket.send(JSON.stringify({ type: "join", ref, ...this.join, ...resume, ...previous }));
   }
 
   _receive(m) {
