@@ -222,3 +222,15 @@ func contentOf(_ annotations: [String: Annotation]) -> [String: Annotation] {
         #expect(w.annotation("a").map { revised($0, 0) } == polygon("a"))
     }
 }
+
+@Suite struct UndoJoinTests {
+    @Test func aJoinNamingAnInvalidEarlierIdIsRefused() throws {
+        var w = World()
+        guard case .failure(let error) = w.session.join(JoinRequest(name: "Ann", role: .editor, previous: ""), at: w.now) else {
+            Issue.record("join accepted")
+            return
+        }
+        #expect(error.code == .invalidField && error.field == "previousParticipant")
+        #expect(w.session.participants.isEmpty)
+    }
+}

@@ -26,6 +26,15 @@ struct RequestDecodingTests {
         #expect(r.body == .join(session: "s", JoinParameters(name: "Ada", role: .viewer, hidden: true, color: Color(red: 255, green: 0, blue: 0)), resume: ResumePoint(epoch: "e", seq: 7)))
     }
 
+    @Test func undoRedoAndTheParticipantAJoinFollows() throws {
+        #expect(try command(#"{"type":"undo","ref":1}"#) == .undo)
+        #expect(try command(#"{"type":"redo","ref":2}"#) == .redo)
+        #expect(failure(#"{"type":"undo","ref":3,"steps":2}"#)?.field == "steps")
+        let r = try decode(#"{"type":"join","ref":"j","session":"s","name":"Ada","role":"editor","previousParticipant":"p4"}"#).get()
+        #expect(r.body == .join(session: "s", JoinParameters(name: "Ada", role: .editor, previousParticipant: "p4"), resume: nil))
+        #expect(failure(#"{"type":"join","ref":"j","session":"s","name":"Ada","role":"editor","previousParticipant":4}"#)?.field == "previousParticipant")
+    }
+
     @Test func pointDefaults() throws {
         let c = try command(#"{"type":"annotation.add","ref":1,"annotation":{"id":"a","type":"point","coordinate":{"latitude":1,"longitude":2}}}"#)
         #expect(c == .addAnnotation(Annotation(id: "a", shape: .point(Point(coordinate: Coordinate(latitude: 1, longitude: 2))))))
