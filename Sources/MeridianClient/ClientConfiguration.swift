@@ -18,11 +18,13 @@ public struct ClientConfiguration: Sendable {
     public var reconnect: ReconnectPolicy
     /// What of the session's annotations the client receives (SPEC §4.7); nil: everything.
     public var interest: Interest?
+    /// How many edits ``MeridianClient/submit(_:)`` keeps while disconnected, and where.
+    public var offline: OfflineQueuePolicy
 
     public init(
         session: String, name: String, role: Role? = .editor, hidden: Bool = false, color: String? = nil, token: String? = nil,
         connectTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(5),
-        reconnect: ReconnectPolicy = ReconnectPolicy(), interest: Interest? = nil
+        reconnect: ReconnectPolicy = ReconnectPolicy(), interest: Interest? = nil, offline: OfflineQueuePolicy = OfflineQueuePolicy()
     ) {
         self.session = session
         self.name = name
@@ -34,6 +36,7 @@ public struct ClientConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.reconnect = reconnect
         self.interest = interest
+        self.offline = offline
     }
 }
 

@@ -8,6 +8,8 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case closed
         case rejected(code: String, message: String, field: String?, conflict: RevisionConflict?)
         case protocolViolation(String)
+        case queueFull(Int)
+        case notQueueable(String)
     }
 
     private let kind: Kind
@@ -30,6 +32,10 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
     }
     /// The server sent something the client cannot read.
     public static func protocolViolation(_ detail: String) -> ClientError { ClientError(kind: .protocolViolation(detail)) }
+    /// ``MeridianClient/submit(_:)`` with as many edits waiting as the queue holds.
+    public static func queueFull(_ limit: Int) -> ClientError { ClientError(kind: .queueFull(limit)) }
+    /// ``MeridianClient/submit(_:)`` with a request that is not an annotation edit.
+    public static func notQueueable(_ request: String) -> ClientError { ClientError(kind: .notQueueable(request)) }
 
     /// The server's error code when the request was refused.
     public var code: String? {
@@ -58,6 +64,8 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case .rejected(let code, let message, let field, _):
             return "refused (\(code))\(field.map { " at \($0)" } ?? ""): \(message)"
         case .protocolViolation(let detail): return "unreadable server message: \(detail)"
+        case .queueFull(let limit): return "\(limit) edits are waiting already (the queue's limit)"
+        case .notQueueable(let request): return "\(request) is not an edit the client queues (annotation.add, annotation.update, annotation.remove)"
         }
     }
 }

@@ -27,6 +27,9 @@ public enum ClientUpdate: Hashable, Sendable {
     case clustersDidChange(JSONValue)
     /// The client gave up reconnecting or was closed.
     case didClose
+    /// An edit of ``MeridianClient/submit(_:)`` was answered: applied, in conflict with a change
+    /// the app had not seen, or refused.
+    case editSettled(OfflineEdit, EditOutcome)
 }
 
 extension ClientUpdate {

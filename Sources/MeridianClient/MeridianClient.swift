@@ -31,6 +31,11 @@ public final class MeridianClient: Sendable {
         var isClosed = false
         /// The token joins carry: the configured one until ``refreshToken(_:)``.
         var currentToken: String?
+        /// Edits submitted and not settled yet, oldest first (``submit(_:)``).
+        var edits: [OfflineEdit] = []
+        var nextEditID = 1
+        /// Whether edits are being sent.
+        var flushing = false
         weak var delegate: (any MeridianClientDelegate)?
 
         /// Installs a welcome: a fresh snapshot replaces the mirror; a resume keeps it.
@@ -55,7 +60,8 @@ public final class MeridianClient: Sendable {
     public init(configuration: ClientConfiguration, transport: @escaping @Sendable () -> any ClientTransport) {
         self.configuration = configuration
         self.makeTransport = transport
-        self.shared = Locked(Shared(currentToken: configuration.token))
+        let (edits, next) = Self.loadEdits(from: configuration.offline.file)
+        self.shared = Locked(Shared(currentToken: configuration.token, edits: edits, nextEditID: next))
         (updates, updatesContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -153,6 +159,8 @@ public final class MeridianClient: Sendable {
     func emit(_ update: ClientUpdate) {
         updatesContinuation.yield(update)
         if let d = delegate { d.client(self, didReceive: update) }
+        // Connected again: the edits that waited go out.
+        if case .didConnect = update { flushEdits() }
     }
 
     func finish(ref: Int, _ result: (String) -> Result<Ack, any Error>) {

@@ -222,3 +222,78 @@ def test_meridian_js_undoes_and_redoes_after_reconnecting(server, session_id, pa
     assert result["refused"] == "not_found", result
     snap = run(snapshot(server.url, session_id))
     assert [a["title"] for a in snap["annotations"]] == ["Renamed"], snap
+
+
+EDITS_OFFLINE = """
+const [url, session, step] = arguments;
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { MeridianClient } = await import("/dashboard/meridian.js");
+  const { EditQueue } = await import("/dashboard/edits.js");
+  const client = new MeridianClient(url, { session, name: "Field", role: "editor" });
+  const live = () => new Promise((resolve, reject) => {
+    const check = () => { if (client.status === "live") { client.removeEventListener("status", check); resolve(); } };
+    client.addEventListener("status", check);
+    check();
+    setTimeout(() => reject(new Error(`never live: ${client.status}`)), 10000);
+  });
+  if (step === "before") {
+    client.connect();
+    await live();
+    const queue = new EditQueue(client);
+    const settled = [];
+    queue.addEventListener("edit", (e) => settled.push(e.detail.outcome));
+    queue.submit("annotation.add", { annotation: { type: "point", id: "a", title: "A", coordinate: { latitude: 1, longitude: 2 } } });
+    queue.submit("annotation.add", { annotation: { type: "point", id: "b", title: "B", coordinate: { latitude: 3, longitude: 4 } } });
+    while (settled.length < 2) await new Promise((r) => queue.addEventListener("edit", r, { once: true }));
+    await new Promise((r) => { const f = () => { if (client.revisionOf("b") !== undefined) { client.removeEventListener("state", f); r(); } }; client.addEventListener("state", f); f(); });
+    // The connection goes; the edits made now wait in localStorage.
+    client.close();
+    queue.submit("annotation.update", { id: "a", changes: { title: "A (mine)" } });
+    queue.submit("annotation.update", { id: "b", changes: { title: "B (mine)" } });
+    queue.submit("annotation.remove", { id: "c" });
+    return { settled, waiting: queue.edits, stored: JSON.parse(localStorage.getItem(queue.key)).edits.length };
+  }
+  // After a reload: a new client and queue find the edits and send them once live.
+  const queue = new EditQueue(client);
+  const found = queue.edits.length;
+  const settled = [];
+  queue.addEventListener("edit", (e) => settled.push({ id: e.detail.edit.id, outcome: e.detail.outcome, code: e.detail.error?.code ?? null, theirs: e.detail.annotation?.title ?? null }));
+  client.connect();
+  while (settled.length < found) await new Promise((r) => queue.addEventListener("edit", r, { once: true }));
+  const left = localStorage.getItem(queue.key);
+  client.close();
+  return { found, settled, left };
+})().then(done, (e) => done({ error: String(e) }));
+"""
+
+
+def test_edits_made_offline_in_the_browser_survive_a_reload_and_settle_when_back(server, session_id, page):
+    ws = f"ws://{server.host}:{server.port}/"
+    page.open(http_url(server))
+    before = page.driver.execute_async_script(EDITS_OFFLINE, ws, session_id, "before")
+    assert "error" not in before, before
+    assert before["settled"] == ["applied", "applied"] and before["stored"] == 3, before
+    seen_b = next(e for e in before["waiting"] if e["fields"]["id"] == "b")["fields"]["ifRevision"]
+
+    async def colleague():
+        bob = await Client.open(server.url, "bob")
+        try:
+            await bob.join(session_id, "Bob", "editor")
+            await bob.ok({"type": "annotation.update", "id": "b", "changes": {"title": "B (theirs)"}})
+        finally:
+            await bob.close()
+    run(colleague())
+
+    page.open(http_url(server))  # a reload: the page and its clients are new, localStorage is not
+    after = page.driver.execute_async_script(EDITS_OFFLINE, ws, session_id, "after")
+    assert "error" not in after, after
+    assert after["found"] == 3 and after["left"] is None, after
+    assert after["settled"] == [
+        {"id": 3, "outcome": "applied", "code": None, "theirs": None},
+        {"id": 4, "outcome": "conflict", "code": "revision_conflict", "theirs": "B (theirs)"},
+        {"id": 5, "outcome": "refused", "code": "not_found", "theirs": None},
+    ], after
+    snap = run(snapshot(server.url, session_id))
+    assert {a["id"]: a["title"] for a in snap["annotations"]} == {"a": "A (mine)", "b": "B (theirs)"}, snap
+    assert seen_b < max(a["revision"] for a in snap["annotations"] if a["id"] == "b")
