@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "MeridianCore", targets: ["MeridianCore"]),
         .library(name: "MeridianProtocol", targets: ["MeridianProtocol"]),
         .library(name: "MeridianClient", targets: ["MeridianClient"]),
+        .library(name: "MeridianMapBinding", targets: ["MeridianMapBinding"]),
         .library(name: "MeridianServer", targets: ["MeridianServer"]),
         .library(name: "MeridianHTTP", targets: ["MeridianHTTP"]),
         .library(name: "MeridianAPI", targets: ["MeridianAPI"]),
@@ -117,6 +118,8 @@ let package = Package(
         // A Swift client of Protocol v1: typed messages, session mirror, reconnect and resume.
         // Only the client transport: `make check-client-deps` fails if the server creeps in.
         .target(name: "MeridianClient", dependencies: ["MeridianCore", "MeridianProtocol", "MeridianClientTransport", "MeridianSync"]),
+        // The model behind an app's map view: SDK callbacks in, paced requests and what to draw out. No UI framework.
+        .target(name: "MeridianMapBinding", dependencies: ["MeridianClient", "MeridianCore", "MeridianSync"]),
         // `meridian load`: many simulated clients on a few lws client threads, with latency histograms.
         .target(
             name: "MeridianLoad",
@@ -161,7 +164,7 @@ let package = Package(
         .testTarget(name: "MeridianPostgresTests", dependencies: ["MeridianPostgres", "MeridianStorage", "MeridianCore", "MeridianSync"]),
         .testTarget(
             name: "MeridianClientTests",
-            dependencies: ["MeridianClient", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianAuth"]
+            dependencies: ["MeridianClient", "MeridianMapBinding", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianAuth"]
         ),
         .testTarget(name: "MeridianRedisTests", dependencies: ["MeridianRedis", "MeridianSync", "MeridianTesting"]),
         .testTarget(name: "MeridianSettingsTests", dependencies: ["MeridianSettings"]),

@@ -6,7 +6,7 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case timeout(String)
         case disconnected
         case closed
-        case rejected(code: String, message: String, field: String?, conflict: RevisionConflict?)
+        case rejected(code: String, message: String, field: String?, conflict: RevisionConflict?, holder: String? = nil)
         case protocolViolation(String)
         case queueFull(Int)
         case notQueueable(String)
@@ -21,8 +21,8 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The client was closed.
     public static let closed = ClientError(kind: .closed)
     /// The server answered with an `error` (§9 of the protocol).
-    public static func rejected(code: String, message: String, field: String?) -> ClientError {
-        ClientError(kind: .rejected(code: code, message: message, field: field, conflict: nil))
+    public static func rejected(code: String, message: String, field: String?, holder: String? = nil) -> ClientError {
+        ClientError(kind: .rejected(code: code, message: message, field: field, conflict: nil, holder: holder))
     }
     /// The server refused a conditional request with `revision_conflict` (§6.3): the annotation
     /// changed since the revision the request named.
@@ -39,20 +39,26 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The server's error code when the request was refused.
     public var code: String? {
-        if case .rejected(let code, _, _, _) = kind { return code }
+        if case .rejected(let code, _, _, _, _) = kind { return code }
+        return nil
+    }
+
+    /// The participant holding what was asked for (`drag_conflict`, `being_dragged`, `camera_lease_held`).
+    public var holder: String? {
+        if case .rejected(_, _, _, _, let holder) = kind { return holder }
         return nil
     }
 
     /// The field the server named when the request was refused.
     public var field: String? {
-        if case .rejected(_, _, let field, _) = kind { return field }
+        if case .rejected(_, _, let field, _, _) = kind { return field }
         return nil
     }
 
     /// With `revision_conflict`: the annotation as it is now (an §8.6 object) and its revision,
     /// to show beside the change that was refused.
     public var conflict: RevisionConflict? {
-        if case .rejected(_, _, _, let conflict) = kind { return conflict }
+        if case .rejected(_, _, _, let conflict, _) = kind { return conflict }
         return nil
     }
 
@@ -61,7 +67,7 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case .timeout(let request): return "no answer to \(request) in time"
         case .disconnected: return "the connection dropped before the answer"
         case .closed: return "the client is closed"
-        case .rejected(let code, let message, let field, _):
+        case .rejected(let code, let message, let field, _, _):
             return "refused (\(code))\(field.map { " at \($0)" } ?? ""): \(message)"
         case .protocolViolation(let detail): return "unreadable server message: \(detail)"
         case .queueFull(let limit): return "\(limit) edits are waiting already (the queue's limit)"

@@ -1,25 +1,27 @@
 import MeridianCore
 
+/// Reading the JSON forms the client keeps (annotations, participants, callouts): public, for
+/// apps and the map binding.
 extension JSONValue {
-    subscript(key: String) -> JSONValue? {
+    public subscript(key: String) -> JSONValue? {
         if case .object(let o) = self { return o[key] }
         return nil
     }
 
-    var stringValue: String? { if case .string(let s) = self { return s }; return nil }
-    var numberValue: Double? { if case .number(let n) = self { return n }; return nil }
-    var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
-    var arrayValue: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
-    var uint64Value: UInt64? { numberValue.flatMap { $0 >= 0 ? UInt64(exactly: $0) : nil } }
+    public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    public var numberValue: Double? { if case .number(let n) = self { return n }; return nil }
+    public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
+    public var uint64Value: UInt64? { numberValue.flatMap { $0 >= 0 ? UInt64(exactly: $0) : nil } }
     /// nil for JSON null as well as for a missing value.
-    var nonNull: JSONValue? { self == .null ? nil : self }
+    public var nonNull: JSONValue? { self == .null ? nil : self }
 
-    var coordinateValue: Coordinate? {
+    public var coordinateValue: Coordinate? {
         guard let lat = self["latitude"]?.numberValue, let lon = self["longitude"]?.numberValue else { return nil }
         return Coordinate(latitude: lat, longitude: lon)
     }
 
-    var cameraValue: Camera? {
+    public var cameraValue: Camera? {
         guard let center = self["center"]?.coordinateValue, let zoom = self["zoom"]?.numberValue else { return nil }
         return Camera(center: center, zoom: zoom, pitch: self["pitch"]?.numberValue ?? 0, bearing: self["bearing"]?.numberValue ?? 0)
     }

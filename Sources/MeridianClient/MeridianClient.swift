@@ -27,7 +27,7 @@ public final class MeridianClient: Sendable {
         var mirror: SessionState?
         var lastWelcome: Welcome?
         var nextRef = 1
-        var pending: [Int: (type: String, continuation: CheckedContinuation<Ack, any Error>)] = [:]
+        var pending: [Int: (type: String, complete: @Sendable (Result<Ack, any Error>) -> Void)] = [:]
         var isClosed = false
         /// The token joins carry: the configured one until ``refreshToken(_:)``.
         var currentToken: String?
@@ -36,6 +36,8 @@ public final class MeridianClient: Sendable {
         var nextEditID = 1
         /// Whether edits are being sent.
         var flushing = false
+        /// Called with every update besides the delegate (``observe(_:)``).
+        var observers: [@Sendable (ClientUpdate) -> Void] = []
         weak var delegate: (any MeridianClientDelegate)?
 
         /// Installs a welcome: a fresh snapshot replaces the mirror; a resume keeps it.
@@ -104,27 +106,32 @@ public final class MeridianClient: Sendable {
     @discardableResult
     public func send(_ request: SessionRequest) async throws -> Ack {
         try await withCheckedThrowingContinuation { continuation in
-            let registered = shared.withLock { shared -> Result<(ref: Int, transport: any ClientTransport), ClientError> in
-                guard !shared.isClosed, let t = shared.transport else {
-                    return .failure(shared.isClosed ? .closed : .disconnected)
-                }
-                let ref = shared.nextRef
-                shared.nextRef += 1
-                shared.pending[ref] = (request.type, continuation)
-                return .success((ref, t))
+            post(request) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Sends a request now, from the caller's thread (requests posted one after another go out
+    /// in that order), and calls `completion` with its answer: the `ack`, or a ``ClientError``
+    /// when it is refused, times out, or the connection drops first.
+    public func post(_ request: SessionRequest, completion: @escaping @Sendable (Result<Ack, any Error>) -> Void) {
+        let registered = shared.withLock { shared -> Result<(ref: Int, transport: any ClientTransport), ClientError> in
+            guard !shared.isClosed, let t = shared.transport else {
+                return .failure(shared.isClosed ? .closed : .disconnected)
             }
-            let ref: Int
-            switch registered {
-            case .failure(let error):
-                continuation.resume(throwing: error)
-                return
-            case .success(let sent):
-                ref = sent.ref
-                sent.transport.send(request.encoded(ref: ref))
-            }
+            let ref = shared.nextRef
+            shared.nextRef += 1
+            shared.pending[ref] = (request.type, completion)
+            // Written under the lock: posts from several threads keep their refs' order on the wire.
+            t.send(request.encoded(ref: ref))
+            return .success((ref, t))
+        }
+        switch registered {
+        case .failure(let error):
+            completion(.failure(error))
+        case .success(let sent):
             let timeout = configuration.requestTimeout
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) { [weak self] in
-                self?.finish(ref: ref) { .failure(ClientError.timeout($0)) }
+                self?.finish(ref: sent.ref) { .failure(ClientError.timeout($0)) }
             }
         }
     }
@@ -156,16 +163,23 @@ public final class MeridianClient: Sendable {
 
     // MARK: Internals shared with the reader.
 
+    /// Calls `handler` with every update from now on, on the thread that made it (besides the
+    /// delegate and ``updates``), for companions such as a map binding.
+    public func observe(_ handler: @escaping @Sendable (ClientUpdate) -> Void) {
+        shared.withLock { $0.observers.append(handler) }
+    }
+
     func emit(_ update: ClientUpdate) {
         updatesContinuation.yield(update)
         if let d = delegate { d.client(self, didReceive: update) }
+        for observer in shared.withLock({ $0.observers }) { observer(update) }
         // Connected again: the edits that waited go out.
         if case .didConnect = update { flushEdits() }
     }
 
     func finish(ref: Int, _ result: (String) -> Result<Ack, any Error>) {
         let entry = shared.withLock { $0.pending.removeValue(forKey: ref) }
-        if let entry { entry.continuation.resume(with: result(entry.type)) }
+        if let entry { entry.complete(result(entry.type)) }
     }
 
     func failPending(_ error: ClientError) {
@@ -173,7 +187,7 @@ public final class MeridianClient: Sendable {
             defer { shared.pending.removeAll() }
             return shared.pending
         }
-        for entry in all.values { entry.continuation.resume(throwing: error) }
+        for entry in all.values { entry.complete(.failure(error)) }
     }
 }
 

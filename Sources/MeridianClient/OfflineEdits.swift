@@ -63,32 +63,40 @@ extension MeridianClient {
     public var pendingEdits: [OfflineEdit] { shared.withLock { $0.edits } }
 
     /// Sends the waiting edits one by one while the client is connected; a lost connection
-    /// leaves the rest (and the one in flight) for the next.
+    /// leaves the rest (and the one in flight) for the next. Each is sent when the answer to the
+    /// one before has come, from the thread that read it (no task waits for it).
     func flushEdits() {
         let start = shared.withLock { shared -> Bool in
             guard !shared.flushing, shared.transport != nil, !shared.edits.isEmpty else { return false }
             shared.flushing = true
             return true
         }
-        guard start else { return }
-        Task.detached { [self] in
-            while let edit = shared.withLock({ $0.edits.first }) {
-                let outcome: EditOutcome
-                do {
-                    outcome = .applied(try await send(edit.request))
-                } catch let error as ClientError where error.code != nil {
-                    outcome = error.conflict.map(EditOutcome.conflict) ?? .refused(error)
-                } catch {
-                    break // disconnected, closed or unanswered: sent again after the reconnect
-                }
-                shared.withLock { $0.edits.removeAll { $0.id == edit.id } }
-                saveEdits()
-                emit(.editSettled(edit, outcome))
+        if start { sendNextEdit() }
+    }
+
+    private func sendNextEdit() {
+        guard let edit = shared.withLock({ $0.edits.first }) else { return stopFlushing() }
+        post(edit.request) { [self] result in
+            let outcome: EditOutcome
+            switch result {
+            case .success(let ack):
+                outcome = .applied(ack)
+            case .failure(let error as ClientError) where error.code != nil:
+                outcome = error.conflict.map(EditOutcome.conflict) ?? .refused(error)
+            case .failure:
+                return stopFlushing() // disconnected, closed or unanswered: sent again after the reconnect
             }
-            shared.withLock { $0.flushing = false }
-            // An edit submitted while the last one was settling.
-            flushEdits()
+            shared.withLock { $0.edits.removeAll { $0.id == edit.id } }
+            saveEdits()
+            emit(.editSettled(edit, outcome))
+            sendNextEdit()
         }
+    }
+
+    private func stopFlushing() {
+        shared.withLock { $0.flushing = false }
+        // An edit submitted as the last one settled, or a connection back meanwhile.
+        flushEdits()
     }
 
     /// Writes the waiting edits to the queue's file, if it has one.

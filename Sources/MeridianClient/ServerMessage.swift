@@ -49,7 +49,7 @@ enum IncomingMessage: Hashable, Sendable {
             if code == "revision_conflict", let revision = m["revision"]?.uint64Value, let annotation = m["annotation"] {
                 return .error(ref: ref, .revisionConflict(message: message, revision: revision, annotation: annotation))
             }
-            return .error(ref: ref, .rejected(code: code, message: message, field: m["field"]?.stringValue))
+            return .error(ref: ref, .rejected(code: code, message: message, field: m["field"]?.stringValue, holder: m["holder"]?["id"]?.stringValue))
         case "live":
             return .live(m)
         case "interest":
