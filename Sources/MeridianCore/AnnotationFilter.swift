@@ -85,6 +85,11 @@ public struct AnnotationFilter: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { source }
 
+    // The same text always compiles to the same tree: comparing and hashing the text is enough,
+    // and costs no walk of the tree when a member's view is compared with its last one.
+    public static func == (a: AnnotationFilter, b: AnnotationFilter) -> Bool { a.source == b.source }
+    public func hash(into hasher: inout Hasher) { hasher.combine(source) }
+
     /// Compiles `source`; throws an ``Error`` naming the position of the first problem.
     public init(_ source: String) throws(AnnotationFilter.Error) {
         var parser = try Parser(source)
