@@ -14,18 +14,7 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         var filter: Int?
     }
 
-    /// One distinct filter in use, and which annotations it matches.
-    struct FilterUse: Sendable {
-        let filter: AnnotationFilter
-        var matching: Set<String>
-        /// How many members use it.
-        var members: Int
-        /// Whether the annotation of the event being routed matched before it, and matches after.
-        var matchedBefore = false
-        var matchesAfter = false
-    }
-
-    private var members: [Member: State] = [:]
+    var members: [Member: State] = [:]
     /// Members' annotation areas (not those clustering or without a view).
     private var areas = SpatialIndex<Member>(cellDegrees: 2)
     /// Every annotation's extent, at its live coordinate.
@@ -35,10 +24,10 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
     /// Whether an annotation changed since ``takeClusterChange()`` was last called.
     private var clustersChanged = false
     /// Every distinct filter members use, by key (empty while no member has one: routing then
-    /// does no filter work at all).
-    private var filters: [Int: FilterUse] = [:]
-    private var filterKeys: [AnnotationFilter: Int] = [:]
-    private var nextFilterKey = 0
+    /// does no filter work at all). See InterestRouter+Filters.swift.
+    var filters: [Int: FilterUse] = [:]
+    var filterKeys: [AnnotationFilter: Int] = [:]
+    var nextFilterKey = 0
 
     /// A router for `session`; `index`, when given, is ``annotationIndex(of:)`` kept current
     /// with ``track(_:in:)`` since (a large session's index is built before anyone needs it).
@@ -103,67 +92,6 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         let entered = inNew.subtracting(inOld).compactMap { session.annotations[$0] }
             .sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
         return AreaChange(entered: entered, left: inOld.subtracting(inNew).sorted())
-    }
-
-    /// The annotations in `area` that the filter with `key` matches (all without one).
-    private func holdings(of area: Bounds, filter key: Int?) -> Set<String> {
-        let inArea = Set(annotations.keys(intersecting: area))
-        guard let key else { return inArea }
-        return inArea.intersection(filters[key]!.matching)
-    }
-
-    /// The key of `filter`, counting one more member using it (matching the session's
-    /// annotations when it is new).
-    private mutating func use(_ filter: AnnotationFilter, in session: Session) -> Int {
-        if let key = filterKeys[filter] {
-            filters[key]!.members += 1
-            return key
-        }
-        let key = nextFilterKey
-        nextFilterKey += 1
-        filterKeys[filter] = key
-        var matching = Set<String>()
-        for a in session.annotations.values where filter.matches(a) { matching.insert(a.id) }
-        filters[key] = FilterUse(filter: filter, matching: matching, members: 1)
-        return key
-    }
-
-    /// One member fewer uses the filter with `key`; forgotten with the last.
-    private mutating func release(_ key: Int) {
-        filters[key]!.members -= 1
-        guard filters[key]!.members == 0 else { return }
-        filterKeys[filters[key]!.filter] = nil
-        filters[key] = nil
-    }
-
-    /// Notes, for every filter in use, whether the annotation `e` is about matched it before
-    /// `e` and matches it after, and keeps the filters' matching sets current. A drag changes
-    /// no field a filter reads.
-    private mutating func rematch(_ id: String, for e: Emitted) -> Bool {
-        var changed = false
-        var i = filters.values.startIndex
-        while i != filters.values.endIndex {
-            let before = filters.values[i].matching.contains(id)
-            let after: Bool = switch e.event {
-            case .annotationAdded(let a), .annotationUpdated(let a): filters.values[i].filter.matches(a)
-            case .annotationRemoved: false
-            default: before
-            }
-            if after != before {
-                changed = true
-                if after { filters.values[i].matching.insert(id) } else { filters.values[i].matching.remove(id) }
-            }
-            filters.values[i].matchedBefore = before
-            filters.values[i].matchesAfter = after
-            filters.values.formIndex(after: &i)
-        }
-        return changed
-    }
-
-    /// Whether the routed annotation matched `member`'s filter before the event, and matches after.
-    private func matching(_ member: Member) -> (before: Bool, after: Bool) {
-        guard let key = members[member]!.filter else { return (true, true) }
-        return (filters[key]!.matchedBefore, filters[key]!.matchesAfter)
     }
 
     public mutating func remove(_ member: Member) {
