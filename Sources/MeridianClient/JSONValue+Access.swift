@@ -37,6 +37,7 @@ extension JSONValue {
     /// An interest object as a join or `interest` request carries it (SPEC §4.7).
     static func interest(_ i: Interest) -> JSONValue {
         var o: [String: JSONValue] = ["mode": .string(i.mode.rawValue)]
+        if let filter = i.filter { o["filter"] = .string(filter.source) }
         guard i.mode == .viewport else { return .object(o) }
         o["margin"] = .number(i.margin)
         if let below = i.clusterBelow { o["clusterBelow"] = .number(Double(below)) }

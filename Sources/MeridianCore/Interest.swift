@@ -6,6 +6,7 @@
 /// viewport; until it has them (and always for a hidden member, which has no camera of its
 /// own) it is the interest's `camera` and `viewport`. While the view's zoom is below
 /// `clusterBelow`, the member receives clusters of the area instead of its annotations.
+/// A `filter`, in either mode, further narrows the annotations to those it matches.
 public struct Interest: Hashable, Sendable {
     public enum Mode: String, Hashable, Sendable, CaseIterable {
         case everything, viewport
@@ -17,18 +18,24 @@ public struct Interest: Hashable, Sendable {
     public var clusterBelow: Int?
     public var camera: Camera?
     public var viewport: Viewport?
+    /// Only annotations this filter matches (nil: every annotation).
+    public var filter: AnnotationFilter?
 
     public static let defaultMargin = 0.5
     public static let maxMargin = 4.0
     public static let everything = Interest(mode: .everything)
 
-    public init(mode: Mode, margin: Double = Interest.defaultMargin, clusterBelow: Int? = nil, camera: Camera? = nil, viewport: Viewport? = nil) {
+    public init(mode: Mode, margin: Double = Interest.defaultMargin, clusterBelow: Int? = nil, camera: Camera? = nil, viewport: Viewport? = nil, filter: AnnotationFilter? = nil) {
         self.mode = mode
+        self.filter = filter
         self.margin = margin
         self.clusterBelow = clusterBelow
         self.camera = camera
         self.viewport = viewport
     }
+
+    /// Whether the member receives only some annotation events: viewport mode, or a filter.
+    public var isNarrowed: Bool { mode == .viewport || filter != nil }
 }
 
 /// Where a member's interest looks now: the area whose annotations it receives (nil: none),
@@ -43,6 +50,8 @@ public struct InterestView: Hashable, Sendable {
     public var clusters: Bool
     /// The grid cells a clustering view counts.
     public var cells: ClusterIndex.CellRange?
+    /// The interest's filter: of the annotations in `area`, the member receives those it matches.
+    public var filter: AnnotationFilter?
 
     public static let nothing = InterestView(area: nil, zoom: 0, clusters: false)
 
@@ -63,10 +72,12 @@ public struct InterestView: Hashable, Sendable {
     public init(_ interest: Interest, participant: Participant?) {
         guard interest.mode == .viewport else {
             self.init(area: .world, zoom: 0, clusters: false)
+            filter = interest.filter
             return
         }
         guard let camera = participant?.camera ?? interest.camera, let viewport = participant?.viewport ?? interest.viewport else {
             self = .nothing
+            filter = interest.filter
             return
         }
         // Clusters cover the cells the view plus the margin touches.
@@ -74,6 +85,7 @@ public struct InterestView: Hashable, Sendable {
             area: ViewArea.bounds(camera: camera, viewport: viewport, margin: interest.margin),
             zoom: Int(camera.zoom.rounded(.down)),
             clusters: interest.clusterBelow.map { camera.zoom < Double($0) } ?? false)
+        filter = interest.filter
     }
 
     /// The area whose annotations are sent one by one (none while clustering).
@@ -82,7 +94,8 @@ public struct InterestView: Hashable, Sendable {
 
 extension Session {
     /// `interest` checked field by field (`margin` 0–4, `clusterBelow` 1–24, `camera` and
-    /// `viewport` as for camera requests) with its camera in normal form. `prefix` names the
+    /// `viewport` as for camera requests) with its camera in normal form. A filter cannot be
+    /// combined with `clusterBelow` (clusters count every annotation). `prefix` names the
     /// object in errors (`interest.` in a join).
     public func validated(_ interest: Interest, prefix: String = "") throws(SessionError) -> Interest {
         var checked = interest
@@ -96,6 +109,9 @@ extension Session {
         if let viewport = interest.viewport { try validator.viewport(viewport, prefix + "viewport") }
         if interest.mode == .everything && (interest.camera != nil || interest.viewport != nil || interest.clusterBelow != nil) {
             throw .invalid(prefix + "mode", "camera, viewport and clusterBelow need mode \"viewport\"")
+        }
+        if interest.filter != nil && interest.clusterBelow != nil {
+            throw .invalid(prefix + "filter", "cannot be combined with clusterBelow (clusters count every annotation)")
         }
         return checked
     }

@@ -1,7 +1,8 @@
-/// Routes a session's events to the members with viewport interest: which annotation changes
-/// each receives, what enters and leaves a member's area when its view moves, and where a
-/// member's stream skips events outside its area. Members with everything-interest are not
-/// in the router: they receive every event.
+/// Routes a session's events to the members with viewport interest or a filter: which
+/// annotation changes each receives, what enters and leaves a member's area (the annotations
+/// in its view that its filter matches; a filter alone looks at the whole world) when its view
+/// or filter changes, and where a member's stream skips events outside its area. Members with
+/// everything-interest and no filter are not in the router: they receive every event.
 ///
 /// A pure value fed the session's events in order, after the session applied them.
 public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
@@ -9,9 +10,11 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         var view: InterestView
         /// The last discrete seq the member's stream accounts for.
         var lastSeq: UInt64
+        /// The key of the member's filter in `filters`; nil without one.
+        var filter: Int?
     }
 
-    private var members: [Member: State] = [:]
+    var members: [Member: State] = [:]
     /// Members' annotation areas (not those clustering or without a view).
     private var areas = SpatialIndex<Member>(cellDegrees: 2)
     /// Every annotation's extent, at its live coordinate.
@@ -20,6 +23,11 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
     public private(set) var clusters: ClusterIndex?
     /// Whether an annotation changed since ``takeClusterChange()`` was last called.
     private var clustersChanged = false
+    /// Every distinct filter members use, by key (empty while no member has one: routing then
+    /// does no filter work at all). See InterestRouter+Filters.swift.
+    var filters: [Int: FilterUse] = [:]
+    var filterKeys: [AnnotationFilter: Int] = [:]
+    var nextFilterKey = 0
 
     /// A router for `session`; `index`, when given, is ``annotationIndex(of:)`` kept current
     /// with ``track(_:in:)`` since (a large session's index is built before anyone needs it).
@@ -67,22 +75,27 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
     /// Sets the view of `member` (adding it, its stream starting at `seq`). With `complete`,
     /// `entered` lists every annotation in the new area (the member holds none it can trust),
     /// `left` is empty, and the stream accounts for `seq`.
+    /// The view's filter narrows the area to the annotations it matches.
     public mutating func setView(_ view: InterestView, of member: Member, seq: UInt64, complete: Bool = false, in session: Session) -> AreaChange {
         let old = members[member]
         let before = complete ? nil : old?.view.annotationArea
+        let inOld = before.map { holdings(of: $0, filter: old?.filter) } ?? []
+        var key: Int?
+        if let filter = view.filter { key = use(filter, in: session) }
+        if let previous = old?.filter { release(previous) }
         // A new member's stream starts at `seq` (its welcome, or a complete `interest` message);
         // a member's own moves account for nothing until a message says so (accountThrough).
-        members[member] = State(view: view, lastSeq: old.map { complete ? max(seq, $0.lastSeq) : $0.lastSeq } ?? seq)
+        members[member] = State(view: view, lastSeq: old.map { complete ? max(seq, $0.lastSeq) : $0.lastSeq } ?? seq, filter: key)
         if let area = view.annotationArea { areas.insert(member, bounds: area) } else { areas.remove(member) }
         if view.clusters && clusters == nil { clusters = Self.clusterIndex(of: session) }
-        let inNew = view.annotationArea.map { Set(annotations.keys(intersecting: $0)) } ?? []
-        let inOld = before.map { Set(annotations.keys(intersecting: $0)) } ?? []
+        let inNew = view.annotationArea.map { holdings(of: $0, filter: key) } ?? []
         let entered = inNew.subtracting(inOld).compactMap { session.annotations[$0] }
             .sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) }
         return AreaChange(entered: entered, left: inOld.subtracting(inNew).sorted())
     }
 
     public mutating func remove(_ member: Member) {
+        if let key = members[member]?.filter { release(key) }
         members[member] = nil
         areas.remove(member)
         if clusters != nil && !members.values.contains(where: { $0.view.clusters }) { clusters = nil }
@@ -135,6 +148,7 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
             clustersChanged = true
         }
         var route = Route(everyone: false, annotation: id)
+        let rematched = !filters.isEmpty && rematch(id, for: e)
         // Per drag move: no allocation but the recipients. A member whose area holds both boxes
         // is found twice; the second box only adds the members the first did not find.
         if let before { areas.forEach(intersecting: before) { route.recipients.append($0) } }
@@ -143,12 +157,25 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
                 if !(before.map { members[member]!.view.annotationArea!.intersects($0) } ?? false) { route.recipients.append(member) }
             }
         }
-        if let after, before != after {
+        if !filters.isEmpty {
+            // A filtered member receives the event when the annotation was in its area and
+            // matched before it, or is and matches after it.
+            route.recipients.removeAll { member in
+                guard members[member]!.filter != nil else { return false }
+                let area = members[member]!.view.annotationArea!
+                let (matchedBefore, matchesAfter) = matching(member)
+                let wasIn = matchedBefore && (before.map(area.intersects) ?? false)
+                let isIn = matchesAfter && (after.map(area.intersects) ?? false)
+                return !wasIn && !isIn
+            }
+        }
+        if let after, before != after || rematched {
             let isDrag = if case .drag = e.event { true } else { false }
             for member in route.recipients {
                 let area = members[member]!.view.annotationArea!
-                let wasIn = before.map(area.intersects) ?? false
-                let isIn = area.intersects(after)
+                let (matchedBefore, matchesAfter) = filters.isEmpty ? (true, true) : matching(member)
+                let wasIn = matchedBefore && (before.map(area.intersects) ?? false)
+                let isIn = matchesAfter && area.intersects(after)
                 if isDrag && isIn && !wasIn, let annotation = Self.annotation(id, at: e, in: session, departed: departed) {
                     route.entering.append((member, annotation))
                 } else if wasIn && !isIn {

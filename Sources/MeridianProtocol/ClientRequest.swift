@@ -238,7 +238,19 @@ extension ClientRequest {
             margin: try f.optionalDouble("margin") ?? Interest.defaultMargin,
             clusterBelow: try f.optionalInt("clusterBelow"),
             camera: f.has("camera") ? try f.camera("camera") : nil,
-            viewport: try f.optionalViewport("viewport"))
+            viewport: try f.optionalViewport("viewport"),
+            filter: try filter(f))
+    }
+
+    /// The interest's `filter`, compiled; a filter that does not compile is `invalid_field`
+    /// naming it, with the position of the problem.
+    private static func filter(_ f: Fields) throws(ProtocolError) -> AnnotationFilter? {
+        guard let text = try f.optionalString("filter") else { return nil }
+        do throws(AnnotationFilter.Error) {
+            return try AnnotationFilter(text)
+        } catch {
+            throw .invalid(f.name("filter"), error.description)
+        }
     }
 
     private enum TargetName: String, CaseIterable { case own, shared }

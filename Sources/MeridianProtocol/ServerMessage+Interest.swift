@@ -83,12 +83,16 @@ extension ServerMessage {
 }
 
 extension JSONOutput {
-    /// `{"area": bounds|null, "clusters": bool, "zoom": integer}`.
+    /// `{"area": bounds|null, "clusters": bool, "filter": string (when there is one), "zoom": integer}`.
     mutating func interestView(_ v: InterestView) {
         raw(#"{"area":"#)
         if let area = v.area { bounds(area) } else { raw("null") }
         raw(#","clusters":"#)
         bool(v.clusters)
+        if let filter = v.filter {
+            raw(#","filter":"#)
+            string(filter.source)
+        }
         raw(#","zoom":"#)
         integer(UInt64(v.zoom))
         raw("}")

@@ -306,7 +306,7 @@ final class Hub: TransportHandler {
                 "role": "\(request.role.rawValue)", "hidden": "\(request.hidden)",
             ])
             let missed = resume.flatMap { r in r.epoch == host.session.epoch ? host.frames(after: r.seq, upTo: before) : nil }
-            if let interest, interest.mode == .viewport {
+            if let interest, interest.isNarrowed {
                 return welcomeWithInterest(interest, to: connection, as: pid, in: host, ref: ref, resume: resume, missed: missed, events: events, on: server)
             }
             if missed == nil {

@@ -2,7 +2,8 @@ import MeridianCore
 import MeridianProtocol
 import MeridianTransport
 
-/// Viewport interest (SPEC §4.7): members that receive only the annotations in their view.
+/// Viewport interest (SPEC §4.7): members that receive only the annotations in their view that
+/// their filter matches, or, with a filter alone, the annotations it matches.
 /// Everything here runs only once a member asked for it; other sessions broadcast as before.
 extension SessionHost {
     /// Queues `e`'s frame for the members that receive it: every member for an event not about
@@ -56,11 +57,12 @@ extension SessionHost {
     }
 
     /// Sets `member`'s interest. Returns its view and what its area holds (everything for a
-    /// member that had no viewport interest before, or when `complete`); nil for everything-interest.
+    /// member that had no viewport interest or filter before, or when `complete`); nil for
+    /// everything-interest without a filter.
     @discardableResult
     func setInterest(_ interest: Interest, of member: ConnectionID, complete: Bool) -> (view: InterestView, change: InterestRouter<ConnectionID>.AreaChange)? {
         everythingCache = nil
-        guard interest.mode == .viewport else {
+        guard interest.isNarrowed else {
             interests[member] = nil
             router?.remove(member)
             sentClusters[member] = nil

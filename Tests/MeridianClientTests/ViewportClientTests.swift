@@ -51,4 +51,31 @@ struct ViewportClientTests {
         #expect(viewerLog.updates.filter { if case .didConnect = $0 { true } else { false } }.count == 1, "no reconnect after a gap")
         #expect(viewerLog.updates.contains { if case .areaDidChange = $0 { true } else { false } })
     }
+
+    /// A client joining with a filter alone holds exactly the annotations the filter matches
+    /// while updates move annotations in and out of it.
+    @Test func filteredMirrorHoldsTheMatchingAnnotations() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let editor = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Editor"))
+        let interest = Interest(mode: .everything, filter: try AnnotationFilter("metadata.team = 'red'"))
+        let viewer = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Viewer", role: .viewer, interest: interest))
+        let viewerLog = Recorder()
+        viewer.delegate = viewerLog
+        defer { editor.close(); viewer.close() }
+        try editor.connect()
+        for i in 0..<6 {
+            try await editor.send(.annotationAdd(point("p\(i)", 48.85, 2.35 + Double(i) * 0.001, metadata: ["team": .string(i % 2 == 0 ? "red" : "blue")])))
+        }
+        let welcome = try viewer.connect()
+        #expect(welcome.interest?["filter"]?.stringValue == "metadata.team = 'red'")
+        #expect(welcome.snapshot?["annotations"]?.arrayValue?.count == 3)
+        try await editor.send(.annotationUpdate(id: "p0", changes: ["metadata": .object(["team": .string("blue")])]))
+        try await editor.send(.annotationUpdate(id: "p3", changes: ["title": .string("unseen")]))
+        // The last change is one the viewer receives (a skipped seq is accounted for only by the next).
+        let last = try await editor.send(.annotationUpdate(id: "p1", changes: ["metadata": .object(["team": .string("red")])])).seq
+        #expect(viewerLog.wait { _ in (viewer.state?.seq ?? 0) >= last })
+        #expect(Set(viewer.state?.annotations.keys.map { $0 } ?? []) == ["p1", "p2", "p4"])
+        #expect(viewerLog.updates.filter { if case .didConnect = $0 { true } else { false } }.count == 1, "no reconnect after a gap")
+    }
 }

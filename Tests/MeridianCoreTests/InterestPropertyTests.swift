@@ -3,7 +3,7 @@ import Testing
 
 /// A viewport-interest client's annotations, built only from what the router lets through:
 /// the entered annotations of its view changes, the events it receives, and what left.
-private struct ViewportMirror {
+struct ViewportMirror {
     var annotations: [String: Annotation] = [:]
     var lastSeq: UInt64 = 0
     var gaps: [String] = []

@@ -34,6 +34,8 @@ public enum DecoderHarness {
             }
             if case .command(let command) = request.body { try storedRoundTrip(command) }
             if case .command(let command) = request.body { try applied(command) }
+            if case .interest(let interest) = request.body, let filter = interest.filter { try compiled(filter) }
+            if case .join(_, let parameters, _) = request.body, let filter = parameters.interest?.filter { try compiled(filter) }
         }
     }
 
@@ -42,6 +44,28 @@ public enum DecoderHarness {
         guard json.isFinite else { return }
         let again = JSONValue.parse(json.encoded)
         try require(again == json, "JSON written back parses to \(again.map { "\($0)" } ?? "nothing"), not \(json)")
+    }
+
+    /// A decoded filter is within its bounds, compiles again from its text to the same value,
+    /// and evaluates (the same way twice) on annotations of every shape, with and without the
+    /// fields filters read.
+    static func compiled(_ filter: AnnotationFilter) throws(Violation) {
+        try require(filter.source.utf8.count <= AnnotationFilter.maxBytes, "a filter of \(filter.source.utf8.count) bytes compiled")
+        let again: AnnotationFilter
+        do throws(AnnotationFilter.Error) { again = try AnnotationFilter(filter.source) } catch {
+            throw Violation("\(filter.source) compiled once, not again: \(error)")
+        }
+        try require(again == filter, "\(filter.source) compiled to two different filters")
+        let at = Coordinate(latitude: 10, longitude: 20)
+        let samples = [
+            Annotation(id: "a", shape: .point(Point(coordinate: at, image: "pin", draggable: true)), title: "T", subtitle: "S", zIndex: 2,
+                       kind: "truck", metadata: ["team": .string("red"), "load": .number(4), "x": .array([]), "n": .null, "b": .bool(true)]),
+            Annotation(id: "b", shape: .polyline(Polyline(coordinates: [at, at], alpha: 0.5, strokeColor: Color(red: 255, green: 0, blue: 0), lineWidth: 2))),
+            Annotation(id: "c", shape: .polygon(Polygon(coordinates: [at, at, at], fillColor: Color(red: 0, green: 0, blue: 255, alpha: 128))), enabled: false),
+        ]
+        for a in samples {
+            try require(filter.matches(a) == again.matches(a), "\(filter.source) matched \(a.id) once and not again")
+        }
     }
 
     /// Annotations and callouts survive storage's JSON form unchanged.

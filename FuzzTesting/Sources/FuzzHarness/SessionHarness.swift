@@ -38,15 +38,15 @@ public enum SessionHarness {
         var now: Duration = .zero
         /// The participant id each slot joined as last (kept after it leaves, so its commands go on, and are refused).
         var pids: [ParticipantID] = Array(repeating: "p0", count: SessionHarness.slots.count)
-        /// A viewport-interest member whose view follows the viewer's own camera.
-        var watch: ViewportWatch
+        /// Members with viewport interest whose view follows the viewer's own camera, or a filter.
+        var watches: [ViewportWatch]
         /// The annotation the command being applied removes.
         var departed: Annotation?
 
         init(session: Session) {
             self.session = session
             mirror = SessionMirror(session)
-            watch = ViewportWatch(session, following: nil)
+            watches = ViewportWatch.interests.map { ViewportWatch(session, following: nil, interest: $0) }
         }
 
         /// Every invariant of the state, and clients that applied `events` agree with it.
@@ -59,8 +59,10 @@ public enum SessionHarness {
             try SessionInvariants.check(session, now: now)
             mirror.apply(events + announced)
             try mirror.check(against: session, after: what)
-            try watch.apply(events + announced, session, departed: departed, following: session.participants[pids[3]], after: what)
-            try watch.check(against: session, after: what)
+            for i in watches.indices {
+                try watches[i].apply(events + announced, session, departed: departed, following: session.participants[pids[3]], after: what)
+                try watches[i].check(against: session, after: what)
+            }
         }
 
         mutating func join(_ slot: Int) throws(Violation) {

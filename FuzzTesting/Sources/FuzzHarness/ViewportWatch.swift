@@ -1,19 +1,29 @@
 import MeridianCore
 
-/// A viewport-interest member following the harness's viewer (slot 3): its annotations, built
-/// only from what an ``InterestRouter`` lets through, must equal the session's inside its area,
-/// and its stream must account for every seq (SPEC §4.7).
+/// A viewport-interest member following the harness's viewer (slot 3), or a member with a filter
+/// (alone, or with that viewport): its annotations, built only from what an ``InterestRouter``
+/// lets through, must equal the session's inside its area that its filter matches, and its stream
+/// must account for every seq (SPEC §4.7).
 struct ViewportWatch {
     static let key = "watch"
-    var router: InterestRouter<String>
-    let interest = Interest(
+    static let viewport = Interest(
         mode: .viewport, margin: 0.25, camera: Camera(center: Coordinate(latitude: 10, longitude: 20), zoom: 3),
         viewport: Viewport(width: 800, height: 600))
+    /// A filter over the fields the harness's updates change (draggable, title, zIndex, enabled).
+    static let filter = try! AnnotationFilter("draggable = true and title != null or zIndex >= 3 and not enabled = false")
+    /// The interests of the harness's watchers: the viewport, the filter alone, and both.
+    static let interests = [
+        viewport, Interest(mode: .everything, filter: filter),
+        { var i = viewport; i.filter = filter; return i }(),
+    ]
+    var router: InterestRouter<String>
+    let interest: Interest
     var view: InterestView
     var annotations: [String: Annotation] = [:]
     var lastSeq: UInt64
 
-    init(_ session: Session, following participant: Participant?) {
+    init(_ session: Session, following participant: Participant?, interest: Interest = ViewportWatch.viewport) {
+        self.interest = interest
         router = InterestRouter(session: session)
         view = InterestView(interest, participant: participant)
         lastSeq = session.seq
@@ -76,7 +86,7 @@ struct ViewportWatch {
 
     func check(against session: Session, after what: String) throws(Violation) {
         guard let area = view.annotationArea else { return }
-        let expected = session.annotations.filter { $0.value.bounds.intersects(area) }
-        try require(annotations == expected, "\(what): the viewport member holds \(annotations.keys.sorted()), its area \(expected.keys.sorted())")
+        let expected = session.annotations.filter { $0.value.bounds.intersects(area) && (view.filter?.matches($0.value) ?? true) }
+        try require(annotations == expected, "\(what): the member with \(interest) holds \(annotations.keys.sorted()), its area \(expected.keys.sorted())")
     }
 }

@@ -1,0 +1,99 @@
+/// An attribute filter of viewport interest (SPEC §4.7): which annotations a member receives,
+/// by type, style fields and metadata, written as a small SQL-where-like expression, e.g.
+/// `kind = 'truck' and metadata.team in ('red', 'blue') and not type = 'polygon'`.
+///
+/// Compiled once (``init(_:)``) into a tree whose fields are resolved, whose `in` lists are
+/// sets and whose numbers are `Double`s; ``matches(_:)`` only walks that tree. Nothing of the
+/// text is executed, and the bounds below hold the work per annotation to a few dozen tests.
+public struct AnnotationFilter: Hashable, Sendable, CustomStringConvertible {
+    /// The filter as the client wrote it (the server echoes it in the member's view).
+    public let source: String
+    let root: Node
+
+    /// The most UTF-8 bytes a filter may have.
+    public static let maxBytes = 1024
+    /// The most levels of parentheses and `not` a filter may nest.
+    public static let maxDepth = 16
+    /// The most comparisons (`in` and `between` count as one each) a filter may hold.
+    public static let maxComparisons = 32
+    /// The most values one `in` list may hold.
+    public static let maxListValues = 64
+
+    /// An annotation field a filter can test.
+    public enum Field: Hashable, Sendable {
+        case id, type, kind, title, subtitle, zIndex, enabled
+        case draggable, image, strokeColor, fillColor, lineWidth, alpha
+        case metadata(String)
+
+        /// What a field's literals must be (metadata takes any).
+        enum Kind { case string, number, bool, colour, shapeType, any }
+
+        static let named: [String: Field] = [
+            "id": .id, "type": .type, "kind": .kind, "title": .title, "subtitle": .subtitle, "zIndex": .zIndex,
+            "enabled": .enabled, "draggable": .draggable, "image": .image, "strokeColor": .strokeColor,
+            "fillColor": .fillColor, "lineWidth": .lineWidth, "alpha": .alpha,
+        ]
+
+        var kind: Kind {
+            switch self {
+            case .id, .kind, .title, .subtitle, .image: .string
+            case .zIndex, .lineWidth, .alpha: .number
+            case .enabled, .draggable: .bool
+            case .strokeColor, .fillColor: .colour
+            case .type: .shapeType
+            case .metadata: .any
+            }
+        }
+    }
+
+    /// A literal: what a field's value is compared with.
+    public enum Value: Hashable, Sendable {
+        case null
+        case bool(Bool)
+        case number(Double)
+        case string(String)
+    }
+
+    /// A numeric ordering comparison.
+    enum Order: Hashable, Sendable { case less, lessOrEqual, greater, greaterOrEqual }
+
+    /// One comparison of a field.
+    enum Test: Hashable, Sendable {
+        case equal(Value)
+        case notEqual(Value)
+        case order(Order, Double)
+        case among(Set<Value>)
+        case notAmong(Set<Value>)
+        case between(Double, Double)
+    }
+
+    indirect enum Node: Hashable, Sendable {
+        case or([Node])
+        case and([Node])
+        case not(Node)
+        case test(Field, Test)
+    }
+
+    /// Why a filter does not compile: the 1-based position (in characters of the filter) and
+    /// what is wrong there.
+    public struct Error: Swift.Error, Hashable, Sendable, CustomStringConvertible {
+        public let position: Int
+        public let reason: String
+        /// `at POSITION: REASON`.
+        public var description: String { "at \(position): \(reason)" }
+    }
+
+    public var description: String { source }
+
+    // The same text always compiles to the same tree: comparing and hashing the text is enough,
+    // and costs no walk of the tree when a member's view is compared with its last one.
+    public static func == (a: AnnotationFilter, b: AnnotationFilter) -> Bool { a.source == b.source }
+    public func hash(into hasher: inout Hasher) { hasher.combine(source) }
+
+    /// Compiles `source`; throws an ``Error`` naming the position of the first problem.
+    public init(_ source: String) throws(AnnotationFilter.Error) {
+        var parser = try Parser(source)
+        root = try parser.parse()
+        self.source = source
+    }
+}
