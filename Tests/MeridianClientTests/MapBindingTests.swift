@@ -106,10 +106,13 @@ struct MapBindingTests {
         let server = try TestServer { $0.sessionDefaults.leaseTimeout = .seconds(3_600) }
         defer { server.stop() }
         let holder = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Holder"))
-        let client = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Late"))
+        let transport = CountingTransport(port: server.port)
+        let client = MeridianClient(configuration: ClientConfiguration(session: "s", name: "Late"), transport: { transport })
+        let log = Recorder()
+        client.delegate = log
         defer { holder.close(); client.close() }
         let holderID = try holder.connect().participant
-        try client.connect()
+        let me = try client.connect().participant
         try await holder.send(.annotationAdd(point("pin", 10, 20)))
         try await holder.send(.drag(id: "pin", state: .starting))
         let binding = MeridianMapBinding(client: client)
@@ -122,12 +125,16 @@ struct MapBindingTests {
         #expect(binding.model.refusedDrag == DragRefusal(annotation: "pin", reason: "drag_conflict", holder: holderID))
         // Drawn where the session has it, by its holder only.
         #expect(models.wait { $0.annotations["pin"]?.coordinate == Coordinate(latitude: 10, longitude: 20) && $0.annotations["pin"]?.isDraggedHere == false })
-        // The view's later positions and its end send nothing.
+        // The view's later positions and its end send nothing: the select after them (the binding
+        // handles its inputs in order) is the first request sent after the refused ones.
+        let sentBefore = transport.sent.count
         binding.annotationDragged("pin", to: Coordinate(latitude: 12, longitude: 22))
         binding.dragStateChanged(annotation: "pin", to: .ending)
-        let seq = try await holder.send(.ping).seq
+        binding.didSelect(annotation: "pin")
+        #expect(log.wait { $0.contains { if case .didSelectAnnotation(me, "pin", _) = $0 { true } else { false } } })
+        let after = transport.sent.dropFirst(sentBefore)
+        #expect(after.count == 1 && after.first?.contains(#""type":"select""#) == true, "sent after the refusal: \(after)")
         #expect(client.state?.drags["pin"]?.keys.map { $0 } == [holderID])
-        #expect(client.state?.seq ?? 0 <= seq)
     }
 
     @Test func aDragInterruptedByADroppedConnectionGoesOnAfterTheReconnect() async throws {
