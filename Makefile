@@ -40,11 +40,15 @@ service-deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq faketime; \
 	fi
 
-# Leaflet for the dashboard's Leaflet example page (served at /vendor/leaflet/).
+# Leaflet and OpenLayers for the dashboard's example pages (served at /vendor/leaflet/ and /vendor/openlayers/).
 web-deps:
 	@if [ ! -f /usr/share/javascript/leaflet/leaflet.esm.js ]; then \
 		echo "installing libjs-leaflet"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjs-leaflet; \
+	fi
+	@if [ ! -f /usr/share/javascript/openlayers/OpenLayers.js ]; then \
+		echo "installing libjs-openlayers"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjs-openlayers; \
 	fi
 
 # PostgreSQL's binaries for the tests of the PostgreSQL store, Swift and Python: they start a server of
@@ -79,6 +83,10 @@ test-deps: deps service-deps postgres-deps web-deps browser-deps netns-deps
 		echo "installing shellcheck"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq shellcheck; \
 	fi
+	@if ! command -v tsc >/dev/null 2>&1; then \
+		echo "installing node-typescript (tsc: meridian.d.ts checked against meridian.js)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq node-typescript; \
+	fi
 	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml, axe_selenium_python, schemathesis; assert int(websockets.__version__.split('.')[0]) >= 13; assert int(schemathesis.__version__.split('.')[0]) >= 4" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
@@ -104,6 +112,11 @@ test-times:
 test-swift: deps service-deps postgres-deps
 	$(TIMED) "build: debug, with tests" $(SWIFT) build --build-tests
 	$(TIMED) "swift test" $(SWIFT) test --skip-build
+	@# The client's suite again over each other wire (Tests/MeridianClientTests/Support.swift, Wire):
+	@# the portable transport, then both transports over TLS with client certificates, one test at a time.
+	$(TIMED) "swift test: client, portable transport" env MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --filter MeridianClientTests
+	$(TIMED) "swift test: client, portable transport, TLS" env MERIDIAN_CLIENT_WIRE=nio-tls $(SWIFT) test --skip-build --no-parallel --filter MeridianClientTests
+	$(TIMED) "swift test: client, libwebsockets, TLS" env MERIDIAN_CLIENT_WIRE=lws-tls $(SWIFT) test --skip-build --no-parallel --filter MeridianClientTests
 
 # The MeridianClient library builds alone and holds nothing of the server (its targets, its imports, its symbols).
 check-client-deps: deps
@@ -111,6 +124,7 @@ check-client-deps: deps
 
 test-python: test-deps
 	$(TIMED) "build: debug meridian" $(SWIFT) build --product meridian
+	$(TIMED) "build: debug meridian-follow-example" $(SWIFT) build --product meridian-follow-example
 	$(TIMED) "pytest Tests/python" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
 
 # The cluster under network partitions: three nodes, Redis and PostgreSQL in network namespaces of
@@ -131,6 +145,7 @@ TSAN_TESTS ?= MeridianSyncTests|MeridianRedisTests|MeridianTransportCoreTests|Me
 test-tsan: deps service-deps postgres-deps
 	$(TIMED) "build: ThreadSanitizer, with tests" $(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
 	$(TIMED) "swift test under ThreadSanitizer" env TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3 $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_TESTS)'
+	$(TIMED) "swift test under ThreadSanitizer: client, portable transport" env TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3 MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter MeridianClientTests
 
 # Fuzzing (FuzzTesting/): every kept crash input and seed through the harness, uninstrumented.
 test-fuzz-regressions:

@@ -3,13 +3,14 @@ import PackageDescription
 
 let package = Package(
     name: "Meridian",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "meridian", targets: ["meridian"]),
         .library(name: "MeridianCore", targets: ["MeridianCore"]),
         .library(name: "MeridianProtocol", targets: ["MeridianProtocol"]),
         .library(name: "MeridianClient", targets: ["MeridianClient"]),
         .library(name: "MeridianMapBinding", targets: ["MeridianMapBinding"]),
+        .library(name: "MeridianMapKit", targets: ["MeridianMapKit"]),
         .library(name: "MeridianServer", targets: ["MeridianServer"]),
         .library(name: "MeridianHTTP", targets: ["MeridianHTTP"]),
         .library(name: "MeridianAPI", targets: ["MeridianAPI"]),
@@ -28,6 +29,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-transport-services", from: "1.28.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
     ],
     targets: [
         // libwebsockets, imported (`internal import`) only by the three transport targets below.
@@ -116,10 +121,36 @@ let package = Package(
             resources: [.copy("Static")]
         ),
         // A Swift client of Protocol v1: typed messages, session mirror, reconnect and resume.
-        // Only the client transport: `make check-client-deps` fails if the server creeps in.
-        .target(name: "MeridianClient", dependencies: ["MeridianCore", "MeridianProtocol", "MeridianClientTransport", "MeridianSync"]),
+        // Two transports: the portable one on swift-websocket (SwiftNIO; every platform) and, on
+        // Linux, libwebsockets. Only client code: `make check-client-deps` fails if the server creeps in.
+        .target(
+            name: "MeridianClient",
+            dependencies: [
+                "MeridianCore", "MeridianProtocol", "MeridianSync",
+                .target(name: "MeridianClientTransport", condition: .when(platforms: [.linux])),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTransportServices", package: "swift-nio-transport-services",
+                         condition: .when(platforms: [.macOS, .iOS, .tvOS, .visionOS, .watchOS])),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The model behind an app's map view: SDK callbacks in, paced requests and what to draw out. No UI framework.
         .target(name: "MeridianMapBinding", dependencies: ["MeridianClient", "MeridianCore", "MeridianSync"]),
+        // MKMapViewDelegate -> MeridianMapBinding, one screen of glue. Its source compiles on Apple
+        // platforms only (`#if canImport(MapKit)`); elsewhere the module is empty.
+        .target(name: "MeridianMapKit", dependencies: ["MeridianMapBinding", "MeridianCore"]),
+        // A small app on the client library, as a map app depends on it (MeridianClient,
+        // MeridianMapBinding): follows a drag, then drags, over the portable transport.
+        .executableTarget(
+            name: "meridian-follow-example",
+            dependencies: ["MeridianClient", "MeridianMapBinding", "MeridianCore"],
+            path: "Sources/MeridianFollowExample"
+        ),
         // `meridian load`: many simulated clients on a few lws client threads, with latency histograms.
         .target(
             name: "MeridianLoad",
@@ -137,7 +168,7 @@ let package = Package(
             name: "meridian",
             dependencies: [
                 "MeridianServer", "MeridianStorage", "MeridianPostgres", "MeridianDashboard", "MeridianLoad", "MeridianAuth", "MeridianSettings",
-                "MeridianTransport", "MeridianTransportCore", "MeridianRedis",
+                "MeridianTransport", "MeridianTransportCore", "MeridianRedis", "MeridianClientTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -16,6 +16,9 @@ static inline size_t mrd_lws_pre(void) { return LWS_PRE; }
 /* LWS_WRITE_RAW is a macro alias: bytes written as-is, no WebSocket framing. */
 static inline enum lws_write_protocol mrd_lws_write_raw(void) { return LWS_WRITE_RAW; }
 
+/* LWS_SERVER_OPTION_REQUIRE_VALID_OPENSSL_CLIENT_CERT is an expression macro: mutual TLS. */
+static inline uint64_t mrd_lws_require_client_cert(void) { return (uint64_t)LWS_SERVER_OPTION_REQUIRE_VALID_OPENSSL_CLIENT_CERT; }
+
 /* Returns whole free pages of the heap to the system (glibc); a no-op elsewhere. */
 static inline void mrd_release_free_memory(void) {
 #if defined(__GLIBC__)

@@ -10,6 +10,8 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case protocolViolation(String)
         case queueFull(Int)
         case notQueueable(String)
+        case invalidURL(String)
+        case connectionFailed(String)
     }
 
     private let kind: Kind
@@ -36,6 +38,11 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func queueFull(_ limit: Int) -> ClientError { ClientError(kind: .queueFull(limit)) }
     /// ``MeridianClient/submit(_:)`` with a request that is not an annotation edit.
     public static func notQueueable(_ request: String) -> ClientError { ClientError(kind: .notQueueable(request)) }
+
+    /// A server URL that is not `ws://` or `wss://` with a host, or TLS settings that cannot be used.
+    public static func invalidURL(_ detail: String) -> ClientError { ClientError(kind: .invalidURL(detail)) }
+    /// The connection could not be opened: refused, unreachable, the TLS handshake or the WebSocket upgrade failed.
+    public static func connectionFailed(_ detail: String) -> ClientError { ClientError(kind: .connectionFailed(detail)) }
 
     /// The server's error code when the request was refused.
     public var code: String? {
@@ -71,6 +78,8 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
             return "refused (\(code))\(field.map { " at \($0)" } ?? ""): \(message)"
         case .protocolViolation(let detail): return "unreadable server message: \(detail)"
         case .queueFull(let limit): return "\(limit) edits are waiting already (the queue's limit)"
+        case .invalidURL(let detail): return "cannot connect there: \(detail)"
+        case .connectionFailed(let detail): return "the connection failed: \(detail)"
         case .notQueueable(let request): return "\(request) is not an edit the client queues (annotation.add, annotation.update, annotation.remove)"
         }
     }

@@ -5,9 +5,8 @@ public enum TransportMessage: Sendable, Equatable {
     case closed(code: UInt16?)
 }
 
-/// One WebSocket connection speaking `meridian.v1`, as the client needs it. The Linux
-/// implementation is ``LWSClientTransport``; an Apple platform one can wrap
-/// `URLSessionWebSocketTask` without touching the rest of the client.
+/// One WebSocket connection speaking `meridian.v1`, as the client needs it:
+/// ``NIOClientTransport`` on every platform, ``LWSClientTransport`` on Linux.
 ///
 /// The client calls `receive` from one reader thread and `send`/`close` from any thread.
 public protocol ClientTransport: AnyObject, Sendable {
@@ -19,4 +18,19 @@ public protocol ClientTransport: AnyObject, Sendable {
     func receive(timeout: Duration) throws -> TransportMessage
     /// Closes the connection (idempotent).
     func close()
+}
+
+/// Which transport a client made from a URL uses.
+public enum TransportChoice: Sendable, Equatable {
+    /// libwebsockets for `ws://` where it is built in (Linux); else, and for every `wss://`, the
+    /// portable transport. libwebsockets 4.1 keeps OpenSSL's per-connection index in one
+    /// library-wide variable that each new TLS context replaces, and its client makes a context
+    /// per connection: TLS connections opened concurrently in one process could lose theirs.
+    case automatic
+    /// ``NIOClientTransport``, on every platform.
+    case portable
+    #if canImport(MeridianClientTransport)
+    /// ``LWSClientTransport``; over `wss://`, for one connection at a time in a process.
+    case libwebsockets
+    #endif
 }

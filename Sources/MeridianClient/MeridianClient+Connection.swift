@@ -5,7 +5,7 @@ extension MeridianClient {
     /// Opens a transport and joins (resuming from `resume` when given). Nothing but the answer
     /// can arrive before the welcome, since the connection is in no session yet.
     func handshake(resume: (epoch: String, seq: UInt64)?) throws -> (any ClientTransport, Welcome) {
-        let t = makeTransport()
+        let t = makeTransport(shared.withLock { $0.currentToken })
         try t.connect(timeout: configuration.connectTimeout)
         var join: [String: JSONValue] = [
             "type": .string("join"), "ref": .string("join"), "session": .string(configuration.session),

@@ -1,6 +1,7 @@
 import MeridianSync
 import Foundation
 import MeridianCore
+import HTTPTypes
 
 /// A Protocol v1 client: joins one session, mirrors its state (``state``), reports updates
 /// (``updates`` and ``delegate``), correlates requests with their answers by `ref`, and
@@ -19,7 +20,8 @@ public final class MeridianClient: Sendable {
     }
 
     public let configuration: ClientConfiguration
-    let makeTransport: @Sendable () -> any ClientTransport
+    /// A new connection, given the token joins carry at that moment (for an `Authorization` header).
+    let makeTransport: @Sendable (_ token: String?) -> any ClientTransport
 
     /// What the reader thread shares with the client's callers.
     struct Shared {
@@ -59,7 +61,13 @@ public final class MeridianClient: Sendable {
     let updatesContinuation: AsyncStream<ClientUpdate>.Continuation
 
     /// A client whose connections come from `transport` (called again for each reconnect).
-    public init(configuration: ClientConfiguration, transport: @escaping @Sendable () -> any ClientTransport) {
+    public convenience init(configuration: ClientConfiguration, transport: @escaping @Sendable () -> any ClientTransport) {
+        self.init(configuration: configuration, authorizedTransport: { _ in transport() })
+    }
+
+    /// A client whose connections come from `transport`, called for each connect and reconnect
+    /// with the bearer token the join will carry.
+    public init(configuration: ClientConfiguration, authorizedTransport transport: @escaping @Sendable (_ token: String?) -> any ClientTransport) {
         self.configuration = configuration
         self.makeTransport = transport
         let (edits, next) = Self.loadEdits(from: configuration.offline.file)
@@ -67,9 +75,38 @@ public final class MeridianClient: Sendable {
         (updates, updatesContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
-    /// A client of the server at `host:port` over libwebsockets.
+    /// A client of the server at `ws://host:port/` over the platform's default transport.
     public convenience init(host: String = "127.0.0.1", port: Int, configuration: ClientConfiguration) {
+        #if canImport(MeridianClientTransport)
         self.init(configuration: configuration) { LWSClientTransport(host: host, port: port) }
+        #else
+        // A host and port always make a valid URL.
+        try! self.init(url: "ws://\(host.contains(":") ? "[\(host)]" : host):\(port)/", configuration: configuration)
+        #endif
+    }
+
+    /// A client of the server at `url` (`ws://` or `wss://`, with `tls` for the latter), over
+    /// `transport`: by default libwebsockets for `ws://` on Linux, the portable transport for
+    /// `wss://` and everywhere else.
+    /// Each connection sends the token as `Authorization: Bearer` too. Throws
+    /// ``ClientError/invalidURL(_:)`` when the URL or the TLS settings cannot be used.
+    public convenience init(url: String, configuration: ClientConfiguration, tls: ClientTLS = ClientTLS(),
+                            transport: TransportChoice = .automatic) throws(ClientError) {
+        let endpoint = try ServerEndpoint(url: url)
+        let prepared = try NIOClientTransport.prepare(tls, for: endpoint)
+        #if canImport(MeridianClientTransport)
+        if transport == .libwebsockets || transport == .automatic && !endpoint.secure {
+            self.init(configuration: configuration, authorizedTransport: { token in
+                LWSClientTransport(endpoint: endpoint, tls: tls, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
+            })
+            return
+        }
+        #endif
+        self.init(configuration: configuration, authorizedTransport: { token in
+            var headers = HTTPFields()
+            if let token { headers[.authorization] = "Bearer \(token)" }
+            return NIOClientTransport(endpoint: endpoint, tls: prepared, headers: headers)
+        })
     }
 
     public var delegate: (any MeridianClientDelegate)? {

@@ -92,6 +92,8 @@ final class ClientConnection: ServiceLoop {
         if let tls = settings.tls {
             info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             info.client_ssl_ca_filepath = tls.caFilePath.map { UnsafePointer(allocations.string($0)) }
+            info.client_ssl_cert_filepath = tls.certificateFilePath.map { UnsafePointer(allocations.string($0)) }
+            info.client_ssl_private_key_filepath = tls.privateKeyFilePath.map { UnsafePointer(allocations.string($0)) }
         }
         return lws_create_context(&info)
     }

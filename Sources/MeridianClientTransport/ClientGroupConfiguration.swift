@@ -26,6 +26,10 @@ public struct ClientGroupConfiguration: Sendable {
     /// delivered cut to its first this-many bytes, for a handler that reads only the head of
     /// such messages: a connection then never holds a whole snapshot.
     public var keptMessagePrefix: Int?
+    /// TLS (`wss://`) for every connection; nil: plain. libwebsockets 4.1 keeps OpenSSL's
+    /// per-connection index in one library-wide variable that each TLS context's creation
+    /// replaces: start every TLS group of a process before any of them connects.
+    public var tls: WebSocketClient.TLS?
 
     public init(
         host: String = "127.0.0.1", port: Int, path: String = "/", subprotocol: String = "meridian.v1",

@@ -20,7 +20,8 @@ extension ClientGroupLoop: ServiceLoop {
         configureLWSLogging()
         let names = (
             host: allocations.string(configuration.host), raw: allocations.string("RAW"),
-            protocolName: allocations.string(configuration.subprotocol))
+            protocolName: allocations.string(configuration.subprotocol), path: allocations.string(configuration.path),
+            serverName: configuration.tls?.serverName.map { allocations.string($0) })
         cStrings = names
         sourceCStrings = configuration.sourceAddresses.map { allocations.string($0) }
         let protocols = allocations.zeroed(lws_protocols.self, count: 2)
@@ -36,6 +37,12 @@ extension ClientGroupLoop: ServiceLoop {
         info.count_threads = 1
         // Raw sockets read into this buffer: large reads carry many frames each.
         info.pt_serv_buf_size = UInt32(Self.readBufferSize)
+        if let tls = configuration.tls {
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.client_ssl_ca_filepath = tls.caFilePath.map { UnsafePointer(allocations.string($0)) }
+            info.client_ssl_cert_filepath = tls.certificateFilePath.map { UnsafePointer(allocations.string($0)) }
+            info.client_ssl_private_key_filepath = tls.privateKeyFilePath.map { UnsafePointer(allocations.string($0)) }
+        }
         let eventLoop = configuration.eventLoop == .libev ? mrd_ev_loop_new() : nil
         if let eventLoop {
             let loops = allocations.zeroed(UnsafeMutableRawPointer?.self, count: 1)
@@ -98,7 +105,21 @@ extension ClientGroupLoop: ServiceLoop {
         info.address = UnsafePointer(names.host)
         info.port = Int32(configuration.ports.isEmpty ? configuration.port : configuration.ports[id % configuration.ports.count])
         info.host = info.address
-        info.method = UnsafePointer(names.raw)
+        if let tls = configuration.tls {
+            // lws 4.1 starts TLS on a RAW client before its socket is connected (SSL_connect
+            // fails, EBADF): over TLS the connection takes the ws role, lws doing the upgrade
+            // and the framing (ClientGroupLoop+TLS.swift).
+            var flags = LCCSCF_USE_SSL.rawValue
+            if tls.allowSelfSigned { flags |= LCCSCF_ALLOW_SELFSIGNED.rawValue }
+            if tls.skipHostnameCheck { flags |= LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK.rawValue }
+            info.ssl_connection = Int32(flags)
+            if let name = names.serverName { info.host = UnsafePointer(name) }
+            info.path = UnsafePointer(names.path)
+            info.protocol = UnsafePointer(names.protocolName)
+            info.ietf_version_or_minus_one = -1
+        } else {
+            info.method = UnsafePointer(names.raw)
+        }
         info.local_protocol_name = UnsafePointer(names.protocolName)
         if !sourceCStrings.isEmpty { info.iface = UnsafePointer(sourceCStrings[id % sourceCStrings.count]) }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: id + 1)
@@ -113,6 +134,11 @@ extension ClientGroupLoop: ServiceLoop {
     /// Queues one text message for `id`.
     public func send(_ bytes: [UInt8], to id: Int) {
         guard let wsi = links[id]?.wsi, links[id]?.opened == true, links[id]?.closing == false else { return }
+        if configuration.tls != nil {
+            links[id]!.messages.append(bytes)
+            lws_callback_on_writable(wsi)
+            return
+        }
         bytes.withUnsafeBytes { FrameWriter.append(opcode: FrameWriter.text, payload: $0, mask: nextMask(), to: &links[id]!.outgoing) }
         lws_callback_on_writable(wsi)
     }
@@ -121,6 +147,14 @@ extension ClientGroupLoop: ServiceLoop {
     public func close(_ id: Int, code: UInt16 = 1000) {
         guard let wsi = links[id]?.wsi, links[id]?.closing == false else { return }
         links[id]!.outgoing.removeAll()
+        links[id]!.messages.removeAll()
+        if configuration.tls != nil {
+            links[id]!.closing = true
+            links[id]!.closeCode = code
+            lws_callback_on_writable(wsi)
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, 5)
+            return
+        }
         queueClose(id, code: code)
         lws_callback_on_writable(wsi)
         // The server answers with its own close frame; do not wait for it for ever.
@@ -167,6 +201,9 @@ extension ClientGroupLoop: ServiceLoop {
             }
         case LWS_CALLBACK_RAW_WRITEABLE:
             return writable(wsi, id)
+        case LWS_CALLBACK_CLIENT_ESTABLISHED, LWS_CALLBACK_CLIENT_RECEIVE, LWS_CALLBACK_CLIENT_WRITEABLE,
+             LWS_CALLBACK_WS_PEER_INITIATED_CLOSE, LWS_CALLBACK_CLIENT_CLOSED:
+            return handleWebSocketRole(wsi: wsi, id: id, reason: reason, input: input, length: length)
         default:
             break
         }

@@ -20,6 +20,10 @@ public final class ClientGroupLoop {
         /// Hang up once the queue is written (after answering the server's close).
         var closeAfterWrite = false
         var opened = false
+        /// With TLS (the ws role): whole messages not yet written, and the one being read.
+        var messages: [[UInt8]] = []
+        var partial: [UInt8] = []
+        var closeCode: UInt16 = 1000
     }
 
     /// Bytes lws reads from a socket at once.
@@ -36,8 +40,9 @@ public final class ClientGroupLoop {
     var libevLoop: UnsafeMutableRawPointer?
     var links: [Int: Link] = [:]
     let allocations = CAllocations()
-    /// host, the RAW method and subprotocol as C strings, allocated once for every connect.
-    var cStrings: (host: UnsafeMutablePointer<CChar>, raw: UnsafeMutablePointer<CChar>, protocolName: UnsafeMutablePointer<CChar>)?
+    /// host, the RAW method, subprotocol, path and TLS server name as C strings, allocated once for every connect.
+    var cStrings: (host: UnsafeMutablePointer<CChar>, raw: UnsafeMutablePointer<CChar>, protocolName: UnsafeMutablePointer<CChar>,
+                   path: UnsafeMutablePointer<CChar>, serverName: UnsafeMutablePointer<CChar>?)?
     /// The source addresses as C strings, allocated with ``cStrings``.
     var sourceCStrings: [UnsafeMutablePointer<CChar>] = []
     /// Set when a connection is left in the middle of a frame by the current service call.

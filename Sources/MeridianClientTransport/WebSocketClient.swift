@@ -27,13 +27,18 @@ public final class WebSocketClient: Sendable {
         public var serverName: String?
         /// Skip the check that the certificate names the server (tests only).
         public var skipHostnameCheck: Bool
+        /// PEM files of a client certificate and its key, for servers that ask for one.
+        public var certificateFilePath: String?
+        public var privateKeyFilePath: String?
 
         public init(caFilePath: String? = nil, allowSelfSigned: Bool = false, serverName: String? = nil,
-                    skipHostnameCheck: Bool = false) {
+                    skipHostnameCheck: Bool = false, certificateFilePath: String? = nil, privateKeyFilePath: String? = nil) {
             self.caFilePath = caFilePath
             self.allowSelfSigned = allowSelfSigned
             self.serverName = serverName
             self.skipHostnameCheck = skipHostnameCheck
+            self.certificateFilePath = certificateFilePath
+            self.privateKeyFilePath = privateKeyFilePath
         }
     }
 

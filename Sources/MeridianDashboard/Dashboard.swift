@@ -13,12 +13,17 @@ public struct Dashboard: Sendable {
         /// Leaflet (Debian's `libjs-leaflet`), served at /vendor/leaflet/ for the
         /// Leaflet example page when the directory exists.
         public var leafletDirectory: URL?
+        /// OpenLayers (Debian's `libjs-openlayers`), served at /vendor/openlayers/ for the
+        /// OpenLayers example page when the directory exists.
+        public var openLayersDirectory: URL?
 
         public init(tileURL: String? = nil, directory: URL? = nil,
-                    leafletDirectory: URL? = URL(fileURLWithPath: "/usr/share/javascript/leaflet")) {
+                    leafletDirectory: URL? = URL(fileURLWithPath: "/usr/share/javascript/leaflet"),
+                    openLayersDirectory: URL? = URL(fileURLWithPath: "/usr/share/javascript/openlayers")) {
             self.tileURL = tileURL
             self.directory = directory
             self.leafletDirectory = leafletDirectory
+            self.openLayersDirectory = openLayersDirectory
         }
     }
 
@@ -32,6 +37,14 @@ public struct Dashboard: Sendable {
         if let leaflet = configuration.leafletDirectory, FileManager.default.fileExists(atPath: leaflet.appendingPathComponent("leaflet.css").path) {
             files.merge(try Self.load(leaflet, at: "/vendor/leaflet/", only: ["leaflet.css", "leaflet.esm.js"])) { a, _ in a }
             files.merge(try Self.load(leaflet.appendingPathComponent("images"), at: "/vendor/leaflet/images/")) { a, _ in a }
+        }
+        if let openLayers = configuration.openLayersDirectory,
+           FileManager.default.fileExists(atPath: openLayers.appendingPathComponent("OpenLayers.js").path) {
+            let theme = openLayers.appendingPathComponent("theme/default")
+            files.merge(try Self.load(openLayers, at: "/vendor/openlayers/", only: ["OpenLayers.js"])) { a, _ in a }
+            files.merge(try Self.load(theme, at: "/vendor/openlayers/theme/default/", only: ["style.css"])) { a, _ in a }
+            files.merge(try Self.load(theme.appendingPathComponent("img"), at: "/vendor/openlayers/theme/default/img/")) { a, _ in a }
+            files.merge(try Self.load(openLayers.appendingPathComponent("img"), at: "/vendor/openlayers/img/")) { a, _ in a }
         }
         guard let index = files["/dashboard/index.html"] else { throw DashboardError.missingFiles }
         files["/"] = index
@@ -70,6 +83,8 @@ public struct Dashboard: Sendable {
         case "json": "application/json"
         case "svg": "image/svg+xml"
         case "png": "image/png"
+        case "gif": "image/gif"
+        case "ts": "application/typescript; charset=utf-8"
         default: nil
         }
     }

@@ -1,3 +1,4 @@
+import MeridianClientTransport
 import MeridianTransportCore
 
 /// What `meridian load` simulates. Plain values; the command line fills them in.
@@ -48,6 +49,8 @@ public struct LoadConfiguration: Sendable {
     /// The shortest time between two polls of a client thread's sockets (trades up to this
     /// much latency for far fewer, fuller wake-ups under load).
     public var coalescing: Duration = .milliseconds(2)
+    /// TLS (`wss://`) for every connection, the seeder's too; nil: plain ws://.
+    public var tls: WebSocketClient.TLS?
     /// Local addresses the connections are bound to, in turn (e.g. 127.0.0.1 … 127.0.0.4 for more than
     /// ~28k connections to one server address); empty: the system's choice.
     public var sourceAddresses: [String] = []

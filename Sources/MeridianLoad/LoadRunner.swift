@@ -22,6 +22,7 @@ public enum LoadRunner {
         }
         do {
             for w in workers { try w.group.start() }
+            for w in workers { w.board.release() }
         } catch {
             for w in workers { w.group.stop() }
             throw LoadError.startFailed("\(error)")
@@ -48,12 +49,14 @@ public enum LoadRunner {
             previousAt = now
         }
 
+        // Every worker takes its tally before any drops its connections.
         for w in workers { w.board.requestStop() }
+        for w in workers { w.board.waitForResult(seconds: 10) }
         var total = WorkerStats()
         var tail: [(session: Int, seq: UInt64)] = []
         for w in workers {
             w.group.stop()
-            // Reported by the worker at its loop's end, which stop() waited for.
+            // Reported at the stop, or at the loop's end (which stop() waited for).
             guard let result = w.board.result else { continue }
             total.merge(result.stats)
             tail += result.clientSeqs

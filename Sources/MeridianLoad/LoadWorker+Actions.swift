@@ -4,6 +4,11 @@ extension LoadWorker {
     var moveInterval: UInt64 { UInt64(1_000_000 / max(configuration.dragRate, 0.001)) }
 
     func tick(now: UInt64, on group: ClientGroupLoop) {
+        if stopped {
+            // The final tally, while every worker's connections are still open.
+            if board.result == nil { board.finish(WorkerBoard.Final(stats: stats, clientSeqs: clientSeqs())) }
+            return
+        }
         let elapsed = lastTick == 0 ? 0 : now - lastTick
         lastTick = now
         // Ramp-up: start the connections whose time has come (bounded per tick).
@@ -21,7 +26,7 @@ extension LoadWorker {
             lastPublish = now
             publish()
         }
-        guard !stopped, now < timeline.windowEnd else { return }
+        guard now < timeline.windowEnd else { return }
         for index in actors { act(index, now, on: group) }
         churn(elapsed: elapsed, on: group)
     }

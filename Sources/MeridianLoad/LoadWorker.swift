@@ -19,6 +19,7 @@ struct WorkerHandle: Sendable {
                     // A client reads the head of a welcome (its seq), never its snapshot.
                     eventLoop: c.eventLoop, keptMessagePrefix: 64 << 10)
                 group.ports = c.ports
+                group.tls = c.tls
                 return group
             }(),
             handler: LoadWorker(configuration: c, timeline: timeline, clientIndices: clientIndices, board: board))
@@ -38,6 +39,13 @@ final class WorkerBoard: Sendable {
     private let published = Locked(WorkerStats())
     private let final = Locked<Final?>(nil)
     private let stopping = Atomic<Bool>(false)
+    private let released = Atomic<Bool>(false)
+
+    /// Lets the worker connect: once every group has its context (a TLS context made while
+    /// another group's handshakes are in flight would cost them their connection state).
+    func release() { released.store(true, ordering: .releasing) }
+
+    var isReleased: Bool { released.load(ordering: .acquiring) }
 
     /// The latest published copy of the stats.
     func snapshot() -> WorkerStats { published.withLock { $0 } }
@@ -49,10 +57,27 @@ final class WorkerBoard: Sendable {
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
-    /// What the worker reported at its end; nil before (read it after the group has stopped).
+    /// Signalled once, when ``finish(_:)`` is first called.
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// What the worker reported at its end; nil before.
     var result: Final? { final.withLock { $0 } }
 
-    func finish(_ result: Final) { final.withLock { $0 = result } }
+    /// Keeps the first report only: the one taken when the stop was seen, before any worker
+    /// drops its connections (whose leaving the others would hear as events these missed).
+    func finish(_ result: Final) {
+        let first = final.withLock { final in
+            guard final == nil else { return false }
+            final = result
+            return true
+        }
+        if first { finished.signal() }
+    }
+
+    /// Waits until the worker has reported, at most `seconds`.
+    func waitForResult(seconds: Double) {
+        if finished.wait(timeout: .now() + seconds) == .success { finished.signal() }
+    }
 }
 
 /// Drives its share of the simulated clients as the handler of one ``WebSocketClientGroup``:
@@ -204,10 +229,11 @@ final class LoadWorker: ClientGroupHandler {
     }
 
     func groupTick(_ group: ClientGroupLoop) {
+        guard board.isReleased else { return }
         tick(now: LoadClock.nowMicros(), on: group)
     }
 
-    /// Publishes the final stats and the clients' last seqs, after the last event.
+    /// Publishes the final stats and the clients' last seqs, unless they were at the stop.
     func groupWillEnd(_ group: ClientGroupLoop) {
         board.finish(WorkerBoard.Final(stats: stats, clientSeqs: clientSeqs()))
     }

@@ -12,7 +12,11 @@ struct Seeder {
     func run(timeout: TimeInterval = 300) throws {
         let progress = SeedingProgress()
         let group = WebSocketClientGroup(
-            configuration: ClientGroupConfiguration(host: configuration.host, port: configuration.port, coalescing: configuration.coalescing),
+            configuration: {
+                var group = ClientGroupConfiguration(host: configuration.host, port: configuration.port, coalescing: configuration.coalescing)
+                group.tls = configuration.tls
+                return group
+            }(),
             handler: SeedingHandler(configuration: configuration, progress: progress))
         try group.start()
         defer { group.stop() }

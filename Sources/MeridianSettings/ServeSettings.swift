@@ -14,6 +14,8 @@ public struct ServeSettings: Sendable {
     public let port = Setting("port", 8080, "Port to bind; 0 picks a free one (printed on start).", .within(0...65_535))
     public let tlsCert = Setting<String?>("tlsCert", nil, "PEM certificate (chain) file; with tlsKey the port serves only wss:// and https://.")
     public let tlsKey = Setting<String?>("tlsKey", nil, "PEM private key of tlsCert.")
+    public let tlsClientCa = Setting<String?>(
+        "tlsClientCa", nil, "PEM certificate authorities whose client certificates every connection must present (mutual TLS); with tlsCert.")
     public let allowedOrigins = Setting(
         "allowedOrigins", [String](),
         "Origins a browser may connect from (repeat the flag, or comma-separate; \"*\" allows any). Same-origin and Origin-less clients are always allowed; others get 403.")
@@ -113,6 +115,9 @@ public struct ServeSettings: Sendable {
         "dashboardDirectory", nil, "Serve the dashboard from this directory instead of the built-in files.")
     public let leafletDirectory = Setting(
         "leafletDirectory", "/usr/share/javascript/leaflet", "Leaflet's files (Debian libjs-leaflet), served at /vendor/leaflet/.")
+    public let openLayersDirectory = Setting(
+        "openLayersDirectory", "/usr/share/javascript/openlayers",
+        "OpenLayers' files (Debian libjs-openlayers), served at /vendor/openlayers/.")
 }
 
 extension ServeSettings {

@@ -6,6 +6,9 @@ func serverCallback(
     _ wsi: OpaquePointer?, _ reason: lws_callback_reasons,
     _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int
 ) -> Int32 {
+    // OpenSSL's verdict on a client certificate (with tlsClientCAPath), before any wsi exists:
+    // `length` is its preverify_ok; 0 accepts, 1 refuses the handshake.
+    if reason == LWS_CALLBACK_OPENSSL_PERFORM_CLIENT_CERT_VERIFICATION { return length == 1 ? 0 : 1 }
     guard let wsi, let context = lws_get_context(wsi), let owner = lws_context_user(context) else {
         return 0
     }

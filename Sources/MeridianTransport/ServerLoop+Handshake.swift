@@ -102,9 +102,13 @@ extension ServerLoop {
     }
 
     /// Whether a browser from `origin` may connect: no Origin, same origin, listed, or "*".
+    /// An Origin with a `ws:` or `wss:` scheme comes from no browser (browsers send `http(s)://…`
+    /// or `null`) but from a client library that fills it in (swift-websocket's does): allowed,
+    /// like no Origin.
     static func originAllowed(_ origin: String?, host: String?, tls: Bool, allowed: [String]) -> Bool {
         guard let origin else { return true }
         let normalized = normalizeOrigin(origin)
+        if normalized.hasPrefix("ws://") || normalized.hasPrefix("wss://") { return true }
         if let host, normalized == (tls ? "https://" : "http://") + host.lowercased() { return true }
         return allowed.contains { $0 == "*" || normalizeOrigin($0) == normalized }
     }

@@ -120,6 +120,11 @@ extension ServerLoop: ServiceLoop {
             info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             info.ssl_cert_filepath = UnsafePointer(allocations.string(certificate))
             info.ssl_private_key_filepath = UnsafePointer(allocations.string(key))
+            if let clientCA = configuration.tlsClientCAPath {
+                // Mutual TLS: a client without a certificate signed by these CAs fails the handshake.
+                info.options |= mrd_lws_require_client_cert()
+                info.ssl_ca_filepath = UnsafePointer(allocations.string(clientCA))
+            }
             // HTTP/1.1 only: a WebSocket over HTTP/2 (RFC 8441) would break the pre-framed
             // LWS_WRITE_RAW writes.
             info.alpn = UnsafePointer(allocations.string("http/1.1"))

@@ -109,6 +109,9 @@ public struct TransportConfiguration: Sendable {
     public var unreadiness: (@Sendable () -> String?)?
     /// PEM private key of ``tlsCertificatePath``.
     public var tlsPrivateKeyPath: String?
+    /// PEM file of the certificate authorities whose client certificates the server requires
+    /// (mutual TLS); nil asks for none. Only with TLS.
+    public var tlsClientCAPath: String?
 
     /// True when TLS is configured.
     public var usesTLS: Bool { tlsCertificatePath != nil || tlsPrivateKeyPath != nil }

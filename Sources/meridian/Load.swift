@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MeridianAuth
+import MeridianClientTransport
 import MeridianLoad
 import MeridianTransportCore
 
@@ -11,6 +12,15 @@ struct Load: AsyncParsableCommand {
 
     @Option(help: "Server address.") var host = "127.0.0.1"
     @Option(help: "Server port.") var port = 8080
+    @Option(help: "The server as a URL, instead of --host and --port: ws://HOST:PORT or wss://HOST:PORT (TLS).")
+    var url: String?
+    @Option(help: "With wss://: PEM file of the certificate authorities to trust (default: the system's).")
+    var caFile: String?
+    @Option(help: "With wss://: the name the server's certificate must carry, also sent as SNI (default: the URL's host).")
+    var serverName: String?
+    @Option(help: "With wss://: PEM client certificate and key files, for a server that requires one.")
+    var clientCert: String?
+    @Option(help: "PEM private key of --client-cert.") var clientKey: String?
     @Option(help: "Comma-separated server ports the clients connect to in turn (the nodes of a cluster on this host); the seeder uses --port.")
     var ports: String?
     @Option(help: "Simulated clients in all.") var clients = 100
@@ -44,6 +54,25 @@ struct Load: AsyncParsableCommand {
     @Flag(help: "Print the final report as JSON on stdout.") var json = false
     @Flag(help: "No progress lines on stderr.") var quiet = false
 
+    /// Host, port and TLS from `--url` and the TLS options.
+    private func apply(url: String, to c: inout LoadConfiguration) throws {
+        guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(), ["ws", "wss"].contains(scheme),
+              let host = parts.host, !host.isEmpty else {
+            throw ValidationError("--url: expected ws://HOST:PORT or wss://HOST:PORT")
+        }
+        c.host = host
+        c.port = parts.port ?? (scheme == "wss" ? 443 : 80)
+        guard scheme == "wss" else {
+            guard caFile == nil, serverName == nil, clientCert == nil else { throw ValidationError("--ca-file, --server-name and --client-cert need a wss:// --url") }
+            return
+        }
+        guard (clientCert == nil) == (clientKey == nil) else { throw ValidationError("--client-cert and --client-key go together") }
+        for file in [caFile, clientCert, clientKey].compactMap({ $0 }) where !FileManager.default.isReadableFile(atPath: file) {
+            throw ValidationError("cannot read \(file)")
+        }
+        c.tls = WebSocketClient.TLS(caFilePath: caFile, serverName: serverName, certificateFilePath: clientCert, privateKeyFilePath: clientKey)
+    }
+
     func validate() throws {
         guard clients >= 1, sessions >= 1, sessions <= clients else { throw ValidationError("need 1 <= --sessions <= --clients") }
         guard draggers >= 0, rate > 0, (1...MoveCounter.maxMoves).contains(movesPerDrag) else {
@@ -60,6 +89,7 @@ struct Load: AsyncParsableCommand {
         if let jwtSecretFile { c.tokens = try await tokens(secretFile: jwtSecretFile) }
         c.host = host
         c.port = port
+        if let url { try apply(url: url, to: &c) }
         if let ports {
             c.ports = try ports.split(separator: ",").map { text in
                 guard let port = Int(text.trimmingCharacters(in: .whitespaces)), (1...65_535).contains(port) else {

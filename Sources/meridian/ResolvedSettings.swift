@@ -50,6 +50,7 @@ struct ResolvedSettings {
         }
         transport.tlsCertificatePath = s.tlsCert
         transport.tlsPrivateKeyPath = s.tlsKey
+        transport.tlsClientCAPath = s.tlsClientCa
         transport.sharedFrameBudgetBytes = s.sharedFrameBudget
         transport.eventLoop = try Self.choice(EventLoop(rawValue: s.eventLoop), "eventLoop", s.eventLoop)
         var defaults = SessionSettings()
@@ -91,7 +92,8 @@ struct ResolvedSettings {
             retention: EventLogRetention(maxAge: .milliseconds(Int64(s.eventLogMaxAge * 1000)), maxEntries: s.eventLogMaxEntries))
         dashboard = Dashboard.Configuration(
             tileURL: s.dashboardTiles, directory: s.dashboardDirectory.map { URL(fileURLWithPath: $0) },
-            leafletDirectory: URL(fileURLWithPath: s.leafletDirectory))
+            leafletDirectory: URL(fileURLWithPath: s.leafletDirectory),
+            openLayersDirectory: URL(fileURLWithPath: s.openLayersDirectory))
     }
 
     /// Connects to the `store` database, if one is set, and gives it to the server in place of

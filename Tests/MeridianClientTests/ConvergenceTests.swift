@@ -7,10 +7,10 @@ import Testing
 @Suite("Client library against the real server")
 struct ConvergenceTests {
     @Test(arguments: [1, 4]) func twoClientsConvergeAfterInterleavedEdits(threads: Int) async throws {
-        let server = try TestServer { $0.threads = threads }
+        let server = try TestServer.overWire { $0.threads = threads }
         defer { server.stop() }
-        let alice = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Alice"))
-        let bob = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Bob"))
+        let alice = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Alice"))
+        let bob = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Bob"))
         let aliceLog = Recorder(), bobLog = Recorder()
         alice.delegate = aliceLog
         bob.delegate = bobLog
@@ -60,9 +60,9 @@ struct ConvergenceTests {
     }
 
     @Test func refusedRequestThrowsTheServersError() async throws {
-        let server = try TestServer()
+        let server = try TestServer.overWire()
         defer { server.stop() }
-        let viewer = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "V", role: .viewer))
+        let viewer = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "V", role: .viewer))
         defer { viewer.close() }
         try viewer.connect()
         do {

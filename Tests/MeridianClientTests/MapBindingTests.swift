@@ -35,10 +35,10 @@ final class ModelRecorder: @unchecked Sendable {
 
 /// A libwebsockets transport that keeps what it sent.
 final class CountingTransport: ClientTransport, @unchecked Sendable {
-    private let inner: LWSClientTransport
+    private let inner: any ClientTransport
     private let lock = NSLock()
     private var texts: [String] = []
-    init(port: Int) { inner = LWSClientTransport(host: "127.0.0.1", port: port) }
+    init(port: Int) { inner = Wire.transport(port: port) }
     var sent: [String] { lock.withLock { texts } }
     func connect(timeout: Duration) throws { try inner.connect(timeout: timeout) }
     func send(_ text: String) {
@@ -56,12 +56,12 @@ func drags(_ events: [SequencedEvent], of participant: String? = nil) -> [DragUp
 @Suite("The map binding against a real server")
 struct MapBindingTests {
     @Test func aGestureAt120HzAgainstARateLimitOf200PerSecondEndsWhereTheFingerDid() async throws {
-        let server = try TestServer {
+        let server = try TestServer.overWire {
             $0.rateLimit = RateLimit(perSecond: 200, burst: 20)
             $0.sessionDefaults.leaseTimeout = .seconds(3_600)
         }
         defer { server.stop() }
-        let watcher = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Watcher"))
+        let watcher = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Watcher"))
         let log = Recorder()
         watcher.delegate = log
         let transport = CountingTransport(port: server.port)
@@ -103,9 +103,9 @@ struct MapBindingTests {
     }
 
     @Test func aDragTheConflictPolicyRefusesSnapsBack() async throws {
-        let server = try TestServer { $0.sessionDefaults.leaseTimeout = .seconds(3_600) }
+        let server = try TestServer.overWire { $0.sessionDefaults.leaseTimeout = .seconds(3_600) }
         defer { server.stop() }
-        let holder = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Holder"))
+        let holder = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Holder"))
         let transport = CountingTransport(port: server.port)
         let client = MeridianClient(configuration: ClientConfiguration(session: "s", name: "Late"), transport: { transport })
         let log = Recorder()
@@ -138,13 +138,13 @@ struct MapBindingTests {
     }
 
     @Test func aDragInterruptedByADroppedConnectionGoesOnAfterTheReconnect() async throws {
-        let server = try TestServer {
+        let server = try TestServer.overWire {
             $0.transport.pingInterval = .seconds(1)
             $0.transport.idleTimeout = .seconds(2)
             $0.sessionDefaults.leaseTimeout = .seconds(3_600)
         }
         defer { server.stop() }
-        let watcher = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Watcher"))
+        let watcher = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Watcher"))
         let log = Recorder()
         watcher.delegate = log
         let box = TransportBox(port: server.port)
@@ -164,10 +164,11 @@ struct MapBindingTests {
         #expect(log.waitForEvents { drags($0, of: first).contains { $0.state == .dragging } })
         // The connection drops mid-drag: the session cancels the drag, the view goes on dragging.
         let transport = try #require(box.current)
-        transport.socket.pauseReading()
+        transport.pauseReading()
+        try await nudge(watcher)
         #expect(log.waitForEvents(timeout: 30) { drags($0, of: first).contains { $0.state == .canceling } })
         binding.annotationDragged("truck", to: Coordinate(latitude: 2, longitude: 2))
-        transport.socket.resumeReading()
+        transport.resumeReading()
         #expect(models.wait(timeout: 30) { _ in client.welcome.map { $0.participant != first } ?? false })
 
         // Back: the drag starts again at the view's position, and ends where the finger does.
@@ -182,10 +183,10 @@ struct MapBindingTests {
     }
 
     @Test func aConflictedEditShowsUntilTheAppKeepsTheirsOrTakesMine() async throws {
-        let server = try TestServer()
+        let server = try TestServer.overWire()
         defer { server.stop() }
-        let colleague = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Colleague"))
-        let client = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Me"))
+        let colleague = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Colleague"))
+        let client = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Me"))
         defer { colleague.close(); client.close() }
         try colleague.connect()
         try client.connect()

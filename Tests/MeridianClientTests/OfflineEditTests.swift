@@ -31,14 +31,14 @@ func temporaryFile(_ name: String) -> URL {
 @Suite("Edits made while disconnected")
 struct OfflineEditTests {
     @Test func editsWaitWhileOfflineAndSettleInOrderAfterTheReconnect() async throws {
-        let server = try TestServer {
+        let server = try TestServer.overWire {
             $0.transport.pingInterval = .seconds(1)
             $0.transport.idleTimeout = .seconds(2)
         }
         defer { server.stop() }
         let file = temporaryFile("queue.json")
         defer { try? FileManager.default.removeItem(at: file) }
-        let watcher = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Watcher"))
+        let watcher = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Watcher"))
         let watcherLog = Recorder()
         watcher.delegate = watcherLog
         let board = Switchboard(port: server.port)
@@ -58,9 +58,10 @@ struct OfflineEditTests {
         // The truck enters a tunnel: the server drops it, and every reconnect is refused.
         board.online = false
         let transport = try #require(board.current)
-        transport.socket.pauseReading()
+        transport.pauseReading()
+        try await nudge(watcher)
         #expect(watcherLog.wait(timeout: 30) { $0.contains { if case .participantLeft(let id, _) = $0 { id == first.participant } else { false } } })
-        transport.socket.resumeReading()
+        transport.resumeReading()
         #expect(editorLog.wait(timeout: 30) { $0.contains { if case .didDisconnect = $0 { true } else { false } } })
 
         // Edits made meanwhile wait, each conditional on the revision the editor had seen.
@@ -105,19 +106,19 @@ struct OfflineEditTests {
     }
 
     @Test func editsKeptInTheQueueFileAreSentByTheNextClient() async throws {
-        let server = try TestServer()
+        let server = try TestServer.overWire()
         defer { server.stop() }
         let file = temporaryFile("queue.json")
         defer { try? FileManager.default.removeItem(at: file) }
         let configuration = ClientConfiguration(session: "s", name: "Field", offline: OfflineQueuePolicy(file: file))
         // The app starts without a connection, makes two edits and is closed.
-        let before = MeridianClient(port: server.port, configuration: configuration)
+        let before = MeridianClient(over: server, configuration: configuration)
         let add = try before.submit(.annotationAdd(point("cone", 2, 3)))
         let rename = try before.submit(.annotationUpdate(id: "cone", changes: ["title": .string("Cone 7")]))
         before.close()
 
         // The next start reads them back and sends them once it is connected.
-        let after = MeridianClient(port: server.port, configuration: configuration)
+        let after = MeridianClient(over: server, configuration: configuration)
         let log = Recorder()
         after.delegate = log
         defer { after.close() }

@@ -8,13 +8,13 @@ import Testing
 struct ReconnectTests {
     @Test(arguments: [1, 4]) func clientDroppedByTheServerResumesWithoutMissingAnEvent(threads: Int) async throws {
         // A client that stops reading cannot answer keepalive pings: the server drops it.
-        let server = try TestServer {
+        let server = try TestServer.overWire {
             $0.threads = threads
             $0.transport.pingInterval = .seconds(1)
             $0.transport.idleTimeout = .seconds(2)
         }
         defer { server.stop() }
-        let writer = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Writer"))
+        let writer = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Writer"))
         let writerLog = Recorder()
         writer.delegate = writerLog
         let box = TransportBox(port: server.port)
@@ -29,7 +29,7 @@ struct ReconnectTests {
         let firstWelcome = try slow.connect()
         try await writer.send(.annotationAdd(point("pin", 0, 0)))
         let firstTransport = try #require(box.current)
-        firstTransport.socket.pauseReading()
+        firstTransport.pauseReading()
 
         // Events while the slow client is still connected but not reading…
         for i in 0..<20 {
@@ -43,7 +43,7 @@ struct ReconnectTests {
         for i in 0..<20 {
             try await writer.send(.annotationAdd(point("after-\(i)", 1, Double(i))))
         }
-        firstTransport.socket.resumeReading()
+        firstTransport.resumeReading()
 
         // The client notices, reconnects with resume and catches up.
         #expect(slowLog.wait(timeout: 30) { $0.contains { if case .didDisconnect = $0 { true } else { false } } })

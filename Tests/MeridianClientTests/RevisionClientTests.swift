@@ -42,10 +42,10 @@ struct RevisionClientTests {
     @Test func aStaleConditionalUpdateThrowsTheCurrentAnnotation() async throws {
         // Drag leases outlast the test however long its turns take in a crowded parallel run
         // (a drag idle for the default 10 s is canceled, and its ending refused).
-        let server = try TestServer { $0.sessionDefaults.leaseTimeout = .seconds(3_600) }
+        let server = try TestServer.overWire { $0.sessionDefaults.leaseTimeout = .seconds(3_600) }
         defer { server.stop() }
-        let alice = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Alice"))
-        let bob = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Bob"))
+        let alice = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Alice"))
+        let bob = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Bob"))
         let bobLog = Recorder()
         bob.delegate = bobLog
         defer { alice.close(); bob.close() }

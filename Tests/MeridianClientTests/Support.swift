@@ -56,19 +56,76 @@ final class Recorder: MeridianClientDelegate, @unchecked Sendable {
     }
 }
 
-/// A libwebsockets transport whose reading can be paused, so the server sees a slow consumer.
-final class PausableTransport: ClientTransport {
-    let socket: WebSocketClient
-    init(port: Int) { socket = WebSocketClient(port: port) }
-    func connect(timeout: Duration) throws { try socket.connect(timeout: timeout) }
-    func send(_ text: String) { socket.send(text) }
-    func receive(timeout: Duration) throws -> TransportMessage {
-        switch try socket.receive(timeout: timeout) {
-        case .text(let t): return .text(t)
-        case .closed(let code, _): return .closed(code: code)
+/// The wire these tests run over, from `MERIDIAN_CLIENT_WIRE`: `lws` (the default), `lws-tls`,
+/// `nio` or `nio-tls`. Over TLS the server has a certificate from a CA of the tests' own and
+/// requires a client certificate from it too, so the CA and client certificate settings are in
+/// every test. Run the TLS wires with `--no-parallel`: libwebsockets 4.1 replaces a library-wide
+/// index with each TLS context it makes (each test's server, each of its client connections),
+/// which a handshake in flight elsewhere in the process would miss (``TransportChoice/automatic``).
+enum Wire {
+    static let name = ProcessInfo.processInfo.environment["MERIDIAN_CLIENT_WIRE"] ?? "lws"
+    static var secure: Bool { name.hasSuffix("-tls") }
+    static var choice: TransportChoice { name.hasPrefix("nio") ? .portable : .libwebsockets }
+    static let certificates: TestCertificates? = secure ? (try? TestCertificates()) : nil
+
+    static var tls: ClientTLS {
+        guard let c = certificates else { return ClientTLS() }
+        return ClientTLS(caFile: c.ca, certificateFile: c.clientCertificate, privateKeyFile: c.clientKey, serverName: "localhost")
+    }
+
+    static func url(_ port: Int) -> String { "\(secure ? "wss" : "ws")://127.0.0.1:\(port)/" }
+
+    /// A transport to the test server on `port`, over this wire.
+    static func transport(port: Int, token: String? = nil) -> any ClientTransport {
+        let endpoint = try! ServerEndpoint(url: url(port))
+        let headers = token.map { ["Authorization": "Bearer \($0)"] } ?? [:]
+        switch choice {
+        case .portable: return try! NIOClientTransport(url: url(port), tls: tls, headers: headers)
+        default: return LWSClientTransport(endpoint: endpoint, tls: tls, headers: headers)
         }
     }
-    func close() { socket.close() }
+}
+
+extension TestServer {
+    /// A server in this process, listening over ``Wire``: with TLS and client certificates for `-tls`.
+    static func overWire(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
+        guard Wire.secure, let c = Wire.certificates else { return try TestServer(configure) }
+        return try TestServer {
+            $0.transport.tlsCertificatePath = c.serverCertificate
+            $0.transport.tlsPrivateKeyPath = c.serverKey
+            $0.transport.tlsClientCAPath = c.ca
+            configure(&$0)
+        }
+    }
+}
+
+extension MeridianClient {
+    /// A client of `server` over ``Wire``.
+    convenience init(over server: TestServer, configuration: ClientConfiguration) {
+        try! self.init(url: Wire.url(server.port), configuration: configuration, tls: Wire.tls, transport: Wire.choice)
+    }
+}
+
+/// A transport over ``Wire`` whose reading can be paused, so the server sees a slow consumer.
+final class PausableTransport: ClientTransport {
+    let inner: any ClientTransport
+    init(port: Int) { inner = Wire.transport(port: port) }
+    func connect(timeout: Duration) throws { try inner.connect(timeout: timeout) }
+    func send(_ text: String) { inner.send(text) }
+    func receive(timeout: Duration) throws -> TransportMessage { try inner.receive(timeout: timeout) }
+    func close() { inner.close() }
+    func pauseReading() {
+        if let nio = inner as? NIOClientTransport { nio.pauseReading() } else { (inner as? LWSClientTransport)?.pauseReading() }
+    }
+    func resumeReading() {
+        if let nio = inner as? NIOClientTransport { nio.resumeReading() } else { (inner as? LWSClientTransport)?.resumeReading() }
+    }
+}
+
+/// Makes the server send everyone one message (`watcher`'s own camera): the portable
+/// transport's pause takes hold after the message it is waiting for, if any.
+func nudge(_ watcher: MeridianClient) async throws {
+    try await watcher.send(.cameraEnd(camera: Camera(center: Coordinate(latitude: 10, longitude: 10), zoom: 3)))
 }
 
 /// Hands out transports and remembers the latest, for tests that pause it.

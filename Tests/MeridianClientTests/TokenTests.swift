@@ -16,13 +16,13 @@ private func token(_ sub: String, role: TokenRole, session: String = "tok-*") as
 struct TokenTests {
     private func server() async throws -> TestServer {
         let verifier = try await TokenVerifier.make(keys: [.secret(secret)])
-        return try TestServer { $0.authentication = .tokens(verifier) }
+        return try TestServer.overWire { $0.authentication = .tokens(verifier) }
     }
 
     @Test func joinsAsTheTokensParticipantAndRefreshes() async throws {
         let server = try await server()
         defer { server.stop() }
-        let client = MeridianClient(port: server.port, configuration: ClientConfiguration(
+        let client = MeridianClient(over: server, configuration: ClientConfiguration(
             session: "tok-1", name: "ignored", role: nil, token: try await token("ada", role: .editor)))
         defer { client.close() }
         let welcome = try client.connect()
@@ -36,7 +36,7 @@ struct TokenTests {
     @Test func aRefusedTokenFailsConnect() async throws {
         let server = try await server()
         defer { server.stop() }
-        let client = MeridianClient(port: server.port, configuration: ClientConfiguration(
+        let client = MeridianClient(over: server, configuration: ClientConfiguration(
             session: "tok-2", name: "x", role: nil, token: try await token("cy", role: .viewer, session: "elsewhere")))
         defer { client.close() }
         do {
@@ -52,12 +52,12 @@ struct TokenTests {
         let server = try await server()
         defer { server.stop() }
         let t = try await token("dee", role: .editor)
-        let first = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "tok-3", name: "d", role: nil, token: t))
+        let first = MeridianClient(over: server, configuration: ClientConfiguration(session: "tok-3", name: "d", role: nil, token: t))
         let recorder = Recorder()
         first.delegate = recorder
         defer { first.close() }
         try first.connect()
-        let second = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "tok-3", name: "d", role: nil, token: t))
+        let second = MeridianClient(over: server, configuration: ClientConfiguration(session: "tok-3", name: "d", role: nil, token: t))
         defer { second.close() }
         try second.connect()
         #expect(recorder.wait { $0.contains(.didClose) }, "the replaced client gives up instead of taking the session back")
@@ -65,5 +65,22 @@ struct TokenTests {
         // The newer connection is still the participant.
         _ = try await second.send(.ping)
         #expect(second.state?.participants.keys.sorted() == ["dee"])
+    }
+
+    @Test func aTokenInTheAuthorizationHeaderAloneAdmitsTheJoin() async throws {
+        let server = try await server()
+        defer { server.stop() }
+        let t = try await token("eve", role: .editor)
+        // The join itself carries no token: only the upgrade request's header does.
+        let client = MeridianClient(configuration: ClientConfiguration(session: "tok-4", name: "e", role: nil)) {
+            Wire.transport(port: server.port, token: t)
+        }
+        defer { client.close() }
+        #expect(try client.connect().participant == "eve")
+        let anonymous = MeridianClient(configuration: ClientConfiguration(session: "tok-4", name: "anon", role: nil)) {
+            Wire.transport(port: server.port)
+        }
+        defer { anonymous.close() }
+        #expect(throws: ClientError.self) { try anonymous.connect() }
     }
 }

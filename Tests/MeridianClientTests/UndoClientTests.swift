@@ -9,12 +9,12 @@ struct UndoClientTests {
     @Test func anUndoAfterTheClientReconnectedRevertsTheChangeItMadeBefore() async throws {
         // A client that stops reading cannot answer keepalive pings: the server drops it, and
         // it reconnects as a new participant that names its earlier id.
-        let server = try TestServer {
+        let server = try TestServer.overWire {
             $0.transport.pingInterval = .seconds(1)
             $0.transport.idleTimeout = .seconds(2)
         }
         defer { server.stop() }
-        let watcher = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Watcher"))
+        let watcher = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Watcher"))
         let watcherLog = Recorder()
         watcher.delegate = watcherLog
         let box = TransportBox(port: server.port)
@@ -30,11 +30,12 @@ struct UndoClientTests {
         try await editor.send(.annotationAdd(point("pin", 0, 0)))
         try await editor.send(.annotationUpdate(id: "pin", changes: ["title": .string("Renamed")]))
         let transport = try #require(box.current)
-        transport.socket.pauseReading()
+        transport.pauseReading()
+        try await nudge(watcher)
         #expect(watcherLog.wait(timeout: 30) { updates in
             updates.contains { if case .participantLeft(let id, _) = $0 { id == first.participant } else { false } }
         }, "the server did not drop the silent client")
-        transport.socket.resumeReading()
+        transport.resumeReading()
         #expect(editorLog.wait(timeout: 30) { $0.contains { if case .didConnect(let w) = $0 { w.participant != first.participant } else { false } } })
 
         // The new connection's participant undoes the rename the old one made; everyone sees it.

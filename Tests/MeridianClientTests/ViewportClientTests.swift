@@ -12,11 +12,11 @@ struct ViewportClientTests {
     /// A viewport client's mirror holds exactly the annotations of its city while another client
     /// edits and drags everywhere, follows its camera to another city, and never sees a gap.
     @Test func mirrorHoldsTheAreaThroughEditsDragsAndMoves() async throws {
-        let server = try TestServer()
+        let server = try TestServer.overWire()
         defer { server.stop() }
-        let editor = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Editor"))
+        let editor = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Editor"))
         let interest = Interest(mode: .viewport, margin: 0, camera: Camera(center: Self.paris, zoom: 11), viewport: Viewport(width: 1024, height: 768))
-        let viewer = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Viewer", role: .viewer, interest: interest))
+        let viewer = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Viewer", role: .viewer, interest: interest))
         let viewerLog = Recorder()
         viewer.delegate = viewerLog
         defer { editor.close(); viewer.close() }
@@ -55,11 +55,11 @@ struct ViewportClientTests {
     /// A client joining with a filter alone holds exactly the annotations the filter matches
     /// while updates move annotations in and out of it.
     @Test func filteredMirrorHoldsTheMatchingAnnotations() async throws {
-        let server = try TestServer()
+        let server = try TestServer.overWire()
         defer { server.stop() }
-        let editor = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Editor"))
+        let editor = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Editor"))
         let interest = Interest(mode: .everything, filter: try AnnotationFilter("metadata.team = 'red'"))
-        let viewer = MeridianClient(port: server.port, configuration: ClientConfiguration(session: "s", name: "Viewer", role: .viewer, interest: interest))
+        let viewer = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Viewer", role: .viewer, interest: interest))
         let viewerLog = Recorder()
         viewer.delegate = viewerLog
         defer { editor.close(); viewer.close() }

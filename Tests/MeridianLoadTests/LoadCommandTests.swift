@@ -11,22 +11,14 @@ struct LoadCommandTests {
         let port = server.port
         defer { server.stop() }
 
-        let process = Process()
-        process.executableURL = TestServer.executable
-        process.arguments = [
-            "load", "--port", String(port), "--clients", "20", "--draggers", "2", "--contention", "1",
+        let (status, output) = try runLoad([
+            "--port", String(port), "--clients", "20", "--draggers", "2", "--contention", "1",
             "--selectors", "2", "--camera-movers", "2", "--duration", "3", "--ramp-up", "0.5",
             "--json", "--quiet", "--max-p99", "0.000001",
-        ]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        ])
 
-        #expect(process.terminationStatus != 0, "an impossible --max-p99 must fail the run")
-        let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "no JSON report")
+        #expect(status != 0, "an impossible --max-p99 must fail the run")
+        let report = try #require(output, "no JSON report")
         func int(_ key: String) -> Int { (report[key] as? NSNumber)?.intValue ?? -1 }
         #expect(int("connected") == 20)
         #expect(int("deliveries") > 0)
@@ -57,21 +49,12 @@ struct LoadWithTokensTests {
         let server = try TestServer { $0.authentication = .tokens(verifier) }
         defer { server.stop() }
 
-        let process = Process()
-        process.executableURL = TestServer.executable
-        process.arguments = [
-            "load", "--port", String(server.port), "--clients", "10", "--draggers", "1", "--annotations", "5",
+        let (status, output) = try runLoad([
+            "--port", String(server.port), "--clients", "10", "--draggers", "1", "--annotations", "5",
             "--duration", "1", "--ramp-up", "0.2", "--settle", "0.2", "--json", "--quiet", "--jwt-secret-file", file.path,
-        ]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-
-        #expect(process.terminationStatus == 0)
-        let report = try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "no JSON report")
+        ])
+        #expect(status == 0)
+        let report = try #require(output, "no JSON report")
         #expect((report["connected"] as? NSNumber)?.intValue == 10)
         #expect(((report["deliveries"] as? NSNumber)?.intValue ?? 0) > 0)
         #expect((report["errors"] as? [String: Any])?.isEmpty == true, "errors: \(report["errors"] ?? "none")")

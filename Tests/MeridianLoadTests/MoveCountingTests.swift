@@ -48,19 +48,11 @@ struct MoveCountingTests {
 @Suite("meridian load from several source addresses")
 struct SourceAddressTests {
     private func run(port: Int, extra: [String]) throws -> [String: Any] {
-        let process = Process()
-        process.executableURL = TestServer.executable
-        process.arguments = [
-            "load", "--port", String(port), "--clients", "20", "--draggers", "1", "--duration", "1.5",
+        let (_, report) = try runLoad([
+            "--port", String(port), "--clients", "20", "--draggers", "1", "--duration", "1.5",
             "--ramp-up", "0.3", "--settle", "0.2", "--json", "--quiet",
-        ] + extra
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return try #require(try JSONSerialization.jsonObject(with: output) as? [String: Any], "no JSON report")
+        ] + extra)
+        return try #require(report, "no JSON report")
     }
 
     @Test func connectionsSpreadOverSourceAddressesPassAPerAddressLimit() throws {

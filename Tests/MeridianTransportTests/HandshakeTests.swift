@@ -95,5 +95,9 @@ import Testing
         #expect(ServerLoop.originAllowed("https://a.example", host: "h", tls: false, allowed: allowed))
         #expect(!ServerLoop.originAllowed("https://a.example.evil", host: "h", tls: false, allowed: allowed))
         #expect(!ServerLoop.originAllowed("null", host: "h", tls: false, allowed: allowed))
+        // Not a browser's: a client library's idea of an origin.
+        #expect(ServerLoop.originAllowed("ws://127.0.0.1", host: "127.0.0.1:8080", tls: false, allowed: []))
+        #expect(ServerLoop.originAllowed("WSS://elsewhere", host: "h", tls: true, allowed: []))
+        #expect(!ServerLoop.originAllowed("wsx://elsewhere", host: "h", tls: true, allowed: []))
     }
 }

@@ -422,54 +422,6 @@ def test_example_web_map_app_adds_and_drags_points(server, session_id, page):
     assert page.console_errors() == []
 
 
-def test_leaflet_example_mirrors_and_drags(server, session_id, page):
-    from selenium.webdriver.common.action_chains import ActionChains
-
-    async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
-            await alice.ok({"type": "annotation.add", "annotation": flag()})
-            await alice.ok({"type": "annotation.add", "annotation": {
-                "type": "polyline", "id": "route", "coordinates": [{"latitude": 48.84, "longitude": 2.27}, {"latitude": 48.87, "longitude": 2.32}]}})
-            await alice.ok({"type": "annotation.add", "annotation": {
-                "type": "polygon", "id": "park", "alpha": 0.6, "coordinates": [
-                    {"latitude": 48.850, "longitude": 2.280}, {"latitude": 48.862, "longitude": 2.300}, {"latitude": 48.845, "longitude": 2.310}]}})
-            await asyncio.to_thread(page.open, f"http://{server.host}:{server.port}/dashboard/leaflet.html?session={session_id}")
-            await asyncio.to_thread(page.wait_js, "return window.leafletExample && window.leafletExample.layerCount === 3"
-                                    " && document.querySelectorAll('.leaflet-marker-icon').length === 1"
-                                    " && document.querySelectorAll('path.leaflet-interactive').length === 2", "three Leaflet layers")
-            joined, _ = await alice.until(lambda m: m["type"] == "participant.joined")
-            web = joined["participant"]["id"]
-
-            # Alice's drag moves the Leaflet marker.
-            await alice.ok({"type": "drag", "id": "flag", "state": "starting"})
-            moved = {"latitude": 48.8600, "longitude": 2.3000}
-            await alice.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": moved})
-            await alice.ok({"type": "drag", "id": "flag", "state": "ending"})
-            await asyncio.to_thread(page.wait_js, "return JSON.stringify(window.leafletExample.markers.flag)"
-                                    " === JSON.stringify({latitude: 48.86, longitude: 2.3})", "the marker at Alice's coordinate")
-            await asyncio.to_thread(page.screenshot, "leaflet")
-
-            # Dragging the marker in the page is a Meridian drag.
-            marker = page.driver.find_element("css selector", ".leaflet-marker-icon")
-
-            def drag():
-                ActionChains(page.driver).move_to_element(marker).click_and_hold() \
-                    .move_by_offset(30, 10).move_by_offset(30, 10).release().perform()
-
-            await asyncio.to_thread(drag)
-            done, seen = await alice.until(lambda m: m["type"] == "drag" and m["state"] == "none" and m["participant"] == web)
-            states = [m["state"] for m in seen if m["type"] == "drag" and m["participant"] == web]
-            assert states[0] == "starting" and states[-1] == "ending", states
-            assert done["coordinate"]["longitude"] > moved["longitude"], done
-        finally:
-            await alice.close()
-
-    run(scenario())
-    assert page.console_errors() == []
-
-
 def test_dashboard_with_a_token_in_the_page_fragment(start_server, session_id, page, tmp_path):
     """Under --auth jwt the dashboard takes a dashboard token from #token=, watches the
     overview with it, keeps it on the link to a session and joins that session hidden."""

@@ -17,6 +17,7 @@ const config = await fetch("/dashboard/config.json").then((r) => r.json()).catch
 if (config.tileURL) L.tileLayer(config.tileURL, { maxZoom: 19 }).addTo(map);
 else addBasemap();
 document.getElementById("title").textContent = `Leaflet example · ${session}`;
+document.getElementById("other").href = `/dashboard/openlayers.html${window.location.search}${window.location.hash}`;
 const say = (text) => { document.getElementById("message").textContent = text; };
 const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
@@ -48,15 +49,42 @@ function layerFor(a) {
   if (a.type === "point") {
     const marker = L.marker(latLng(a.coordinate), { draggable: a.draggable && a.enabled, title: a.title ?? a.id, keyboard: true, zIndexOffset: a.zIndex * 1000 });
     if (a.title) marker.bindTooltip(a.title);
-    marker.on("dragstart", () => client.request("drag", { id: a.id, state: "starting" }).catch((e) => say(e.message)));
-    marker.on("drag", (e) => client.request("drag", { id: a.id, state: "dragging", coordinate: coordinate(e.target.getLatLng()) }).catch(() => {}));
-    marker.on("dragend", (e) => client.request("drag", { id: a.id, state: "ending", coordinate: coordinate(e.target.getLatLng()) }).catch((err) => say(err.message)));
+    // `held`: this page's drag of it is on (until its `ending` is answered), so the session's
+    // coordinate does not move it; `refused`: the server refused this drag.
+    marker.on("dragstart", () => {
+      marker.held = true;
+      marker.refused = false;
+      say("");
+      client.request("drag", { id: a.id, state: "starting" }).catch((e) => refuse(marker, a.id, e));
+    });
+    marker.on("drag", (e) => {
+      if (!marker.refused) client.request("drag", { id: a.id, state: "dragging", coordinate: coordinate(e.target.getLatLng()) }).catch(() => {});
+    });
+    marker.on("dragend", (e) => {
+      if (marker.refused) return;
+      client.request("drag", { id: a.id, state: "ending", coordinate: coordinate(e.target.getLatLng()) })
+        .then(() => { marker.held = false; sync(); }, (err) => refuse(marker, a.id, err));
+    });
     return marker;
   }
   const style = { color: a.strokeColor ?? tint, opacity: a.alpha, weight: a.type === "polyline" ? a.lineWidth : 2 };
   if (a.type === "polyline") return L.polyline(a.coordinates.map(latLng), style);
   return L.polygon([a.coordinates, ...a.holes].map((ring) => ring.map(latLng)),
     { ...style, fillColor: a.fillColor ?? tint, fillOpacity: a.alpha * 0.5 });
+}
+
+/// The server refused a step of this page's drag (someone else holds the annotation): the
+/// marker lets go of the pointer, goes back to the server's coordinate, and the page says why.
+function refuse(marker, id, error) {
+  marker.refused = true;
+  marker.held = false;
+  if (marker.dragging?.moved()) { marker.dragging.disable(); marker.dragging.enable(); } // ends the gesture, sends nothing
+  const a = client.state.annotations.get(id);
+  if (a) marker.setLatLng(latLng(a.coordinate));
+  const name = a?.title ?? id;
+  say(error.code === "drag_conflict" && error.holder
+    ? `${error.holder.name} is dragging ${name}: your drag was refused, the marker is back where the server has it.`
+    : `Your drag of ${name} was refused (${error.message}); the marker is back where the server has it.`);
 }
 
 function syncAnnotations() {
@@ -72,7 +100,7 @@ function syncAnnotations() {
       layer.annotation = a;
       layer.addTo(map);
       layers.set(a.id, layer);
-    } else if (a.type === "point" && !layer.dragging?.moved()) {
+    } else if (a.type === "point" && !layer.held) {
       layer.setLatLng(latLng(a.coordinate)); // someone else's drag
     }
   }
@@ -148,6 +176,14 @@ window.leafletExample = {
   },
   get drags() {
     return Object.fromEntries([...dragRings].map(([id, r]) => [id, { ...r.drag, label: r.getTooltip().getContent() }]));
+  },
+  get message() { return document.getElementById("message").textContent; },
+  /// The centre of a marker's icon on the screen (CSS pixels of the viewport), or null.
+  screen(id) {
+    const icon = layers.get(id)?.getElement?.();
+    if (!icon) return null;
+    const r = icon.getBoundingClientRect();
+    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
   },
 };
 client.connect();
