@@ -69,9 +69,11 @@ public final class MeridianServer: Sendable {
             // The node joins its cluster in the background; until then /readyz says why not.
             cluster?.start()
             wake(0, first)
-            let port = try first.start()
-            try startOtherThreads(on: port)
-            return port
+            // The threads that do not listen first: with TLS each makes a context, and
+            // libwebsockets 4.1 replaces a library-wide OpenSSL index with every context it
+            // makes, which a handshake already in flight on the listening thread would miss.
+            try startOtherThreads(on: configuration.transport.port)
+            return try first.start()
         } catch {
             stopTransports()
             cluster?.stop()
@@ -96,7 +98,7 @@ public final class MeridianServer: Sendable {
     }
 
     /// The transports of threads 1…, serving the connections the first one hands them (with
-    /// its limits, shared).
+    /// its limits, shared). They do not listen: `port` is the configured one, 0 included.
     private func startOtherThreads(on port: Int) throws {
         guard let relay, relay.hubs > 1 else { return }
         for thread in 1..<relay.hubs {
