@@ -14,8 +14,8 @@ import NIOTransportServices
 /// The portable transport: swift-websocket's client on SwiftNIO, so the same client builds for
 /// iOS, macOS and Linux. `wss://` goes through NIOSSL with the system's roots or a CA file of
 /// one's own, and a client certificate when the server asks for one; on Apple platforms the
-/// sockets are Network.framework's (NIO Transport Services). The default transport where
-/// libwebsockets is absent.
+/// sockets are Network.framework's (NIO Transport Services). The default transport on Apple
+/// platforms and for `wss://` (``TransportChoice/automatic``).
 ///
 /// No compression is offered: the server does not negotiate permessage-deflate.
 public final class NIOClientTransport: ClientTransport {

@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import MeridianTransportCore
 internal import CLibWebSockets
@@ -21,7 +22,7 @@ public final class ClientGroupLoop {
         var closeAfterWrite = false
         var opened = false
         /// With TLS (the ws role): whole messages not yet written, and the one being read.
-        var messages: [[UInt8]] = []
+        var messages = Deque<[UInt8]>()
         var partial: [UInt8] = []
         var closeCode: UInt16 = 1000
     }

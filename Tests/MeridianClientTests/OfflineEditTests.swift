@@ -4,26 +4,6 @@ import MeridianCore
 import MeridianTesting
 import Testing
 
-/// Hands out transports to the server while online, and to a port nobody listens on while
-/// offline (every reconnect is refused), remembering the latest.
-final class Switchboard: @unchecked Sendable {
-    private let lock = NSLock()
-    private var latest: PausableTransport?
-    private var isOnline = true
-    let port: Int
-    init(port: Int) { self.port = port }
-    var online: Bool {
-        get { lock.withLock { isOnline } }
-        set { lock.withLock { isOnline = newValue } }
-    }
-    func make() -> any ClientTransport {
-        let t = PausableTransport(port: online ? port : 1)
-        lock.withLock { latest = t }
-        return t
-    }
-    var current: PausableTransport? { lock.withLock { latest } }
-}
-
 func temporaryFile(_ name: String) -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent("meridian-\(UUID().uuidString)-\(name)")
 }
@@ -41,7 +21,7 @@ struct OfflineEditTests {
         let watcher = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Watcher"))
         let watcherLog = Recorder()
         watcher.delegate = watcherLog
-        let board = Switchboard(port: server.port)
+        let board = TransportBox(port: server.port)
         let editor = MeridianClient(
             configuration: ClientConfiguration(
                 session: "s", name: "Editor", reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)),

@@ -128,14 +128,20 @@ func nudge(_ watcher: MeridianClient) async throws {
     try await watcher.send(.cameraEnd(camera: Camera(center: Coordinate(latitude: 10, longitude: 10), zoom: 3)))
 }
 
-/// Hands out transports and remembers the latest, for tests that pause it.
+/// Hands out transports and remembers the latest, for tests that pause it. While not
+/// `online` they go to a port nobody listens on (every reconnect is refused).
 final class TransportBox: @unchecked Sendable {
     private let lock = NSLock()
     private var latest: PausableTransport?
+    private var isOnline = true
     let port: Int
     init(port: Int) { self.port = port }
+    var online: Bool {
+        get { lock.withLock { isOnline } }
+        set { lock.withLock { isOnline = newValue } }
+    }
     func make() -> any ClientTransport {
-        let t = PausableTransport(port: port)
+        let t = PausableTransport(port: online ? port : 1)
         lock.withLock { latest = t }
         return t
     }
