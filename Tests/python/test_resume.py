@@ -104,6 +104,9 @@ def test_resume_within_small_history_still_replays(start_server):
             ack, _ = await bob.ping()
             epoch, last = bob.welcome["epoch"], ack["seq"]
             await bob.close()
+            # Bob's leave may reach the session after Alice's first add (his connection can be on
+            # another service thread): the adds wait for it, so the order replayed is known.
+            await alice.until(lambda m: m["type"] == "participant.left")
             for i in range(5):  # + participant.left = 6 missed events, within 8
                 await alice.ok(point(f"a{i}", i))
             bob2 = await Client.open(s.url, "bob2")
