@@ -99,7 +99,7 @@ extension ClientGroupLoop: ServiceLoop {
     /// Starts connecting `id`. The outcome arrives as didOpen or didClose.
     /// The connection is a raw lws socket: the upgrade and the framing are ``FrameReader``'s and ``FrameWriter``'s.
     public func connect(_ id: Int) {
-        guard let context, let names = cStrings, links[id] == nil else { return }
+        guard let context, let names = cStrings, !links.keys.contains(id) else { return }
         var info = lws_client_connect_info()
         info.context = context
         info.address = UnsafePointer(names.host)
@@ -125,7 +125,7 @@ extension ClientGroupLoop: ServiceLoop {
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: id + 1)
         links[id] = Link(reader: FrameReader(keptPrefix: configuration.keptMessagePrefix))
         if let wsi = lws_client_connect_via_info(&info) {
-            if links[id] != nil { links[id]?.wsi = wsi }
+            if links.keys.contains(id) { links[id]?.wsi = wsi }
         } else if links.removeValue(forKey: id) != nil {
             handler?.group(self, didClose: id, code: nil, failed: true)
         }
@@ -179,7 +179,7 @@ extension ClientGroupLoop: ServiceLoop {
     func handle(wsi: OpaquePointer, id: Int, reason: lws_callback_reasons, input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         switch reason {
         case LWS_CALLBACK_RAW_CONNECTED:
-            guard links[id] != nil else { return -1 }
+            guard links.keys.contains(id) else { return -1 }
             links[id]!.wsi = wsi
             let key = (0..<16).map { _ in UInt8.random(in: 0...255) }
             links[id]!.outgoing = FrameWriter.upgradeRequest(
@@ -192,7 +192,7 @@ extension ClientGroupLoop: ServiceLoop {
                 handler?.group(self, didClose: id, code: nil, failed: true)
             }
         case LWS_CALLBACK_RAW_RX:
-            guard links[id] != nil, let input, length > 0 else { return 0 }
+            guard links.keys.contains(id), let input, length > 0 else { return 0 }
             return received(UnsafeRawBufferPointer(start: input, count: length), wsi: wsi, id: id)
         case LWS_CALLBACK_RAW_CLOSE:
             if var link = links.removeValue(forKey: id) {
@@ -212,9 +212,12 @@ extension ClientGroupLoop: ServiceLoop {
 
     /// Bytes from the server: the upgrade answer, then frames.
     private func received(_ chunk: UnsafeRawBufferPointer, wsi: OpaquePointer, id: Int) -> Int32 {
-        var reader = links[id]!.reader
-        links[id]!.reader = FrameReader()  // Not used while the chunk is read: events may send or close.
+        guard let slot = links.index(forKey: id) else { return -1 }
+        // Not used while the chunk is read: events may send or close.
+        var reader = FrameReader()
+        swap(&reader, &links.values[slot].reader)
         let handler = self.handler
+        handler?.group(self, willRead: id)
         var failed = false
         let ok = reader.feed(chunk, subprotocol: configuration.subprotocol) { frame in
             switch frame {
@@ -228,7 +231,7 @@ extension ClientGroupLoop: ServiceLoop {
                 FrameWriter.append(opcode: FrameWriter.pong, payload: payload, mask: nextMask(), to: &links[id]!.outgoing)
                 lws_callback_on_writable(wsi)
             case .close(let code):
-                guard links[id] != nil else { return }
+                guard links.keys.contains(id) else { return }
                 links[id]!.peerClose = code
                 if !links[id]!.closing { queueClose(id, code: code ?? 1000) }
                 links[id]!.closeAfterWrite = true
@@ -237,7 +240,7 @@ extension ClientGroupLoop: ServiceLoop {
                 failed = true
             }
         }
-        guard links[id] != nil else { return -1 }
+        guard links.keys.contains(id) else { return -1 }
         if reader.midFrame { messageInFlight = true }
         links[id]!.reader = reader
         return ok && !failed ? 0 : -1
@@ -245,7 +248,7 @@ extension ClientGroupLoop: ServiceLoop {
 
     /// Writes everything queued for `id` in one raw write.
     private func writable(_ wsi: OpaquePointer, _ id: Int) -> Int32 {
-        guard links[id] != nil else { return -1 }
+        guard links.keys.contains(id) else { return -1 }
         let count = links[id]!.outgoing.count
         if count > 0 {
             links[id]!.buffer.reserve(count)

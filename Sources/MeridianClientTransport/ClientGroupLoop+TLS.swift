@@ -7,12 +7,12 @@ extension ClientGroupLoop {
                              input: UnsafeMutableRawPointer?, length: Int) -> Int32 {
         switch reason {
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
-            guard links[id] != nil else { return -1 }
+            guard links.keys.contains(id) else { return -1 }
             links[id]!.wsi = wsi
             links[id]!.opened = true
             handler?.group(self, didOpen: id)
         case LWS_CALLBACK_CLIENT_RECEIVE:
-            guard links[id] != nil else { return -1 }
+            guard links.keys.contains(id) else { return -1 }
             if let input, length > 0 {
                 let room = configuration.keptMessagePrefix.map { max(0, $0 - links[id]!.partial.count) } ?? length
                 links[id]!.partial.append(contentsOf: UnsafeRawBufferPointer(start: input, count: min(length, room)))
@@ -23,11 +23,12 @@ extension ClientGroupLoop {
             }
             let message = links[id]!.partial
             links[id]!.partial.removeAll(keepingCapacity: true)
+            handler?.group(self, willRead: id)
             message.withUnsafeBytes { handler?.group(self, didReceive: $0, from: id) }
         case LWS_CALLBACK_CLIENT_WRITEABLE:
             return writeMessages(wsi, id)
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            if let input, length >= 2, links[id] != nil {
+            if let input, length >= 2, links.keys.contains(id) {
                 let bytes = input.assumingMemoryBound(to: UInt8.self)
                 links[id]!.peerClose = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
             }
@@ -44,7 +45,7 @@ extension ClientGroupLoop {
 
     /// Writes the queued messages while the socket takes them; a close asked for goes last.
     private func writeMessages(_ wsi: OpaquePointer, _ id: Int) -> Int32 {
-        guard links[id] != nil else { return -1 }
+        guard links.keys.contains(id) else { return -1 }
         if links[id]!.closing {
             let code = links[id]!.closeCode
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), nil, 0)

@@ -13,6 +13,9 @@ import Synchronization
 public protocol ClientGroupHandler: AnyObject {
     /// The handshake of connection `id` completed.
     func group(_ group: ClientGroupLoop, didOpen id: Int)
+    /// Bytes arrived for connection `id`: the messages they complete follow, all read at this
+    /// moment (a handler that stamps receipt times takes the clock once per read here).
+    func group(_ group: ClientGroupLoop, willRead id: Int)
     /// One whole text message; the bytes are only valid during the call.
     func group(_ group: ClientGroupLoop, didReceive message: UnsafeRawBufferPointer, from id: Int)
     /// Connection `id` ended: the server's close code (nil without one), `failed` if it never opened.
@@ -26,6 +29,7 @@ public protocol ClientGroupHandler: AnyObject {
 }
 
 extension ClientGroupHandler {
+    public func group(_ group: ClientGroupLoop, willRead id: Int) {}
     public func groupWillEnd(_ group: ClientGroupLoop) {}
 }
 

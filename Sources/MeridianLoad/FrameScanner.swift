@@ -68,17 +68,6 @@ struct FrameScanner {
         return digits > 0 ? value : nil
     }
 
-    /// A number after `key`, read with strtod.
-    func double(after key: Needle) -> Double? {
-        guard let i = offset(after: key), i < bytes.count, let base = bytes.baseAddress else { return nil }
-        // The number ends at ',' or '}' well inside the message, so strtod stops in bounds.
-        let start = (base + i).assumingMemoryBound(to: CChar.self)
-        var end: UnsafeMutablePointer<CChar>?
-        let value = strtod(start, &end)
-        guard let end, UnsafeRawPointer(end) > UnsafeRawPointer(start) else { return nil }
-        return value
-    }
-
     /// A string value after `key` (no escapes expected: codes, ids).
     func string(after key: Needle) -> String? {
         guard let start = offset(after: key) else { return nil }
@@ -103,13 +92,6 @@ struct Needle {
     static let ref = Needle(#""ref":"#)
     static let code = Needle(#""code":""#)
     static let transient = Needle(#""transient":true"#)
-    static let dragging = Needle(#""state":"dragging""#)
-    static let longitude = Needle(#""longitude":"#)
-    static let latitude = Needle(#""latitude":"#)
-    static let starting = Needle(#""state":"starting""#)
-    static let ending = Needle(#""state":"ending""#)
-    /// The number N of a dragged annotation `dN` (the load tool's drag targets).
-    static let draggedID = Needle(#""id":"d"#)
     /// The number n of a seeded annotation (titled `seed n`).
     static let seedTitle = Needle(#""title":"seed "#)
 

@@ -6,7 +6,7 @@ extension LoadWorker {
     func tick(now: UInt64, on group: ClientGroupLoop) {
         if stopped {
             // The final tally, while every worker's connections are still open.
-            if board.result == nil { board.finish(WorkerBoard.Final(stats: stats, clientSeqs: clientSeqs())) }
+            if board.result == nil { board.finish(WorkerBoard.Final(stats: report, clientSeqs: clientSeqs())) }
             return
         }
         let elapsed = lastTick == 0 ? 0 : now - lastTick

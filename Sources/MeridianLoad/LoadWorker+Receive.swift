@@ -85,71 +85,47 @@ extension LoadWorker {
         if let code { stats.errors[code, default: 0] += 1 }
     }
 
+    /// A discrete or transient event other than a drag: counted, and its seq followed.
     func event(_ m: FrameScanner, _ id: Int) {
-        guard let c = clients[id], c.phase == .joined || c.phase == .leaving else { return }
-        let now = LoadClock.nowMicros()
+        let now = readAt ?? LoadClock.nowMicros()
+        let seq = m.integer(after: .seq)
+        var counts = EventCounts()
         let counted = timeline.inWindow(now)
-        if counted { stats.deliveries += 1 }
-        if let seq = m.integer(after: .seq), c.hasSeq {
-            let transient = m.contains(.transient)
-            if transient {
-                if seq < c.seq {
-                    stats.outOfOrder += 1
-                } else if seq > c.seq, configuration.interest == .everything {
-                    // A filtered stream marks what it left out only before its next discrete
-                    // event: there, a transient event ahead tells nothing.
-                    stats.lost += seq - c.seq
-                    clients[id]!.seq = seq
-                }
-            } else if seq == c.seq + 1 {
-                clients[id]!.seq = seq
-                clients[id]!.seqMayRepeat = false
-            } else if seq > c.seq + 1 {
-                stats.lost += seq - c.seq - 1
-                clients[id]!.seq = seq
-                clients[id]!.seqMayRepeat = false
-            } else if seq == c.seq {
-                if c.seqMayRepeat { clients[id]!.seqMayRepeat = false } else { stats.duplicates += 1 }
-            } else {
-                stats.outOfOrder += 1
-            }
-            noteSessionSeq(c.session, clients[id]!.seq)
-        }
-        if m.typeIs("drag"), let annotation = m.integer(after: .draggedID), annotation < UInt64(moveCodings.count) {
-            let n = Int(annotation)
-            countMoves(m, id, n, counted: counted)
-            if m.contains(.dragging), let lon = m.double(after: .longitude), let latency = moveCodings[n].latency(longitude: lon, now: now) {
-                if counted { _ = stats.latency.record(latency) }
-                if now >= latency, timeline.inWindow(now - latency) { stats.movesDelivered += 1 }
-            }
-        }
+        let everything = configuration.interest == .everything
+        let noted = clients.update(id) { $0.follow(seq: seq, transient: seq != nil && m.contains(.transient),
+                                                   everything: everything, counted: counted, into: &counts) }
+        stats.add(counts)
+        if let noted, let noted { noteSessionSeq(noted.session, noted.seq) }
     }
 
-    /// Follows each drag's move numbers (``MoveCounter``): a move number skipped, or a drag ending
-    /// past the last move seen, is a move this receiver never got.
-    private func countMoves(_ m: FrameScanner, _ id: Int, _ a: Int, counted: Bool) {
-        guard a < clients[id]!.movesSeen.count else { return }
-        let coding = moveCodings[a]
-        let seen = clients[id]!.movesSeen[a]
-        if m.contains(.starting) {
-            clients[id]!.movesSeen[a] = 0
-        } else if m.contains(.dragging) {
-            guard let move = m.double(after: .latitude).map(coding.move(latitude:)) else { return }
-            if counted {
-                stats.movesReceived += 1
-                if configuration.interest == .viewport, a != clients[id]!.city { stats.movesOutsideCity += 1 }
-                if seen >= 0, move > seen + 1 { stats.movesConflated += UInt64(move - seen - 1) }
+    /// A drag event (``DragFrame``): counted, its seq followed, and a load-tool drag's moves and
+    /// latency taken. The hot path: every receiver reads every move. Each of the worker's
+    /// properties is reached once (each access of a class's property is checked at run time).
+    func dragEvent(_ d: DragFrame, _ id: Int, now: UInt64) {
+        let counted = timeline.inWindow(now)
+        let everything = configuration.interest == .everything
+        var counts = EventCounts()
+        let annotation = d.annotation.flatMap { $0 < UInt64(moveCodings.count) ? Int($0) : nil }
+        let coding = annotation.map { moveCodings[$0] }
+        let noted = clients.update(id) { c -> (session: Int, seq: UInt64)? in
+            guard let noted = c.follow(seq: d.seq, transient: d.transient, everything: everything, counted: counted, into: &counts) else {
+                return nil
             }
-            clients[id]!.movesSeen[a] = move
-        } else if m.contains(.ending) {
-            if counted, seen >= 0, let last = m.double(after: .latitude).map(coding.move(latitude:)), last > seen {
-                stats.movesConflated += UInt64(last - seen)
-            }
-            clients[id]!.movesSeen[a] = -1
+            if let annotation, let coding { c.countMove(d, of: annotation, coding: coding, viewport: !everything, counted: counted, into: &counts) }
+            return noted
         }
+        guard let noted, let noted else { return }
+        if let coding, d.state == .dragging, let lon = d.longitude, let latency = coding.latency(longitude: lon, now: now) {
+            if counted { counts.latency = latency }
+            if now >= latency, timeline.inWindow(now - latency) { counts.movesDelivered = 1 }
+        }
+        stats.add(counts)
+        noteSessionSeq(noted.session, noted.seq)
     }
 
     func noteSessionSeq(_ session: Int, _ seq: UInt64) {
-        if seq > stats.sessionSeq[session, default: 0] { stats.sessionSeq[session] = seq }
+        guard seq > 0 else { return }
+        if session >= sessionSeqs.count { sessionSeqs.append(contentsOf: repeatElement(0, count: session - sessionSeqs.count + 1)) }
+        if seq > sessionSeqs[session] { sessionSeqs[session] = seq }
     }
 }

@@ -97,9 +97,14 @@ final class LoadWorker: ClientGroupHandler {
     var actors: [Int] = []
     var listeners: [Int] = []
     var stats = WorkerStats()
+    /// The highest discrete seq each session reached, by session (into `stats.sessionSeq` when reported).
+    var sessionSeqs: [UInt64] = []
     var churnCredit = 0.0
     var lastTick: UInt64 = 0
     var lastPublish: UInt64 = 0
+    /// When the bytes being read arrived (set before each read's messages; nil when messages
+    /// are handed over without a read, as tests do).
+    var readAt: UInt64?
 
     init(configuration: LoadConfiguration, timeline: LoadTimeline, clientIndices: [Int], board: WorkerBoard = WorkerBoard()) {
         self.configuration = configuration
@@ -139,7 +144,14 @@ final class LoadWorker: ClientGroupHandler {
     }
 
     func publish() {
-        board.publish(stats)
+        board.publish(report)
+    }
+
+    /// The stats as reported: with each session's highest seq.
+    var report: WorkerStats {
+        var report = stats
+        for (session, seq) in sessionSeqs.enumerated() where seq > 0 { report.sessionSeq[session] = seq }
+        return report
     }
 
     /// The last seq of every client that is in a session (reported at the loop's end). None on a
@@ -204,6 +216,10 @@ final class LoadWorker: ClientGroupHandler {
         }
     }
 
+    func group(_ group: ClientGroupLoop, willRead id: Int) {
+        readAt = LoadClock.nowMicros()
+    }
+
     func group(_ group: ClientGroupLoop, didReceive message: UnsafeRawBufferPointer, from id: Int) {
         let m = FrameScanner(bytes: message)
         if m.typeIs("welcome") {
@@ -218,7 +234,7 @@ final class LoadWorker: ClientGroupHandler {
     func receive(_ m: FrameScanner, from id: Int) {
         stats.messagesIn += 1
         if m.typeIs("drag") {
-            event(m, id)
+            dragEvent(DragFrame(m.bytes), id, now: readAt ?? LoadClock.nowMicros())
         } else if m.typeIs("ack") || m.typeIs("error") {
             answer(m, from: id)
         } else if m.typeIs("skipped") || m.typeIs("interest") {
@@ -235,6 +251,6 @@ final class LoadWorker: ClientGroupHandler {
 
     /// Publishes the final stats and the clients' last seqs, unless they were at the stop.
     func groupWillEnd(_ group: ClientGroupLoop) {
-        board.finish(WorkerBoard.Final(stats: stats, clientSeqs: clientSeqs()))
+        board.finish(WorkerBoard.Final(stats: report, clientSeqs: clientSeqs()))
     }
 }

@@ -10,7 +10,7 @@ struct MoveCountingTests {
     private func worker() -> LoadWorker { listenerWorker(draggers: 2) }
 
     private func receive(_ w: LoadWorker, _ text: String) {
-        Array(text.utf8).withUnsafeBytes { w.event(FrameScanner(bytes: $0), 5) }
+        Array(text.utf8).withUnsafeBytes { w.receive(FrameScanner(bytes: $0), from: 5) }
     }
 
     private func drag(_ state: String, move: Int, id: String = "d1", transient: Bool = false) -> String {
