@@ -102,6 +102,7 @@ extension TransportStats {
         messagesWaited += other.messagesWaited
         inputThrottles += other.inputThrottles
         deferredWrites += other.deferredWrites
+        directWrites += other.directWrites
         pausedAccepts += other.pausedAccepts
         keepalivePings += other.keepalivePings
         idleCloses += other.idleCloses

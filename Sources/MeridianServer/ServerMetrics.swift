@@ -140,6 +140,7 @@ final class HubMetrics {
         count("meridian_input_waited_messages_total", by: stats.messagesWaited - lastStats.messagesWaited)
         count("meridian_input_throttles_total", by: stats.inputThrottles - lastStats.inputThrottles)
         count("meridian_deferred_writes_total", by: stats.deferredWrites - lastStats.deferredWrites)
+        count("meridian_direct_writes_total", by: stats.directWrites - lastStats.directWrites)
         count("meridian_accepts_paused_total", by: stats.pausedAccepts - lastStats.pausedAccepts)
         count("meridian_keepalive_pings_total", by: stats.keepalivePings - lastStats.keepalivePings)
         count("meridian_idle_closes_total", by: stats.idleCloses - lastStats.idleCloses)

@@ -17,6 +17,12 @@ struct InputState {
     var answerWaiting = false
     /// Writes lws may still be asked for in this pass (the rest wait their turn).
     var writeAllowance: WriteAllowance
+    /// Writes a broadcast may still make at once in this pass (``TransportConfiguration/directWritesPerPass``).
+    var directWrites = 0
+    /// How loaded the loop is, for ``directWrites``.
+    var gauge: LoadGauge
+    /// Connections a broadcast found idle in this pass, written at its end (`writableRequested` set).
+    var flushes: [ConnectionID] = []
     /// Connections whose write waits for its turn, oldest first: not busy, and busy.
     var writeWaiters = IDQueue()
     var busyWriteWaiters = IDQueue()
@@ -124,6 +130,7 @@ extension ServerLoop {
     func afterPass() {
         input.pass &+= 1
         serveWaitingInput()
+        flushAtPassEnd()
         for id in input.busyThisPass {
             guard let connection = connections[id] else { continue }
             connection.busy = false
@@ -143,6 +150,7 @@ extension ServerLoop {
             reads += 1
         }
         input.writeAllowance = WriteAllowance(configuration)
+        input.directWrites = directWritesAllowed()
         askForWaitingWrites(busy: false)
         askForWaitingWrites(busy: true)
         input.accepts = 0
@@ -157,6 +165,14 @@ extension ServerLoop {
             || !input.busyWriteWaiters.isEmpty, let context {
             lws_cancel_service(context)
         }
+    }
+
+    /// The writes a broadcast may make at the end of the next pass: while the loop is light
+    /// (``LoadGauge``), ``TransportConfiguration/directWritesPerPass``; under load, writes wait
+    /// for WRITEABLE and each gathers more frames.
+    private func directWritesAllowed() -> Int {
+        guard !configuration.usesTLS, configuration.directWritesPerPass > 0 else { return 0 }
+        return input.gauge.update(now: now, deliveries: counters.deliveries) ? configuration.directWritesPerPass : 0
     }
 
     /// Serves waiting messages for up to ``TransportConfiguration/inputSlice``, returning early

@@ -42,6 +42,12 @@ extension ServerLoop: ServiceLoop {
         afterPass()
     }
 
+    /// Work from other threads (a relayed broadcast) may have queued writes for the end of the
+    /// pass: they go now, not after a pass that may sleep.
+    package func serviceAfterWork() {
+        flushAtPassEnd()
+    }
+
     package func serviceTick() {
         tickNow = now
         reportServerCloses()

@@ -29,15 +29,24 @@ extension ServerLoop {
         var sent = 0
         var backlogged: [ConnectionID] = []
         var waiting: [(ConnectionID, busy: Bool)] = []
+        var direct: [ConnectionID] = []
         var allowance = input.writeAllowance
+        var directWrites = input.directWrites
         connections.withHotStates { hots in
             members.withUnsafeBufferPointer { ids in
                 for id in ids where id != skip {
                     let slot = id.slot
                     guard slot < hots.count, let hot = hots[slot], hot.pointee.id == id, !hot.pointee.isClosing else { continue }
+                    let idle = !hot.pointee.writableRequested && hot.pointee.queue.isEmpty && !hot.pointee.throttled
                     hot.pointee.queue.append(frame, exempt: exempt)
                     if hot.pointee.queue.bytes > highWater { backlogged.append(id) }
-                    if !hot.pointee.writableRequested {
+                    if idle && directWrites > 0 {
+                        // Written at the end of the pass (``flushAtPassEnd()``), with whatever
+                        // else the pass queues for it.
+                        directWrites -= 1
+                        hot.pointee.writableRequested = true
+                        direct.append(id)
+                    } else if !hot.pointee.writableRequested {
                         hot.pointee.writableRequested = true
                         if allowance.take(busy: hot.pointee.throttled) {
                             lws_callback_on_writable(hot.pointee.wsi)
@@ -50,6 +59,8 @@ extension ServerLoop {
             }
         }
         input.writeAllowance = allowance
+        input.directWrites = directWrites
+        input.flushes.append(contentsOf: direct)
         // Writes past the pass's allowance wait their turn (ServerLoop+Input.swift). One owed a
         // prompt answer is asked for at once when that answer is queued.
         for (id, busy) in waiting {
@@ -62,6 +73,30 @@ extension ServerLoop {
         }
         counters.deliveries += sent
         counters.bytesQueued += sent * frame.byteCount
+    }
+
+    /// After the pass's input, and after work from other threads: writes the queues of the
+    /// members a broadcast found idle (``TransportConfiguration/directWritesPerPass``) at once,
+    /// outside WRITEABLE, each in one `lws_write`. lws sends what the socket takes and keeps the rest, which goes out before
+    /// anything written after it; a socket that failed is closed by lws in its next pass.
+    func flushAtPassEnd() {
+        guard !input.flushes.isEmpty else { return }
+        for id in input.flushes {
+            guard let connection = connections[id], connection.writableRequested else { continue }
+            connection.writableRequested = false
+            // Closing meanwhile (the close goes out from WRITEABLE), or lws still holds part of
+            // an earlier write (the socket is full: the queue waits for WRITEABLE, and grows, as
+            // a slow reader's must).
+            guard connection.closing == nil, lws_partial_buffered(connection.wsi) == 0 else {
+                requestWritable(connection)
+                continue
+            }
+            counters.directWrites += 1
+            if writeQueue(of: connection, wsi: connection.wsi) < 0 {
+                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+            }
+        }
+        input.flushes.removeAll(keepingCapacity: true)
     }
 
     func enqueue(_ frame: OutboundFrame, for connection: Connection) {
@@ -175,6 +210,12 @@ extension ServerLoop {
             lws_close_reason(wsi, lws_close_status(rawValue: UInt32(closing.code)), &reason, reason.count)
             return -1
         }
+        return writeQueue(of: connection, wsi: wsi)
+    }
+
+    /// Writes what `connection` has queued in one `lws_write` (from WRITEABLE, or at the end of
+    /// a pass) and asks for WRITEABLE again if more remains: -1 when the socket failed.
+    private func writeQueue(of connection: Connection, wsi: OpaquePointer) -> Int32 {
         // Behind (more queued than the conflation threshold): superseded transient frames go.
         let conflating = connection.queue.bytes > configuration.conflateAboveBytes
         guard let firstSize = connection.queue.firstSize(conflating: conflating) else {

@@ -60,7 +60,9 @@ public final class ServerLoop {
         self.handler = handler
         self.configuration = server.configuration
         self.sharedFrames = server.sharedFrames
-        input = InputState(scheduler: InputScheduler(quantum: max(1, configuration.inputQuantum)), writeAllowance: WriteAllowance(configuration))
+        input = InputState(
+            scheduler: InputScheduler(quantum: max(1, configuration.inputQuantum)), writeAllowance: WriteAllowance(configuration),
+            gauge: LoadGauge(limit: configuration.directWritesBelowRate))
         admissions = configuration.connectionLimits ?? ConnectionLimits(
             maxTotal: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerIP)
         connections.tag = configuration.connectionTag

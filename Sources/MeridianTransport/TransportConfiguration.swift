@@ -61,6 +61,15 @@ public struct TransportConfiguration: Sendable {
     /// that a loaded server makes fewer and larger writes instead of one per frame.
     public var writesPerPass: Int = 64
     public var busyWritesPerPass: Int = 16
+    /// While the loop is light (``directWritesBelowRate``), the members a broadcast finds with
+    /// nothing else queued are written at the end of the pass, without asking lws for a
+    /// WRITEABLE callback: no round trip through the event loop (with libev, an `epoll_ctl` to
+    /// ask for POLLOUT, a wake-up, another `epoll_ctl` to drop it) between a move's arrival and
+    /// its delivery. Up to this many such writes per pass; 0 turns them off. Never over TLS.
+    public var directWritesPerPass: Int = 256
+    /// Deliveries a second below which the loop counts as light for ``directWritesPerPass``.
+    /// Above it, writes wait for WRITEABLE and each gathers more frames.
+    public var directWritesBelowRate: Int = 200_000
     /// Connections accepted per pass of the loop; more wait in the kernel's accept queue.
     public var acceptsPerPass: Int = 32
     /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.

@@ -28,6 +28,8 @@ public struct TransportStats: Sendable, Equatable {
     public var inputThrottles: Int = 0
     /// Writes that waited for a later pass (past a pass's allowance of writes).
     public var deferredWrites: Int = 0
+    /// Writes a broadcast made at once, outside WRITEABLE (``TransportConfiguration/directWritesPerPass``).
+    public var directWrites: Int = 0
     /// Passes in which the listener stopped accepting (``TransportConfiguration/acceptsPerPass``).
     public var pausedAccepts: Int = 0
     /// Keepalive PINGs sent, and connections dropped for being quiet past the idle timeout.

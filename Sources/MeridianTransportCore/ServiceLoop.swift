@@ -15,6 +15,9 @@ package protocol ServiceLoop: AnyObject, SendableMetatype {
     /// After each `lws_service` pass, before the next: work the loop spreads over passes (the
     /// server's received messages waiting for their turn).
     func serviceAfterPass()
+    /// After the work handed to ``ServiceThread/execute(_:)`` ran, before the next pass (which
+    /// may sleep until a socket or timer wakes it).
+    func serviceAfterWork()
     /// The loop has ended; the context is about to be destroyed (which delivers the close
     /// callbacks of connections still open).
     func serviceWillDestroyContext()
@@ -27,6 +30,7 @@ extension ServiceLoop {
     package static var timesServicePasses: Bool { false }
     package func servicePassEnded(began: ContinuousClock.Instant) {}
     package func serviceAfterPass() {}
+    package func serviceAfterWork() {}
     package func serviceWillDestroyContext() {}
     package func serviceDidDestroyContext() {}
 }

@@ -234,6 +234,7 @@ package final class ServiceThread<Loop: ServiceLoop>: Sendable {
             let exiting = exitRequested.load(ordering: .acquiring)
             shared.withLock { swap(&$0.work, &running) }
             for work in running { work(loop) }
+            if !running.isEmpty { loop.serviceAfterWork() }
             running.removeAll(keepingCapacity: true)
             if exiting { return }
             // Requested by the work just run: drain once more, without another pass.

@@ -141,6 +141,7 @@ import Glibc
         let (server, port) = try start(recorder) {
             $0.writesPerPass = 2
             $0.busyWritesPerPass = 1
+            $0.directWritesPerPass = 0
         }
         defer { server.stop() }
         let members = try (0..<30).map { _ in try RawWebSocket(port: port) }
@@ -154,6 +155,40 @@ import Glibc
         let stats = onServiceThread(server) { $0.stats }
         #expect(stats.deferredWrites >= 28, "writes past the pass's allowance waited for their turn")
         #expect(stats.deliveries == 40 * 30)
+    }
+
+    @Test func aBroadcastOnALightLoopWritesEveryIdleMemberAtTheEndOfThePass() throws {
+        let recorder = Recorder()
+        let (server, port) = try start(recorder) { $0.writesPerPass = 2 }
+        defer { server.stop() }
+        let members = try (0..<30).map { _ in try RawWebSocket(port: port) }
+        #expect(recorder.waitOpened(30))
+        // The first of 40 broadcasts finds all 30 members idle: each is written once, at the
+        // end of the pass, with all 40 frames; none waits for WRITEABLE or for its turn.
+        try members[0].send(["fan:40"])
+        for (i, member) in members.enumerated() {
+            #expect(try member.receiveTexts(count: 40) == (0..<40).map { "b\($0)" }, "member \(i)")
+        }
+        let stats = onServiceThread(server) { $0.stats }
+        #expect(stats.directWrites == 30)
+        #expect(stats.deferredWrites == 0)
+        #expect(stats.deliveries == 40 * 30)
+    }
+
+    @Test func aLoadedLoopWritesBroadcastsFromWriteableOnly() throws {
+        let recorder = Recorder()
+        // No rate is light (LoadGaugeTests has the rule): every write waits for WRITEABLE.
+        let (server, port) = try start(recorder) { $0.directWritesBelowRate = 0 }
+        defer { server.stop() }
+        let members = try (0..<30).map { _ in try RawWebSocket(port: port) }
+        #expect(recorder.waitOpened(30))
+        try members[0].send(["fan:5"])
+        for (i, member) in members.enumerated() {
+            #expect(try member.receiveTexts(count: 5) == (0..<5).map { "b\($0)" }, "member \(i)")
+        }
+        let stats = onServiceThread(server) { $0.stats }
+        #expect(stats.directWrites == 0)
+        #expect(stats.deliveries == 5 * 30)
     }
 
     @Test func aConnectionFloodIsAcceptedAShareAPassAtATimeAndEveryOneServed() throws {
