@@ -136,57 +136,45 @@ import Glibc
         #expect(stats.messagesWaiting == 0)
     }
 
-    @Test func aBroadcastToMoreMembersThanAPassWritesReachesEveryOneInOrder() throws {
+    /// `fan:frames` from the first of 30 quiet members, in one callback: every member gets the
+    /// frames once, in order. The server's stats after.
+    private func fanOut(frames: Int, _ configure: (inout TransportConfiguration) -> Void) throws -> TransportStats {
         let recorder = Recorder()
-        let (server, port) = try start(recorder) {
+        let (server, port) = try start(recorder, configure)
+        defer { server.stop() }
+        let members = try (0..<30).map { _ in try RawWebSocket(port: port) }
+        #expect(recorder.waitOpened(30))
+        try members[0].send(["fan:\(frames)"])
+        for (i, member) in members.enumerated() {
+            #expect(try member.receiveTexts(count: frames) == (0..<frames).map { "b\($0)" }, "member \(i)")
+        }
+        return onServiceThread(server) { $0.stats }
+    }
+
+    @Test func aBroadcastToMoreMembersThanAPassWritesReachesEveryOneInOrder() throws {
+        // 2 of the 30 may be written at once, the others wait for later passes, and gather the
+        // frames queued meanwhile (end-of-pass writes off).
+        let stats = try fanOut(frames: 40) {
             $0.writesPerPass = 2
             $0.busyWritesPerPass = 1
             $0.directWritesPerPass = 0
         }
-        defer { server.stop() }
-        let members = try (0..<30).map { _ in try RawWebSocket(port: port) }
-        #expect(recorder.waitOpened(30))
-        // 40 broadcasts to 30 quiet members in one callback: 2 of them may be written at once,
-        // the others wait for later passes, and gather the frames queued meanwhile.
-        try members[0].send(["fan:40"])
-        for (i, member) in members.enumerated() {
-            #expect(try member.receiveTexts(count: 40) == (0..<40).map { "b\($0)" }, "member \(i)")
-        }
-        let stats = onServiceThread(server) { $0.stats }
         #expect(stats.deferredWrites >= 28, "writes past the pass's allowance waited for their turn")
         #expect(stats.deliveries == 40 * 30)
     }
 
     @Test func aBroadcastOnALightLoopWritesEveryIdleMemberAtTheEndOfThePass() throws {
-        let recorder = Recorder()
-        let (server, port) = try start(recorder) { $0.writesPerPass = 2 }
-        defer { server.stop() }
-        let members = try (0..<30).map { _ in try RawWebSocket(port: port) }
-        #expect(recorder.waitOpened(30))
-        // The first of 40 broadcasts finds all 30 members idle: each is written once, at the
+        // The first of the 40 broadcasts finds all 30 members idle: each is written once, at the
         // end of the pass, with all 40 frames; none waits for WRITEABLE or for its turn.
-        try members[0].send(["fan:40"])
-        for (i, member) in members.enumerated() {
-            #expect(try member.receiveTexts(count: 40) == (0..<40).map { "b\($0)" }, "member \(i)")
-        }
-        let stats = onServiceThread(server) { $0.stats }
+        let stats = try fanOut(frames: 40) { $0.writesPerPass = 2 }
         #expect(stats.directWrites == 30)
         #expect(stats.deferredWrites == 0)
         #expect(stats.deliveries == 40 * 30)
     }
 
     @Test func aLoadedLoopWritesBroadcastsFromWriteableOnly() throws {
-        let recorder = Recorder()
         // No rate is light (LoadGaugeTests has the rule): every write waits for WRITEABLE.
-        let (server, port) = try start(recorder) { $0.directWritesBelowRate = 0 }
-        defer { server.stop() }
-        let members = try (0..<30).map { _ in try RawWebSocket(port: port) }
-        #expect(recorder.waitOpened(30))
-        try members[0].send(["fan:5"])
-        for (i, member) in members.enumerated() {
-            #expect(try member.receiveTexts(count: 5) == (0..<5).map { "b\($0)" }, "member \(i)")
-        }
-        let stats = onServiceThread(server) { $0.stats }
+        let stats = try fanOut(frames: 5) { $0.directWritesBelowRate = 0 }
         #expect(stats.directWrites == 0)
         #expect(stats.deliveries == 5 * 30)
     }
