@@ -256,7 +256,7 @@ final class Hub: TransportHandler {
     ) {
         guard Self.isValidSessionID(sessionID) else {
             return refuse(connection, ref: ref, request: "join", code: .invalidField,
-                          message: "session: 1-128 characters of A-Z a-z 0-9 . _ -", field: "session", on: server)
+                          message: "session: 1-128 characters of A-Z a-z 0-9 . _ -, not . or ..", field: "session", on: server)
         }
         let host: SessionHost
         switch joinTarget(sessionID, create: !request.hidden, connection: connection, after: outcome, on: server, retry: { [unowned self] outcome in

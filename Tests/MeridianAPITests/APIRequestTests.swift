@@ -123,5 +123,10 @@ struct APIRequestTests {
         #expect(!SessionID.isValid(String(repeating: "x", count: 129)))
         #expect(!SessionID.isValid(""))
         #expect(!SessionID.isValid("é"))
+        // A URL path cannot name these (dot segments): the API could create but never address them.
+        #expect(!SessionID.isValid("."))
+        #expect(!SessionID.isValid(".."))
+        #expect(SessionID.isValid("..."))
+        #expect(SessionID.isValid(".a"))
     }
 }
