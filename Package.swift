@@ -185,7 +185,7 @@ let package = Package(
         .testTarget(name: "MeridianHTTPTests", dependencies: ["MeridianHTTP"]),
         .testTarget(name: "MeridianAPITests", dependencies: ["MeridianAPI", "MeridianHTTP", "MeridianCore"]),
         .testTarget(name: "MeridianTransportCoreTests", dependencies: ["MeridianTransportCore", "MeridianSync", "CLibWebSockets"]),
-        .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport", "MeridianTransportCore", "MeridianSync"]),
+        .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport", "MeridianTransportCore", "MeridianSync", "MeridianTesting"]),
         .testTarget(
             name: "MeridianTransportTests",
             dependencies: ["MeridianTransport", "MeridianClientTransport", "MeridianTransportCore"]

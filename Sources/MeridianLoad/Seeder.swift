@@ -8,8 +8,9 @@ import MeridianClientTransport
 struct Seeder {
     let configuration: LoadConfiguration
 
-    /// Seeds every session; throws if a connection fails or `timeout` passes.
-    func run(timeout: TimeInterval = 300) throws {
+    /// Seeds every session; throws if a connection fails, if no seeding connection hears
+    /// anything for `stall` (a handshake the server dropped without a word), or if `timeout` passes.
+    func run(timeout: TimeInterval = 300, stall: Duration = .seconds(30)) throws {
         let progress = SeedingProgress()
         let group = WebSocketClientGroup(
             configuration: {
@@ -17,7 +18,7 @@ struct Seeder {
                 group.tls = configuration.tls
                 return group
             }(),
-            handler: SeedingHandler(configuration: configuration, progress: progress))
+            handler: SeedingHandler(configuration: configuration, progress: progress, stall: stall))
         try group.start()
         defer { group.stop() }
         let sessions = configuration.sessions
@@ -72,10 +73,15 @@ final class SeedingHandler: ClientGroupHandler {
     var sent: [Int: Int] = [:]
     var answered: [Int: Int] = [:]
     static let window = 256
+    /// How long the seeding may hear nothing at all before it fails, and when it last heard.
+    let stall: Duration
+    private var lastHeard = ContinuousClock.now
+    private var stalled = false
 
-    init(configuration: LoadConfiguration, progress: SeedingProgress) {
+    init(configuration: LoadConfiguration, progress: SeedingProgress, stall: Duration) {
         self.configuration = configuration
         self.progress = progress
+        self.stall = stall
         cities = Cities(configuration)
     }
 
@@ -104,10 +110,12 @@ final class SeedingHandler: ClientGroupHandler {
     }
 
     func group(_ group: ClientGroupLoop, didOpen id: Int) {
+        lastHeard = .now
         group.send(Array(#"{"type":"join","ref":"join","session":"load-\#(id)","name":"seeder-\#(id)","role":"editor"\#(configuration.tokenField(configuration.clients + id))}"#.utf8), to: id)
     }
 
     func group(_ group: ClientGroupLoop, didReceive message: UnsafeRawBufferPointer, from id: Int) {
+        lastHeard = .now
         let m = FrameScanner(bytes: message)
         if m.typeIs("welcome") {
             pump(id, on: group)
@@ -131,7 +139,11 @@ final class SeedingHandler: ClientGroupHandler {
         }
     }
 
-    func groupTick(_ group: ClientGroupLoop) {}
+    func groupTick(_ group: ClientGroupLoop) {
+        guard !stalled, ContinuousClock.now - lastHeard > stall else { return }
+        stalled = true
+        progress.fail("no seeding connection heard anything for \(stall)")
+    }
 }
 
 /// Why a run could not be carried out.

@@ -37,10 +37,13 @@ extension ServerLoop {
                 for id in ids where id != skip {
                     let slot = id.slot
                     guard slot < hots.count, let hot = hots[slot], hot.pointee.id == id, !hot.pointee.isClosing else { continue }
-                    let idle = !hot.pointee.writableRequested && hot.pointee.queue.isEmpty && !hot.pointee.throttled
+                    // Only asked while end-of-pass writes are allowed: a loaded loop's fan-out
+                    // reads no more than it did without them.
+                    let idle = directWrites > 0 && !hot.pointee.writableRequested
+                        && hot.pointee.queue.isEmpty && !hot.pointee.throttled
                     hot.pointee.queue.append(frame, exempt: exempt)
                     if hot.pointee.queue.bytes > highWater { backlogged.append(id) }
-                    if idle && directWrites > 0 {
+                    if idle {
                         // Written at the end of the pass (``flushAtPassEnd()``), with whatever
                         // else the pass queues for it.
                         directWrites -= 1

@@ -92,16 +92,8 @@ struct TransportTLSTests {
 
     @Test func aConnectionNobodyAnswersFailsWithinItsTimeout() throws {
         // A listening socket that never answers the upgrade.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-        listen(listener, 4)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try SilentListener()
+        let port = listener.port
         let transport = try NIOClientTransport(url: "ws://127.0.0.1:\(port)/")
         let started = ContinuousClock.now
         #expect(throws: ClientError.timeout("connect to ws://127.0.0.1:\(port)/")) { try transport.connect(timeout: .milliseconds(300)) }

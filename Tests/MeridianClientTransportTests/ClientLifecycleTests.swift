@@ -2,50 +2,17 @@ import Foundation
 import MeridianClientTransport
 import MeridianTransportCore
 import MeridianSync
+import MeridianTesting
 import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A TCP socket listening on 127.0.0.1 that never accepts: connections complete at the kernel
-/// and then hear nothing, like a server that hangs before answering the upgrade.
-final class SilentListener {
-    let fd: Int32
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else {
-            if fd >= 0 { Glibc.close(fd) }
-            throw TransportError.connectFailed("no listening socket")
-        }
-        self.fd = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { Glibc.close(fd) }
-}
-
-/// A port nothing listens on (bound once, then closed).
-func closedPort() throws -> Int {
-    let listener = try SilentListener()
-    return listener.port
-}
-
 @Suite("WebSocket clients without a server")
 struct ClientLifecycleTests {
     @Test func aRefusedConnectionFailsAndTheClientIsOver() throws {
-        let client = WebSocketClient(port: try closedPort())
+        let client = WebSocketClient(port: try SilentListener.closedPort())
         #expect(throws: TransportError.notConnected) { try client.receive(timeout: .milliseconds(10)) }
         do {
             try client.connect(timeout: .seconds(5))
@@ -103,7 +70,7 @@ final class FailureRecorder: ClientGroupHandler, Sendable {
 struct ClientGroupLifecycleTests {
     @Test func workFromOtherThreadsRunsBeforeStopReturns() throws {
         let handler = TickCounter()
-        let group = WebSocketClientGroup(configuration: .init(port: try closedPort()), handler: handler)
+        let group = WebSocketClientGroup(configuration: .init(port: try SilentListener.closedPort()), handler: handler)
         try group.start()
         let ran = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
@@ -119,7 +86,7 @@ struct ClientGroupLifecycleTests {
 
     @Test func aConnectionToAClosedPortIsReportedAsFailed() throws {
         let handler = FailureRecorder()
-        let group = WebSocketClientGroup(configuration: .init(port: try closedPort()), handler: handler)
+        let group = WebSocketClientGroup(configuration: .init(port: try SilentListener.closedPort()), handler: handler)
         try group.start()
         defer { group.stop() }
         group.execute { loop in for id in 0..<3 { loop.connect(id) } }
@@ -130,7 +97,7 @@ struct ClientGroupLifecycleTests {
 
     @Test func stopFromTheServiceThreadEndsTheGroup() throws {
         let handler = TickCounter(stopAfter: 3)
-        let group = WebSocketClientGroup(configuration: .init(port: try closedPort(), tickInterval: .milliseconds(1)), handler: handler)
+        let group = WebSocketClientGroup(configuration: .init(port: try SilentListener.closedPort(), tickInterval: .milliseconds(1)), handler: handler)
         try group.start()
         let deadline = ContinuousClock.now + .seconds(5)
         while handler.ticks.load(ordering: .relaxed) < 3 && ContinuousClock.now < deadline { usleep(1_000) }
