@@ -5,7 +5,9 @@ import MeridianCore
 public enum ClientUpdate: Hashable, Sendable {
     /// Joined (or rejoined): `resumed` is true when missed events were replayed instead of a snapshot.
     case didConnect(Welcome)
-    /// The connection dropped (close code if any); the client is reconnecting.
+    /// The connection dropped (close code if any); the client is reconnecting. 4012 with the
+    /// connection open: the session moved to another node of a cluster and the server joins
+    /// this client there in place; a ``didConnect(_:)`` with the new epoch's snapshot follows.
     case didDisconnect(code: UInt16?)
     /// A participant's own camera (`participant`) or the shared camera moved; `isFinal` for `camera.end`.
     case cameraDidChange(target: CameraTarget, participant: String, camera: Camera, isFinal: Bool)

@@ -10,6 +10,8 @@ extension MeridianClient {
         var join: [String: JSONValue] = [
             "type": .string("join"), "ref": .string("join"), "session": .string(configuration.session),
             "name": .string(configuration.name), "hidden": .bool(configuration.hidden),
+            // A move of the session to another node of a cluster is taken in place (§4.4.1).
+            "handover": .bool(true),
         ]
         if let role = configuration.role { join["role"] = .string(role.rawValue) }
         if let token = shared.withLock({ $0.currentToken }) { join["token"] = .string(token) }
@@ -75,6 +77,12 @@ extension MeridianClient {
             if let ref = ref.numberValue.flatMap(Int.init(exactly:)) {
                 finish(ref: ref) { _ in .success(Ack(seq: seq, camera: camera)) }
             }
+        case .error(let ref, _) where ref.stringValue == "join":
+            // The join made for a move was refused: join again as after a close, with backoff.
+            return !shared.withLock { shared in
+                defer { shared.awaitingHandover = false }
+                return shared.awaitingHandover
+            }
         case .error(let ref, let error):
             if let ref = ref.numberValue.flatMap(Int.init(exactly:)) {
                 finish(ref: ref) { _ in .failure(error) }
@@ -98,8 +106,23 @@ extension MeridianClient {
             shared.withLock { $0.mirror?.skip(through: seq) }
         case .clusters(let message):
             emit(.clustersDidChange(message))
-        case .welcome:
-            break
+        case .moved:
+            // The server joins this connection again (the join's ref is "join"): requests not
+            // answered yet went to the session's old life, as at a 4012 close.
+            let closed = shared.withLock { shared in
+                shared.awaitingHandover = true
+                return shared.isClosed
+            }
+            failPending(closed ? .closed : .disconnected)
+            emit(.didDisconnect(code: 4012))
+        case .welcome(_, let welcome):
+            let moved = shared.withLock { shared in
+                guard shared.awaitingHandover else { return false }
+                shared.awaitingHandover = false
+                shared.adopt(welcome)
+                return true
+            }
+            if moved { emit(.didConnect(welcome)) }
         }
         return true
     }

@@ -28,6 +28,8 @@ public final class MeridianClient: Sendable {
         var transport: (any ClientTransport)?
         var mirror: SessionState?
         var lastWelcome: Welcome?
+        /// A `moved` came: the next welcome (or error) answers the join the server made for it.
+        var awaitingHandover = false
         var nextRef = 1
         var pending: [Int: (type: String, complete: @Sendable (Result<Ack, any Error>) -> Void)] = [:]
         var isClosed = false

@@ -27,6 +27,9 @@ enum IncomingMessage: Hashable, Sendable {
     case area(JSONValue)
     case skipped(UInt64)
     case clusters(JSONValue)
+    /// The session moved to another node of a cluster: the server joins this connection again
+    /// in place, and the answer carries `ref` (§4.4.1).
+    case moved(ref: JSONValue, session: String, reason: String)
 
     static func decode(_ text: String) throws(ClientError) -> IncomingMessage {
         guard let m = JSONValue.parse(Array(text.utf8)), let type = m["type"]?.stringValue else {
@@ -59,6 +62,8 @@ enum IncomingMessage: Hashable, Sendable {
             return .skipped(seq)
         case "clusters":
             return .clusters(m)
+        case "moved":
+            return .moved(ref: ref, session: m["session"]?.stringValue ?? "", reason: m["reason"]?.stringValue ?? "")
         default:
             guard let seq = m["seq"]?.uint64Value, let event = SessionEvent.decode(type, m) else {
                 throw .protocolViolation("unknown or incomplete event \(type)")

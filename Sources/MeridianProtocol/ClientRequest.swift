@@ -24,10 +24,13 @@ public struct JoinParameters: Hashable, Sendable {
     public var interest: Interest?
     /// The participant id the client had on an earlier connection (its undo history follows).
     public var previousParticipant: String?
+    /// The client takes a move of its session to another node of a cluster in place (a `moved`
+    /// message, then the answer to the server's join on its behalf) rather than a 4012 close.
+    public var handover: Bool
 
     public init(
         name: String? = nil, role: Role? = nil, hidden: Bool? = nil, color: Color? = nil, token: String? = nil, interest: Interest? = nil,
-        previousParticipant: String? = nil
+        previousParticipant: String? = nil, handover: Bool = false
     ) {
         self.name = name
         self.role = role
@@ -36,6 +39,7 @@ public struct JoinParameters: Hashable, Sendable {
         self.token = token
         self.interest = interest
         self.previousParticipant = previousParticipant
+        self.handover = handover
     }
 }
 
@@ -160,7 +164,8 @@ extension ClientRequest {
             let parameters = JoinParameters(
                 name: try f.optionalString("name"), role: try f.optionalEnumeration("role", Role.self),
                 hidden: try f.optionalBool("hidden"), color: try f.optionalColor("color"), token: try f.optionalString("token"),
-                interest: interest, previousParticipant: try f.optionalString("previousParticipant"))
+                interest: interest, previousParticipant: try f.optionalString("previousParticipant"),
+                handover: try f.optionalBool("handover") ?? false)
             return .join(session: try f.string("session"), parameters, resume: resume)
         case "token.refresh": return .refreshToken(try f.string("token"))
         case "leave": return .leave

@@ -65,6 +65,22 @@ public enum ServerMessage {
         return out.bytes
     }
 
+    /// The session moved to another node of a cluster and this connection, whose join asked for
+    /// `handover`, stays open: it is in no session now, and the server joins it again with its
+    /// join's parameters; the answer (a `welcome` with a fresh snapshot, or an `error`) carries
+    /// `ref`, the ref of that join.
+    public static func moved(ref: RequestRef, session: String, reason: String) -> [UInt8] {
+        var out = JSONOutput()
+        out.raw(#"{"type":"moved","ref":"#)
+        out.ref(ref)
+        out.raw(#","session":"#)
+        out.string(session)
+        out.raw(#","reason":"#)
+        out.string(reason)
+        out.raw("}")
+        return out.bytes
+    }
+
     /// The answer to a refused request. The session is unchanged. `annotation` (with
     /// `revision_conflict`) is the annotation as it is now; its revision is written beside it.
     public static func error(

@@ -73,11 +73,32 @@ extension Hub {
         }
     }
 
+    /// At an edge: the session of a member served by another node moved. A member whose join asked
+    /// for handover stays connected: it is told (`moved`, with its join's ref), its routes to the
+    /// nodes that served it are dropped, and its join goes again, as it came, to wherever the
+    /// session is now; requests it sends meanwhile wait behind that join. Any other member, or one
+    /// with a join or leave still unanswered, is closed with 4012 and joins again itself.
+    func moveInPlace(_ connection: ConnectionID, from session: String, reason: String, place: HubPlace, on local: any Outbound) {
+        guard let state = connections[connection] else { return }
+        guard let rejoin = state.rejoin, let gateway = place.relay.gateway, state.edge.route == .joined(home: gateway) else {
+            return local.close(connection, code: CloseCode.sessionMoved, reason: reason)
+        }
+        place.relay.post(.handedOver(connection, session: session), to: gateway)
+        _ = connections[connection]!.edge.answered(by: gateway, .none)
+        metrics.count("meridian_cluster_handovers_total")
+        metrics.messageOut("moved")
+        local.send(OutboundFrame(text: ServerMessage.moved(ref: rejoin.ref, session: session, reason: reason)), to: connection)
+        route(rejoin, from: connection, on: outbound(for: local))
+    }
+
     /// Does what the connection's edge says with `request`: serves it (once the rate limit
     /// admits it), sends it on to its session's home hub (which admits it), holds it behind the
     /// answer the connection waits for, or refuses it when too many are held.
     func route(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) {
         guard let inSession = connections[connection].map({ $0.sessionID != nil }) else { return }
+        if case .join(_, let parameters, _) = request.body, isLocal(connection) {
+            connections[connection]!.rejoin = parameters.handover ? request : nil
+        }
         let action = connections[connection]!.edge.receive(request, inSession: inSession) { sessionHome($0, for: connection) }
         switch action {
         case .serve:

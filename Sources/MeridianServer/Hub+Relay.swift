@@ -118,6 +118,11 @@ extension Hub {
             connections[connection]?.homes |= 1 << UInt64(home)
         case .leaseLost(let session):
             leaseLost(session, on: out)
+        case .moved(let connection, let session, let reason):
+            moveInPlace(connection, from: session, reason: reason, place: place, on: local)
+        case .handedOver:
+            // The gateway's alone.
+            break
         }
     }
 

@@ -63,6 +63,9 @@ final class Hub: TransportHandler {
         var edge = Edge()
         /// The hubs its requests went to (bit per hub), which keep its state until it closes.
         var homes: UInt64 = 0
+        /// The connection's last join, when it asked for handover: sent again, as it is, when
+        /// the session moves to another node of a cluster.
+        var rejoin: ClientRequest?
     }
 
     init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, eventLog: EventLog, metrics: ServerMetrics, place: HubPlace? = nil) {

@@ -37,6 +37,13 @@ enum RelayMessage: Sendable {
     case rerouted(ConnectionID, to: Int)
     /// To a session's home: this node no longer holds the session's lease (a cluster): unload it at once.
     case leaseLost(String)
+    /// Gateway to edge: the member's session moved to another node (its owner died, gave the
+    /// session up or lost track of the member): moved in place when its join asked for handover,
+    /// else closed with 4012.
+    case moved(ConnectionID, session: String, reason: String)
+    /// Edge to gateway: the member was moved in place and joins again: its routes are forgotten,
+    /// and nothing more from the nodes that served it reaches it.
+    case handedOver(ConnectionID, session: String)
 }
 
 /// A frame encoded once by the home hub, on its way to the hubs of the members it is for.

@@ -35,6 +35,20 @@ struct RequestDecodingTests {
         #expect(failure(#"{"type":"join","ref":"j","session":"s","name":"Ada","role":"editor","previousParticipant":4}"#)?.field == "previousParticipant")
     }
 
+    @Test func aJoinMayAskForHandoverWithABoolean() throws {
+        let asked = try decode(#"{"type":"join","ref":"j","session":"s","name":"Ada","role":"editor","handover":true}"#).get()
+        #expect(asked.body == .join(session: "s", JoinParameters(name: "Ada", role: .editor, handover: true), resume: nil))
+        let silent = try decode(#"{"type":"join","ref":"j","session":"s","name":"Ada","role":"editor"}"#).get()
+        #expect(silent.body == .join(session: "s", JoinParameters(name: "Ada", role: .editor, handover: false), resume: nil))
+        #expect(failure(#"{"type":"join","ref":"j","session":"s","name":"Ada","role":"editor","handover":"yes"}"#)?.field == "handover")
+        #expect(failure(#"{"type":"join","ref":"j","session":"s","name":"Ada","role":"editor","handover":1}"#)?.field == "handover")
+    }
+
+    @Test func movedNamesTheJoinsRefAndTheSession() {
+        let text = String(decoding: ServerMessage.moved(ref: RequestRef(json: Array(#""a-join""#.utf8)), session: "harbour", reason: "the owner is gone"), as: UTF8.self)
+        #expect(text == #"{"type":"moved","ref":"a-join","session":"harbour","reason":"the owner is gone"}"#)
+    }
+
     @Test func pointDefaults() throws {
         let c = try command(#"{"type":"annotation.add","ref":1,"annotation":{"id":"a","type":"point","coordinate":{"latitude":1,"longitude":2}}}"#)
         #expect(c == .addAnnotation(Annotation(id: "a", shape: .point(Point(coordinate: Coordinate(latitude: 1, longitude: 2))))))

@@ -1,6 +1,8 @@
+import Foundation
 import MeridianCore
 import MeridianRedis
 import MeridianStorage
+import MeridianSync
 import MeridianTesting
 import Testing
 
@@ -107,5 +109,47 @@ extension ClusterTests {
         let answer = try second.request("annotation.add", ["annotation": .point("after", 52.6, 13.5)])
         #expect(answer["type"]?.string == "ack", "\(answer)")
         #expect(try store.load("harbour")?.fence == 2)
+    }
+}
+
+extension ClusterTests {
+    /// The owner stops: members on the other node that asked for handover stay connected. A raw
+    /// client is told `moved`, then gets the new epoch's snapshot with its join's ref, and writes
+    /// on; the Swift client (which always asks) reports a 4012 and a welcome without reconnecting.
+    @Test func whenTheOwnerStopsMembersElsewhereAreMovedInPlace() throws {
+        let a = try node(), b = try node()
+        defer { b.stop() }
+        let first = try a.joined("harbour", name: "first")
+        let second = try b.client()
+        let joined = try second.request("join", ["session": "harbour", "name": "second", "role": "editor", "handover": true])
+        let epoch = try #require(joined["epoch"]?.string, "\(joined)")
+        let updates = Locked<[ClientUpdate]>([])
+        let sawWelcome = DispatchSemaphore(value: 0)
+        let app = MeridianClient(port: b.port, configuration: ClientConfiguration(session: "harbour", name: "app"))
+        defer { app.close() }
+        app.observe { update in
+            updates.withLock { $0.append(update) }
+            if case .didConnect = update { sawWelcome.signal() }
+        }
+        #expect(try app.connect().epoch == epoch)
+        #expect(try first.request("annotation.add", ["annotation": .point("pin", 52.5, 13.4)])["type"]?.string == "ack")
+
+        a.stop()
+        let (moved, before) = try second.next("moved", timeout: .seconds(15))
+        #expect(!before.contains { $0["type"]?.string == "$closed" })
+        #expect(moved["ref"] == joined["ref"] && moved["session"]?.string == "harbour", "\(moved)")
+        let welcome = try second.next("welcome", timeout: .seconds(15)).message
+        #expect(welcome["ref"] == joined["ref"])
+        #expect(welcome["epoch"]?.string != epoch)
+        #expect(welcome["snapshot"]?["annotations"]?.array?.map { $0["id"]?.string } == ["pin"])
+        #expect(try second.request("annotation.add", ["annotation": .point("quay", 52.5, 13.4)])["type"]?.string == "ack")
+
+        #expect(sawWelcome.wait(timeout: .now() + 15) == .success, "the Swift client was not joined again")
+        let seen = updates.withLock { $0 }
+        #expect(seen.contains(.didDisconnect(code: 4012)))
+        #expect(app.welcome?.epoch == welcome["epoch"]?.string)
+        // Both were moved on their connections: none reconnected.
+        let metrics = try HTTPClient.text(port: b.port, "/metrics")
+        #expect(metrics.contains("meridian_cluster_handovers_total 2"), "\(metrics.split(separator: "\n").filter { $0.contains("handover") })")
     }
 }

@@ -377,3 +377,42 @@ def test_an_undo_after_the_owner_was_killed_reverts_the_change_made_before(clust
         assert (await settled_snapshot(cluster, session_id))["annotations"] == []
 
     run(scenario(), timeout=120)
+
+
+def test_members_that_asked_for_handover_stay_connected_when_the_owner_is_killed(cluster, session_id):
+    """SIGKILL of the owner: members on the other nodes whose join asked for `handover` are not
+    closed. Each is told `moved` (with its join's ref), then answered with the new epoch's
+    snapshot, holding every acknowledged change, on the same connection; they write on and
+    see each other's changes. A member that did not ask is closed with 4012."""
+    async def scenario():
+        owner_node = cluster.nodes[0]
+        owner = await Client.open(owner_node.url, "owner")
+        await owner.join(session_id)
+        members = []
+        for i, node in enumerate(cluster.nodes[1:]):
+            c = await Client.open(node.url, f"m{i}")
+            await c.join(session_id, ref=f"join-m{i}", handover=True)
+            members.append(c)
+        plain = await Client.open(cluster.nodes[1].url, "plain")
+        await plain.join(session_id)
+        await owner.ok({"type": "annotation.add", "annotation": point("pin")})
+        epoch = members[0].welcome["epoch"]
+
+        cluster.kill(owner_node)
+        code, _ = await plain.wait_closed(timeout=20)
+        assert code == 4012
+        for i, c in enumerate(members):
+            moved, _ = await c.until(lambda m: m["type"] == "moved", timeout=20)
+            assert moved["ref"] == f"join-m{i}" and moved["session"] == session_id, moved
+            welcome, skipped = await c.answer(f"join-m{i}", timeout=20)
+            assert welcome["type"] == "welcome", welcome
+            assert not [m for m in skipped if m.get("seq") is not None], f"old-epoch events after moved: {skipped}"
+            assert welcome["epoch"] != epoch and welcome["resumed"] is False
+            assert [a["id"] for a in welcome["snapshot"]["annotations"]] == ["pin"]
+        await members[0].ok({"type": "annotation.add", "annotation": point("quay")})
+        added, _ = await members[1].until(lambda m: m["type"] == "annotation.added")
+        assert added["annotation"]["id"] == "quay"
+        for c in members:
+            assert c.close_code is None
+            await c.close()
+    run(scenario(), timeout=90)

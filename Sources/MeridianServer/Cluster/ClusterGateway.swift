@@ -25,6 +25,11 @@ final class ClusterGateway: Sendable {
         var edgeSessions: [ConnectionID: String] = [:]
         /// Edge: local connections with requests another node has not answered yet.
         var unanswered: [ConnectionID: Unanswered] = [:]
+        /// Edge: for each node, the members moved in place that it served before: nothing it
+        /// sends for them is delivered any more (frames of the session's old life, sent before it
+        /// let them go, may still be on their way), and a join of theirs is not sent to it (they
+        /// are closed with 4012 and join again). Kept until they close.
+        var retired: [Int: Set<ConnectionID>] = [:]
         /// Owner: the aliases of other nodes' members, both ways.
         var aliases: [RemoteConnection: ConnectionID] = [:]
         var remotes: [ConnectionID: RemoteConnection] = [:]
@@ -95,6 +100,7 @@ final class ClusterGateway: Sendable {
                 state.edgeRoutes[connection] = nil
                 state.edgeSessions[connection] = nil
                 state.unanswered[connection] = nil
+                Self.unretire(connection, &state)
                 return (state.edgeNodes.removeValue(forKey: connection) ?? [], Self.setInterest(connection, nil, &state))
             }
             for node in nodes.sorted() {
@@ -106,14 +112,17 @@ final class ClusterGateway: Sendable {
         case .close(let alias, let code, let reason):
             guard let remote = state.withLock({ $0.remotes[alias] }) else { return }
             send(.close(remote.connection, code: code, reason: reason), to: remote.node)
+        case .handedOver(let connection, let session):
+            handedOver(connection, session: session)
         case .membership(let alias, let session, _):
             guard let remote = state.withLock({ state in
                 state.aliasSession[alias] = session
                 return state.remotes[alias]
             }) else { return }
             send(.membership(remote.connection, session: session), to: remote.node)
-        case .http, .gather, .evict, .evicted, .rerouted, .leaseLost:
-            // Node-local, or (rerouted) told to the edge by the new owner's membership.
+        case .http, .gather, .evict, .evicted, .rerouted, .leaseLost, .moved:
+            // Node-local, or (rerouted) told to the edge by the new owner's membership; an owner
+            // lets an alias go with a 4012 close, which its edge turns into a move.
             break
         }
         state.withLock { $0.sent += 1 }
@@ -238,7 +247,8 @@ final class ClusterGateway: Sendable {
                 guard let remote = state.remotes[connection], let session, let owner = state.owners[session] else { return nil }
                 return (remote, owner)
             }
-            guard let node = session.flatMap({ state.owners[$0] }) ?? state.edgeRoutes[connection] else { return nil }
+            guard let node = session.flatMap({ state.owners[$0] }) ?? state.edgeRoutes[connection],
+                  state.retired[node]?.contains(connection) != true else { return nil }
             state.edgeRoutes[connection] = node
             state.edgeNodes[connection, default: []].insert(node)
             state.unanswered[connection, default: Unanswered()].sent()
@@ -304,7 +314,11 @@ final class ClusterGateway: Sendable {
             for hub in hubs.sorted() { local.post(.closed(alias, code: code, reason: reason), to: hub) }
         case .frame(let wire, let shared, let token, let supersedes, let targets):
             guard let target = targets.first(where: { $0.node == node }), let frame = FrameBytes(wire: wire) else { return }
-            let (members, skip) = (target.members, target.skip)
+            var (members, skip) = (target.members, target.skip)
+            if let retired = state.withLock({ $0.retired[sender] }) {
+                members.removeAll { retired.contains($0) }
+                guard !members.isEmpty else { return }
+            }
             if members.count == 1, Self.isAnswer(frame) {
                 state.withLock { state in
                     if state.unanswered[members[0]]?.answered() == true { state.unanswered[members[0]] = nil }
@@ -319,9 +333,17 @@ final class ClusterGateway: Sendable {
             }
         case .close(let connection, let code, let reason):
             guard LocalRelay.hub(of: connection) < local.hubs else { return }
+            let (retired, session) = state.withLock { ($0.retired[sender]?.contains(connection) == true, $0.edgeSessions[connection]) }
+            guard !retired else { return }
+            if code == CloseCode.sessionMoved, let session {
+                // The owner let the member go (it lost the session's lease, or lost track of the
+                // member): its edge moves it in place when it can.
+                return local.post(.moved(connection, session: session, reason: reason), to: LocalRelay.hub(of: connection))
+            }
             local.post(.close(connection, code: code, reason: reason), to: LocalRelay.hub(of: connection))
         case .membership(let connection, let session):
-            guard LocalRelay.hub(of: connection) < local.hubs else { return }
+            guard LocalRelay.hub(of: connection) < local.hubs,
+                  state.withLock({ $0.retired[sender]?.contains(connection) != true }) else { return }
             var tell: String?
             let changes = state.withLock { state -> ChannelChanges in
                 state.edgeRoutes[connection] = sender
@@ -396,17 +418,17 @@ final class ClusterGateway: Sendable {
             return state.interest.filter { $0.value == session }.map(\.key)
         }
         for member in members.sorted() {
-            local.post(.close(member, code: CloseCode.sessionMoved, reason: "session \(session) moved to another node"), to: LocalRelay.hub(of: member))
+            local.post(.moved(member, session: session, reason: "session \(session) moved to another node"), to: LocalRelay.hub(of: member))
         }
     }
 
     /// Node `node` is gone: its members here leave their sessions, and members here routed
     /// to it are closed so that they join again.
     func nodeGone(_ node: Int) {
-        let (aliases, routed) = state.withLock { state -> ([(ConnectionID, Set<Int>)], [ConnectionID]) in
+        let (aliases, routed) = state.withLock { state -> ([(ConnectionID, Set<Int>)], [(ConnectionID, String?)]) in
             let origins = state.aliases.keys.filter { $0.node == node }
             let aliases = origins.compactMap { forget($0, &state) }
-            let routed = state.edgeRoutes.filter { $0.value == node }.map(\.key)
+            let routed = state.edgeRoutes.filter { $0.value == node }.map { ($0.key, state.edgeSessions[$0.key]) }
             for session in state.owners.filter({ $0.value == node }).map(\.key) { state.owners[session] = nil }
             for session in Array(state.listeners.keys) {
                 state.listeners[session]?.remove(node)
@@ -415,8 +437,41 @@ final class ClusterGateway: Sendable {
             return (aliases, routed)
         }
         for (alias, hubs) in aliases { for hub in hubs.sorted() { local.post(.closed(alias, code: nil, reason: "node \(node) is gone"), to: hub) } }
-        for member in routed.sorted() {
-            local.post(.close(member, code: CloseCode.sessionMoved, reason: "the owner of the session is gone"), to: LocalRelay.hub(of: member))
+        for (member, session) in routed.sorted(by: { $0.0 < $1.0 }) {
+            let reason = "the owner of the session is gone"
+            if let session {
+                local.post(.moved(member, session: session, reason: reason), to: LocalRelay.hub(of: member))
+            } else {
+                local.post(.close(member, code: CloseCode.sessionMoved, reason: reason), to: LocalRelay.hub(of: member))
+            }
+        }
+    }
+
+    /// Edge: `connection` was moved in place out of `session` and joins again. What was kept for
+    /// it goes as at a close (its old owner told, so that it lets the alias go), the nodes that
+    /// served it are retired for it, and an owner of the session among them is forgotten: the
+    /// join finds the session where it is now.
+    private func handedOver(_ connection: ConnectionID, session: String) {
+        let (nodes, changes) = state.withLock { state -> (Set<Int>, ChannelChanges) in
+            let nodes = state.edgeNodes.removeValue(forKey: connection) ?? []
+            state.edgeRoutes[connection] = nil
+            state.edgeSessions[connection] = nil
+            state.unanswered[connection] = nil
+            for node in nodes { state.retired[node, default: []].insert(connection) }
+            if let owner = state.owners[session], nodes.contains(owner) { state.owners[session] = nil }
+            return (nodes, Self.setInterest(connection, nil, &state))
+        }
+        for node in nodes.sorted() {
+            send(.closed(origin: RemoteConnection(node: self.node, connection: connection), code: CloseCode.sessionMoved, reason: "moved in place"), to: node)
+        }
+        apply(changes)
+    }
+
+    private static func unretire(_ connection: ConnectionID, _ state: inout State) {
+        guard !state.retired.isEmpty else { return }
+        for node in Array(state.retired.keys) {
+            state.retired[node]?.remove(connection)
+            if state.retired[node]?.isEmpty == true { state.retired[node] = nil }
         }
     }
 

@@ -52,8 +52,21 @@ final class HTTPClient {
         return !buffered.isEmpty || poll(&entry, 1, 0) > 0
     }
 
+    /// One request and its answer's body as text (for /metrics).
+    static func text(port: Int, _ path: String) throws -> String {
+        let client = try HTTPClient(port: port)
+        try client.send("GET", path)
+        return String(decoding: try client.responseBytes().body, as: UTF8.self)
+    }
+
     /// Reads one answer: its status and JSON body (nil when empty).
     func response() throws -> (status: Int, body: JSONValue?) {
+        let (status, body) = try responseBytes()
+        return (status, body.isEmpty ? nil : JSONValue.parse(body))
+    }
+
+    /// Reads one answer: its status and body.
+    func responseBytes() throws -> (status: Int, body: [UInt8]) {
         let separator = Array("\r\n\r\n".utf8)
         var headerEnd: Int?
         while headerEnd == nil {
@@ -71,7 +84,7 @@ final class HTTPClient {
         while buffered.count < start + length { try fill() }
         let body = Array(buffered[start..<start + length])
         buffered.removeFirst(start + length)
-        return (status, body.isEmpty ? nil : JSONValue.parse(body))
+        return (status, body)
     }
 
     private func fill() throws {
