@@ -27,6 +27,10 @@ deps:
 		echo "installing libhiredis-dev"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libhiredis-dev; \
 	fi
+	@if ! pkg-config --exists openssl 2>/dev/null; then \
+		echo "installing libssl-dev (TLS to Redis)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libssl-dev; \
+	fi
 
 # The servers a cluster runs on, for the tests (each test starts its own on a free loopback port;
 # the packages' system services are not used).

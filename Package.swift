@@ -41,13 +41,14 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
-        // hiredis, imported (`internal import`) only by MeridianRedis.
+        // hiredis and OpenSSL (TLS to Redis), imported (`internal import`) only by MeridianRedis.
         .systemLibrary(
             name: "CHiredis",
             pkgConfig: "hiredis",
-            providers: [.apt(["libhiredis-dev"])]
+            providers: [.apt(["libhiredis-dev", "libssl-dev"])]
         ),
-        // A small Redis client on hiredis: calls and pipelines, a publisher and a subscriber thread.
+        // A small Redis client on hiredis' reader, over TCP or TLS: calls and pipelines, a
+        // publisher and a subscriber thread.
         .target(name: "MeridianRedis", dependencies: ["CHiredis", "MeridianSync"]),
         // Locked<Value>: the one lock of every other target, a Mutex that ThreadSanitizer sees;
         // WorkerThread<Job>: the worker thread (a wakeable queue) of every target but the lws loops.

@@ -1,31 +1,54 @@
 import Foundation
 
 /// Where a Redis server listens and how to log in: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`
-/// (port 6379 and database 0 by default). With a password every connection sends `AUTH` (with
-/// the user too: a Redis 6 ACL user) before anything else, and `SELECT` for a database other than 0.
+/// (port 6379 and database 0 by default), or `rediss://…` for TLS, with optional parameters
+/// `?cacert=PATH` (the CA that signed the server's certificate; the system's roots without it)
+/// and `cert=PATH&key=PATH` (a client certificate, for a server that asks for one). With a
+/// password every connection sends `AUTH` (with the user too: a Redis 6 ACL user) before
+/// anything else, and `SELECT` for a database other than 0.
 public struct RedisAddress: Hashable, Sendable, CustomStringConvertible {
     public var host: String
     public var port: Int
     public var user: String?
     public var password: String?
     public var database: Int
+    /// TLS to the server (`rediss://`); nil: plain TCP.
+    public var tls: RedisTLS?
 
-    public init(host: String, port: Int = 6379, user: String? = nil, password: String? = nil, database: Int = 0) {
+    public init(host: String, port: Int = 6379, user: String? = nil, password: String? = nil, database: Int = 0, tls: RedisTLS? = nil) {
         self.host = host
         self.port = port
         self.user = user
         self.password = password
         self.database = database
+        self.tls = tls
     }
 
     /// Parses a `redis://` URL; a failure names the URL without its password and the reason.
     public static func parse(_ url: String) -> Result<RedisAddress, RedisError> {
         let shown = redacted(url)
         let refuse = { (why: String) in Result<RedisAddress, RedisError>.failure(RedisError(.unexpected, "cluster address \(shown): \(why)")) }
-        guard url.hasPrefix("redis://") else {
-            return refuse(url.hasPrefix("rediss://") ? "TLS to Redis (rediss://) is not supported by this build's hiredis" : "expected redis://HOST:PORT")
+        let secure = url.hasPrefix("rediss://")
+        guard secure || url.hasPrefix("redis://") else { return refuse("expected redis://HOST:PORT or rediss://HOST:PORT") }
+        var rest = Substring(url.dropFirst(secure ? "rediss://".count : "redis://".count))
+        var tls: RedisTLS? = secure ? RedisTLS() : nil
+        if let question = rest.firstIndex(of: "?") {
+            let query = rest[rest.index(after: question)...]
+            rest = rest[..<question]
+            guard secure else { return refuse("parameters (cacert, cert, key) go with rediss:// only") }
+            for item in query.split(separator: "&") {
+                let pair = item.split(separator: "=", maxSplits: 1)
+                let name = String(pair[0]), value = pair.count == 2 ? (pair[1].removingPercentEncoding ?? String(pair[1])) : ""
+                guard !value.isEmpty else { return refuse("parameter \(name) needs a value") }
+                switch name {
+                case "cacert": tls?.caFile = value
+                case "cert": tls?.certificateFile = value
+                case "key": tls?.keyFile = value
+                default: return refuse("unsupported parameter \(name) (cacert, cert and key are)")
+                }
+            }
+            guard (tls?.certificateFile == nil) == (tls?.keyFile == nil) else { return refuse("cert and key go together") }
         }
-        var rest = Substring(url.dropFirst("redis://".count))
         var database = 0
         if let slash = rest.firstIndex(of: "/") {
             let path = rest[rest.index(after: slash)...]
@@ -59,7 +82,7 @@ public struct RedisAddress: Hashable, Sendable, CustomStringConvertible {
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
         guard !host.isEmpty else { return refuse("no host") }
-        return .success(RedisAddress(host: String(host), port: port, user: user, password: password, database: database))
+        return .success(RedisAddress(host: String(host), port: port, user: user, password: password, database: database, tls: tls))
     }
 
     /// `url` with its password replaced by `***`.
@@ -74,6 +97,22 @@ public struct RedisAddress: Hashable, Sendable, CustomStringConvertible {
     /// The URL without its password: what messages and logs name.
     public var description: String {
         let login = password == nil ? "" : "\(user ?? ""):***@"
-        return "redis://\(login)\(host.contains(":") ? "[\(host)]" : host):\(port)" + (database == 0 ? "" : "/\(database)")
+        return "\(tls == nil ? "redis" : "rediss")://\(login)\(host.contains(":") ? "[\(host)]" : host):\(port)" + (database == 0 ? "" : "/\(database)")
+    }
+}
+
+/// TLS to Redis: whom to trust and, for a server that asks, the client's certificate. The
+/// server's certificate is always verified, and its name (or address) must be the host's.
+public struct RedisTLS: Hashable, Sendable {
+    /// PEM file of the CA certificates to trust; nil: the system's.
+    public var caFile: String?
+    /// PEM files of the client's certificate (chain) and its key.
+    public var certificateFile: String?
+    public var keyFile: String?
+
+    public init(caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil) {
+        self.caFile = caFile
+        self.certificateFile = certificateFile
+        self.keyFile = keyFile
     }
 }

@@ -1,30 +1,32 @@
 internal import CHiredis
 import Glibc
 
-/// One connection to Redis through hiredis, used by one thread at a time: blocking calls with
-/// a timeout, pipelines, and (for a subscriber) reads of what has arrived.
+/// One connection to Redis, used by one thread at a time: blocking calls with a timeout,
+/// pipelines, and (for a subscriber) reads of what has arrived. The bytes go over a
+/// ``RedisStream`` (TCP, or TLS for `rediss://`); hiredis' reader makes replies of them.
 ///
-/// After any I/O error or timeout the connection is broken (hiredis keeps its error): every
-/// later call throws `.unreachable`, and the owner makes a new connection.
+/// After any I/O error or timeout the connection is broken: every later call throws
+/// `.unreachable`, and the owner makes a new connection.
 public final class RedisConnection {
     public let address: RedisAddress
-    private let context: UnsafeMutablePointer<redisContext>
+    private let stream: RedisStream
+    private let reader: UnsafeMutablePointer<redisReader>
+    /// Commands appended and not written yet.
+    private var output: [UInt8] = []
+    private var input = [UInt8](repeating: 0, count: 16 * 1024)
+    /// Why the connection broke, once it did.
+    private var failure: String?
 
     /// Connects within `timeout`; calls then wait at most `timeout` for each read or write.
     public init(to address: RedisAddress, timeout: Duration) throws(RedisError) {
         self.address = address
-        let tv = Self.timeval(timeout)
-        guard let context = redisConnectWithTimeout(address.host, Int32(address.port), tv) else {
-            throw RedisError(.unreachable, "\(address): cannot allocate a connection")
+        do throws(RedisError) {
+            stream = try RedisStream(host: address.host, port: address.port, tls: address.tls, timeout: timeout)
+        } catch {
+            throw RedisError(error.kind, "\(address): \(error.message)")
         }
-        if context.pointee.err != 0 {
-            let reason = Self.reason(context)
-            redisFree(context)
-            throw RedisError(.unreachable, "\(address): \(reason)")
-        }
-        _ = redisSetTimeout(context, tv)
-        _ = redisEnableKeepAlive(context)
-        self.context = context
+        guard let reader = redisReaderCreate() else { throw RedisError(.unreachable, "\(address): cannot allocate a reader") }
+        self.reader = reader
         try logIn()
     }
 
@@ -43,22 +45,22 @@ public final class RedisConnection {
         }
     }
 
-    deinit { redisFree(context) }
+    deinit { redisReaderFree(reader) }
 
     /// True once an I/O error, a timeout or a protocol error broke the connection.
-    public var isBroken: Bool { context.pointee.err != 0 }
+    public var isBroken: Bool { failure != nil }
 
-    /// The socket, for a subscriber that waits for it to be readable.
-    public var descriptor: Int32 { context.pointee.fd }
+    /// The socket, for a subscriber that waits for it to be readable (after ``hasBufferedInput``).
+    public var descriptor: Int32 { stream.descriptor }
+
+    /// Input already received and not read yet (TLS decrypts a record at a time): a subscriber
+    /// reads it before it waits for the socket again.
+    public var hasBufferedInput: Bool { stream.hasBuffered }
 
     /// For a connection that expects nothing unasked (no reply pending, no subscription): true
     /// when its socket has something to read anyway, which can only be its end (Redis closed it:
     /// a restart, a timeout, a kill) or an error. Looks without waiting.
-    public var hasEnded: Bool {
-        guard !isBroken else { return true }
-        var fd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&fd, 1, 0) != 0
-    }
+    public var hasEnded: Bool { isBroken || stream.hasEnded }
 
     /// Sends `command` (its first element the command's name) and waits for its reply.
     /// An error reply is returned as `.error`, not thrown.
@@ -74,12 +76,15 @@ public final class RedisConnection {
     /// Sends every command at once, then reads their replies, in order.
     public func pipeline(_ commands: [[[UInt8]]]) throws(RedisError) -> [RedisReply] {
         for command in commands { try append(command) }
+        try flush()
         var replies: [RedisReply] = []
         replies.reserveCapacity(commands.count)
-        for _ in commands {
-            var raw: UnsafeMutableRawPointer?
-            guard redisGetReply(context, &raw) == mrd_redis_ok(), let raw else { throw broken() }
-            replies.append(Self.copy(raw))
+        while replies.count < commands.count {
+            if let reply = try nextReply() {
+                replies.append(reply)
+            } else {
+                try receive()
+            }
         }
         return replies
     }
@@ -87,54 +92,75 @@ public final class RedisConnection {
     /// Queues `command` in the output buffer, without writing it.
     public func append(_ command: [[UInt8]]) throws(RedisError) {
         guard !isBroken else { throw broken() }
-        var joined: [UInt8] = []
-        joined.reserveCapacity(command.reduce(0) { $0 + $1.count })
-        for argument in command { joined.append(contentsOf: argument) }
-        let status = joined.withUnsafeBufferPointer { all -> Int32 in
-            var pointers: [UnsafePointer<CChar>?] = []
-            var lengths: [Int] = []
-            var offset = 0
-            let base = all.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
-            for argument in command {
-                // A zero-length argument still needs a valid pointer.
-                pointers.append(base.map { $0 + offset } ?? UnsafePointer(bitPattern: 1))
-                lengths.append(argument.count)
-                offset += argument.count
-            }
-            return redisAppendCommandArgv(context, Int32(command.count), &pointers, &lengths)
+        // RESP: an array of bulk strings.
+        header(UInt8(ascii: "*"), command.count)
+        for argument in command {
+            header(UInt8(ascii: "$"), argument.count)
+            output.append(contentsOf: argument)
+            output.append(13)
+            output.append(10)
         }
-        guard status == mrd_redis_ok() else { throw broken() }
+    }
+
+    /// `*N\r\n` or `$N\r\n` (a count's digits fit in a small string, which needs no allocation).
+    private func header(_ kind: UInt8, _ count: Int) {
+        output.append(kind)
+        output.append(contentsOf: String(count).utf8)
+        output.append(13)
+        output.append(10)
     }
 
     /// Writes what ``append(_:)`` queued (blocking until the socket takes it).
     public func flush() throws(RedisError) {
-        var done: Int32 = 0
-        while done == 0 {
-            guard redisBufferWrite(context, &done) == mrd_redis_ok() else { throw broken() }
-        }
+        guard !isBroken else { throw broken() }
+        guard !output.isEmpty else { return }
+        let written = output.withUnsafeBytes { bytes in Result { () throws(RedisError) in try stream.write(bytes) } }
+        if case .failure(let error) = written { throw fail(error.message) }
+        output.removeAll(keepingCapacity: true)
     }
 
     /// Reads what the socket has (one read, which waits only if nothing has arrived) and
     /// returns every whole reply it completes: for a subscriber, after its socket polled readable.
     public func readAvailable() throws(RedisError) -> [RedisReply] {
-        guard redisBufferRead(context) == mrd_redis_ok() else { throw broken() }
+        try receive()
         var replies: [RedisReply] = []
-        while true {
-            var raw: UnsafeMutableRawPointer?
-            guard redisGetReplyFromReader(context, &raw) == mrd_redis_ok() else { throw broken() }
-            guard let raw else { return replies }
-            replies.append(Self.copy(raw))
+        while let reply = try nextReply() { replies.append(reply) }
+        return replies
+    }
+
+    /// One read from the stream, handed to the reader.
+    private func receive() throws(RedisError) {
+        guard !isBroken else { throw broken() }
+        let read = input.withUnsafeMutableBytes { buffer in Result { () throws(RedisError) in try stream.read(into: buffer) } }
+        let count: Int
+        switch read {
+        case .success(let n): count = n
+        case .failure(let error): throw fail(error.message)
         }
+        let fed = input.withUnsafeBytes { redisReaderFeed(reader, $0.baseAddress?.assumingMemoryBound(to: CChar.self), count) }
+        guard fed == mrd_redis_ok() else { throw fail(Self.readerError(reader)) }
+    }
+
+    /// The next whole reply the reader holds, if any.
+    private func nextReply() throws(RedisError) -> RedisReply? {
+        var raw: UnsafeMutableRawPointer?
+        guard redisReaderGetReply(reader, &raw) == mrd_redis_ok() else { throw fail(Self.readerError(reader)) }
+        return raw.map(Self.copy)
+    }
+
+    private func fail(_ reason: String) -> RedisError {
+        if failure == nil { failure = reason }
+        return broken()
     }
 
     private func broken() -> RedisError {
-        RedisError(.unreachable, "\(address): \(isBroken ? Self.reason(context) : "no reply")")
+        RedisError(.unreachable, "\(address): \(failure ?? "no reply")")
     }
 
-    private static func reason(_ context: UnsafeMutablePointer<redisContext>) -> String {
-        withUnsafeBytes(of: context.pointee.errstr) { bytes in
+    private static func readerError(_ reader: UnsafeMutablePointer<redisReader>) -> String {
+        withUnsafeBytes(of: reader.pointee.errstr) { bytes in
             let text = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-            return text.isEmpty ? "connection error \(context.pointee.err)" : text
+            return text.isEmpty ? "protocol error" : "protocol error: \(text)"
         }
     }
 
@@ -162,10 +188,5 @@ public final class RedisConnection {
             return .array((0..<Int(r.elements)).compactMap { element[$0].map(convert) })
         default: return .null
         }
-    }
-
-    private static func timeval(_ duration: Duration) -> Glibc.timeval {
-        let (seconds, attoseconds) = duration.components
-        return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
     }
 }

@@ -130,7 +130,7 @@ public final class RedisSubscriber: Sendable {
                     reported = true
                     handler(.connected)
                 }
-                guard wait(for: open.descriptor) else { continue }
+                guard open.hasBufferedInput || wait(for: open.descriptor) else { continue }
                 for reply in try open.readAvailable() { receive(reply, reported: &reported) }
             } catch {
                 connection = nil

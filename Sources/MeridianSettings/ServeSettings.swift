@@ -99,7 +99,7 @@ public struct ServeSettings: Sendable {
     // Cluster
     public let cluster = Setting<String?>(
         "cluster", nil,
-        "Redis of a cluster (redis://[USER:PASSWORD@]HOST:PORT[/DB]; with a password every connection logs in with AUTH): this server is one of its nodes, and a client may connect to any node. Every node needs the same Redis and a shared store (store postgres://…).")
+        "Redis of a cluster (redis://[USER:PASSWORD@]HOST:PORT[/DB]; with a password every connection logs in with AUTH; rediss://… for TLS, with ?cacert=PATH and, for a client certificate, &cert=PATH&key=PATH): this server is one of its nodes, and a client may connect to any node. Every node needs the same Redis and a shared store (store postgres://…).")
     public let clusterLeaseTtl = Setting(
         "clusterLeaseTtl", 2.0, "Seconds a session's owner node holds its lease without renewing it: how long a session waits for a new owner after its owner dies.",
         .within(0.5...60))

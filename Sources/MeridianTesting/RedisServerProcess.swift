@@ -11,13 +11,25 @@ public final class RedisServerProcess: Sendable {
     private let process = Locked<Process?>(nil)
     /// More `redis-server` options (a password, ACL users).
     private let options: [String]
+    /// With TLS: the certificates it serves with; then its port speaks TLS only.
+    public let tls: TestCertificates?
 
     /// Starts a server (`redis-server` from PATH or /usr/bin), with `options` besides its own.
-    public init(options: [String] = []) throws {
+    /// With `tls` it listens for TLS only, with the server certificate of `tls`, and asks for a
+    /// client certificate signed by its CA when `clientCertificates`.
+    public init(options: [String] = [], tls: TestCertificates? = nil, clientCertificates: Bool = false) throws {
+        port = try Self.freePort()
+        self.tls = tls
+        var options = options
+        if let tls {
+            options = [
+                "--port", "0", "--tls-port", String(port), "--tls-cert-file", tls.serverCertificate, "--tls-key-file", tls.serverKey,
+                "--tls-ca-cert-file", tls.ca, "--tls-auth-clients", clientCertificates ? "yes" : "no",
+            ] + options
+        }
         self.options = options
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-redis-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try Self.freePort()
         try start()
     }
 
@@ -26,7 +38,11 @@ public final class RedisServerProcess: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    public var url: String { "redis://127.0.0.1:\(port)" }
+    /// Its URL; over TLS with the test CA (`rediss://…?cacert=`).
+    public var url: String {
+        guard let tls else { return "redis://127.0.0.1:\(port)" }
+        return "rediss://127.0.0.1:\(port)?cacert=\(tls.ca)"
+    }
 
     /// Starts the server again (after ``stop()``) on the same port, and returns once it is ready.
     public func start() throws {

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -457,26 +458,33 @@ def cluster():
     nodes in turn so that every session has members on all three and two thirds of its deliveries
     cross nodes. Every server process and Redis on CPU 0, the load on CPU 1. Reported: the delivery
     latency (the added p99 is three nodes' over one node's), the servers' and Redis's CPU over the
-    window per delivery, and what crossed nodes (meridian_cluster_messages_total)."""
+    window per delivery, and what crossed nodes (meridian_cluster_messages_total). The three nodes
+    run again on a Redis reached over TLS (rediss://, its own certificates): what TLS to Redis costs
+    the servers per delivery."""
     sys.path.insert(0, str(ROOT / "Tests/python"))
-    from cluster_fixture import RedisServer
+    from cluster_fixture import RedisCertificates, RedisServer
     from pg_fixture import PostgresServer
     options = dict(clients=5000, sessions=100, draggers=2, rate=2, contention=0, ramp_up=3,
                    settle=2 if QUICK else 3, duration=4 if QUICK else 10)
-    redis, postgres = RedisServer(), PostgresServer()
+    certificates = RedisCertificates()
+    redis, tls_redis, postgres = RedisServer(), RedisServer(tls=certificates), PostgresServer()
     if PIN:
         os.sched_setaffinity(redis.process.pid, {0})
+        os.sched_setaffinity(tls_redis.process.pid, {0})
     result = {}
     try:
         def cluster_messages(node):
             text = urllib.request.urlopen(f"http://127.0.0.1:{node.port}/metrics", timeout=5).read().decode()
             return sum(int(float(v)) for v in re.findall(r'^meridian_cluster_messages_total\{direction="sent"\} (\S+)', text, re.M))
 
-        def run(count, clustered):
+        def run(count, clustered, redis=redis):
             store = postgres.create_database()
             extra = ("--threads", "1") + (("--cluster", redis.url, "--store", store) if clustered else ())
             nodes = [Server("meridian", extra) for _ in range(count)]
             try:
+                if clustered:
+                    for n in nodes:
+                        ready_or_fail(n)
                 others = {f"node{i}": n.proc.pid for i, n in enumerate(nodes[1:], 1)}
                 others["redis"] = redis.process.pid
                 sent0 = sum(cluster_messages(n) for n in nodes) if clustered else 0
@@ -496,13 +504,33 @@ def cluster():
         result["single"] = run(1, clustered=False)
         result["one"] = run(1, clustered=True)
         result["three"] = run(3, clustered=True)
-        one, three = result["one"], result["three"]
+        result["threeTLS"] = run(3, clustered=True, redis=tls_redis)
+        one, three, tls = result["one"], result["three"], result["threeTLS"]
         if "latencyMs" in one and "latencyMs" in three:
             result["addedP99Ms"] = round(three["latencyMs"]["p99"] - one["latencyMs"]["p99"], 2)
+        if three.get("serverCpuMicrosecondsPerDelivery") and tls.get("serverCpuMicrosecondsPerDelivery"):
+            result["tlsServerCpuRatio"] = round(tls["serverCpuMicrosecondsPerDelivery"] / three["serverCpuMicrosecondsPerDelivery"], 2)
     finally:
         redis.close()
+        tls_redis.close()
+        certificates.close()
         postgres.close()
     return result
+
+
+def ready_or_fail(node, within=30):
+    """Returns once the node's /readyz answers 200 (a cluster node has joined its cluster)."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{node.port}/readyz", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except urllib.error.HTTPError as e:
+            reason = e.read().decode(errors="replace")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"node on port {node.port} not ready within {within} s: {reason}")
+        time.sleep(0.1)  # polling /readyz, as a load balancer does
 
 
 def cluster_markdown(results):
@@ -511,7 +539,7 @@ def cluster_markdown(results):
              "| setup | deliveries/s | latency ms p50 / p99 | servers' CPU µs per delivery | Redis CPU µs per delivery | "
              "messages across nodes | lost |", "|---|---|---|---|---|---|---|"]
     for key, name in (("single", "one node, no cluster"), ("one", "one node, --cluster (Redis, PostgreSQL)"),
-                      ("three", "three nodes, clients spread")):
+                      ("three", "three nodes, clients spread"), ("threeTLS", "three nodes, Redis over TLS")):
         r = c.get(key) or {}
         if "latencyMs" not in r:
             lines.append(f"| {name} | failed: {r.get('failed', 'no run')!s:.80} | | | | | |")
@@ -521,6 +549,8 @@ def cluster_markdown(results):
                      f"{r.get('clusterMessages', '-')} | {r.get('lost')} |")
     if "addedP99Ms" in c:
         lines += ["", f"Added p99 with members spread over three nodes: {c['addedP99Ms']} ms (three nodes against one node in cluster mode)."]
+    if "tlsServerCpuRatio" in c:
+        lines += ["", f"TLS to Redis: {c['tlsServerCpuRatio']}x the servers' CPU per delivery of three nodes on plain Redis."]
     return lines
 
 

@@ -56,7 +56,13 @@ import Testing
         #expect(try RedisAddress.parse("redis://maps:p%40ss@h:1/2").get() == RedisAddress(host: "h", port: 1, user: "maps", password: "p@ss", database: 2))
         #expect(try RedisAddress.parse("redis://:s3cret@h").get() == RedisAddress(host: "h", password: "s3cret"))
         #expect(RedisAddress(host: "h", user: "maps", password: "s3cret", database: 3).description == "redis://maps:***@h:6379/3")
-        for bad in ["http://x:1", "redis://", "redis://h:0", "redis://h:99999", "redis://u@h:1", "redis://u:@h", "redis://h:1/x", "rediss://h"] {
+        #expect(try RedisAddress.parse("rediss://h").get() == RedisAddress(host: "h", tls: RedisTLS()))
+        #expect(try RedisAddress.parse("rediss://:s3cret@h:6380/1?cacert=/etc/ca.pem&cert=/c.pem&key=/k%20y.pem").get()
+            == RedisAddress(host: "h", port: 6380, password: "s3cret", database: 1,
+                            tls: RedisTLS(caFile: "/etc/ca.pem", certificateFile: "/c.pem", keyFile: "/k y.pem")))
+        #expect(RedisAddress(host: "h", password: "s3cret", tls: RedisTLS()).description == "rediss://:***@h:6379")
+        for bad in ["http://x:1", "redis://", "redis://h:0", "redis://h:99999", "redis://u@h:1", "redis://u:@h", "redis://h:1/x",
+                    "redis://:s3cret@h?cacert=/ca.pem", "rediss://:s3cret@h?cert=/c.pem", "rediss://:s3cret@h?verify=no", "rediss://h?cacert="] {
             let error = #expect(throws: RedisError.self, "\(bad)") { try RedisAddress.parse(bad).get() }
             #expect(error?.message.contains("s3cret") == false)
         }

@@ -22,23 +22,72 @@ def free_port():
         return s.getsockname()[1]
 
 
-class RedisServer:
-    """`redis-server` without persistence, in a temporary directory; ready once it says so."""
+class RedisCertificates:
+    """A CA of its own, and a server certificate (localhost and 127.0.0.1) and a client
+    certificate it signed, made with the openssl command in a temporary directory."""
 
     def __init__(self):
+        self.directory = Path(tempfile.mkdtemp(prefix="meridian-redis-tls-"))
+        d = self.directory
+        self.ca, ca_key = str(d / "ca.pem"), str(d / "ca.key")
+        self.server_cert, self.server_key = str(d / "server.pem"), str(d / "server.key")
+        self.client_cert, self.client_key = str(d / "client.pem"), str(d / "client.key")
+
+        def openssl(*args):
+            subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", ca_key, "-out", self.ca, "-days", "1", "-subj", "/CN=meridian-test-ca")
+        for name, cert, key, extensions in (
+                ("localhost", self.server_cert, self.server_key, "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"),
+                ("meridian-node", self.client_cert, self.client_key, "extendedKeyUsage=clientAuth\n")):
+            request, ext = str(d / f"{name}.csr"), d / f"{name}.ext"
+            ext.write_text(extensions)
+            openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", key, "-out", request, "-subj", f"/CN={name}")
+            openssl("x509", "-req", "-in", request, "-CA", self.ca, "-CAkey", ca_key, "-CAcreateserial",
+                    "-out", cert, "-days", "1", "-extfile", str(ext))
+
+    def close(self):
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class RedisServer:
+    """`redis-server` without persistence, in a temporary directory; ready once it says so.
+    With `tls` (a `RedisCertificates`) its port speaks TLS only, asking for a client certificate
+    when `client_certificates`; `password` makes every connection log in first."""
+
+    def __init__(self, tls=None, client_certificates=False, password=None):
         self.directory = Path(tempfile.mkdtemp(prefix="meridian-redis-"))
         self.port = free_port()
         self.process = None
+        self.tls, self.client_certificates, self.password = tls, client_certificates, password
         self.start()
 
     @property
     def url(self):
-        return f"redis://127.0.0.1:{self.port}"
+        login = f":{self.password}@" if self.password else ""
+        if self.tls is None:
+            return f"redis://{login}127.0.0.1:{self.port}"
+        query = f"?cacert={self.tls.ca}"
+        if self.client_certificates:
+            query += f"&cert={self.tls.client_cert}&key={self.tls.client_key}"
+        return f"rediss://{login}127.0.0.1:{self.port}{query}"
+
+    def _options(self):
+        options = ["--port", str(self.port)]
+        if self.tls is not None:
+            options = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", self.tls.server_cert,
+                       "--tls-key-file", self.tls.server_key, "--tls-ca-cert-file", self.tls.ca,
+                       "--tls-auth-clients", "yes" if self.client_certificates else "no"]
+        if self.password:
+            options += ["--requirepass", self.password]
+        return options
 
     def start(self, timeout=20):
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
         self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            [binary, *self._options(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", str(self.directory), "--daemonize", "no"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
         deadline = time.monotonic() + timeout
@@ -60,8 +109,14 @@ class RedisServer:
 
     def command(self, *args):
         """One command through redis-cli; its output, stripped."""
-        cli = shutil.which("redis-cli") or "/usr/bin/redis-cli"
-        return subprocess.run([cli, "-p", str(self.port), *map(str, args)], capture_output=True, text=True, timeout=10).stdout.strip()
+        cli = [shutil.which("redis-cli") or "/usr/bin/redis-cli", "-p", str(self.port)]
+        if self.tls is not None:
+            cli += ["--tls", "--cacert", self.tls.ca]
+            if self.client_certificates:
+                cli += ["--cert", self.tls.client_cert, "--key", self.tls.client_key]
+        if self.password:
+            cli += ["--no-auth-warning", "-a", self.password]
+        return subprocess.run([*cli, *map(str, args)], capture_output=True, text=True, timeout=10).stdout.strip()
 
     def close(self):
         self.stop()
