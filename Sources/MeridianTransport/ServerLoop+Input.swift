@@ -153,6 +153,7 @@ extension ServerLoop {
         input.directWrites = directWritesAllowed()
         askForWaitingWrites(busy: false)
         askForWaitingWrites(busy: true)
+        flushAtPassEnd()
         input.accepts = 0
         if let listener = input.pausedListener {
             input.pausedListener = nil
@@ -162,7 +163,7 @@ extension ServerLoop {
         input.answerWaiting = false
         // The next pass must not sleep in the event loop while work waits.
         if !input.scheduler.isEmpty || !input.readWaiters.isEmpty || !input.writeWaiters.isEmpty
-            || !input.busyWriteWaiters.isEmpty, let context {
+            || !input.busyWriteWaiters.isEmpty || !input.flushes.isEmpty, let context {
             lws_cancel_service(context)
         }
     }
@@ -216,7 +217,7 @@ extension ServerLoop {
             input.answerWaiting = input.answerWaiting || connection.answerFirst
             lws_callback_on_writable(connection.wsi)
         } else if input.writeAllowance.take(busy: connection.throttled) {
-            lws_callback_on_writable(connection.wsi)
+            grantWrite(connection)
         } else {
             waitToWrite(connection.id, busy: connection.throttled)
             connection.writeDeferred = true
@@ -238,7 +239,7 @@ extension ServerLoop {
             guard let connection = connections[id], connection.writeDeferred else { continue }
             connection.writeDeferred = false
             _ = input.writeAllowance.take(busy: busy)
-            lws_callback_on_writable(connection.wsi)
+            grantWrite(connection)
         }
     }
 

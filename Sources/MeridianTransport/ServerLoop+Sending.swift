@@ -32,6 +32,7 @@ extension ServerLoop {
         var direct: [ConnectionID] = []
         var allowance = input.writeAllowance
         var directWrites = input.directWrites
+        let turnsAtPassEnd = writesTurnsAtPassEnd
         connections.withHotStates { hots in
             members.withUnsafeBufferPointer { ids in
                 for id in ids where id != skip {
@@ -52,7 +53,9 @@ extension ServerLoop {
                     } else if !hot.pointee.writableRequested {
                         hot.pointee.writableRequested = true
                         if allowance.take(busy: hot.pointee.throttled) {
-                            lws_callback_on_writable(hot.pointee.wsi)
+                            // Its turn is now: written at the end of the pass too (it has nothing
+                            // partly written, or it would have its WRITEABLE asked for already).
+                            if turnsAtPassEnd { direct.append(id) } else { lws_callback_on_writable(hot.pointee.wsi) }
                         } else {
                             waiting.append((id, hot.pointee.throttled))
                         }
@@ -84,7 +87,15 @@ extension ServerLoop {
     /// anything written after it; a socket that failed is closed by lws in its next pass.
     func flushAtPassEnd() {
         guard !input.flushes.isEmpty else { return }
-        for id in input.flushes {
+        // Writes asked for while these are made (more queued than one write takes) wait for the
+        // next flush.
+        var batch = input.flushes
+        input.flushes = flushSpare
+        defer {
+            batch.removeAll(keepingCapacity: true)
+            flushSpare = batch
+        }
+        for id in batch {
             guard let connection = connections[id], connection.writableRequested else { continue }
             connection.writableRequested = false
             // Closing meanwhile (the close goes out from WRITEABLE), or lws still holds part of
@@ -99,7 +110,21 @@ extension ServerLoop {
                 lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
             }
         }
-        input.flushes.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether a write whose turn came is made at the end of the pass (no WRITEABLE round trip
+    /// through the event loop: with libev two `epoll_ctl` and a wake-up per write), rather than
+    /// from WRITEABLE. Never over TLS.
+    var writesTurnsAtPassEnd: Bool { configuration.turnWritesAtPassEnd && !configuration.usesTLS }
+
+    /// A write whose turn came: at the end of the pass, or from WRITEABLE when lws still holds
+    /// part of an earlier write (the socket is full) or turns are written from WRITEABLE.
+    func grantWrite(_ connection: Connection) {
+        if writesTurnsAtPassEnd, connection.closing == nil, lws_partial_buffered(connection.wsi) == 0 {
+            input.flushes.append(connection.id)
+        } else {
+            lws_callback_on_writable(connection.wsi)
+        }
     }
 
     func enqueue(_ frame: OutboundFrame, for connection: Connection) {

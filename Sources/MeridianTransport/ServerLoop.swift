@@ -53,6 +53,8 @@ public final class ServerLoop {
     /// The message being handed to the handler from an inbox: copied out first, since the
     /// handler may close its connection (which empties the inbox) while it reads it.
     var inputScratch: [UInt8] = []
+    /// The spare list of ``flushAtPassEnd()``, kept for its capacity.
+    var flushSpare: [ConnectionID] = []
     var drainDeadline = Duration.zero
 
     init(server: WebSocketServer, handler: TransportHandler?) {

@@ -70,6 +70,10 @@ public struct TransportConfiguration: Sendable {
     /// Deliveries a second below which the loop counts as light for ``directWritesPerPass``.
     /// Above it, writes wait for WRITEABLE and each gathers more frames.
     public var directWritesBelowRate: Int = 200_000
+    /// Writes whose turn came (``writesPerPass``) are made at the end of the pass as well,
+    /// rather than from a WRITEABLE callback: under load too, no `epoll_ctl` pair and wake-up per
+    /// write. A socket lws still holds part of a write for waits for WRITEABLE. Never over TLS.
+    public var turnWritesAtPassEnd: Bool = true
     /// Connections accepted per pass of the loop; more wait in the kernel's accept queue.
     public var acceptsPerPass: Int = 32
     /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.

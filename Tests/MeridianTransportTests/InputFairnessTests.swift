@@ -172,11 +172,28 @@ import Glibc
         #expect(stats.deliveries == 40 * 30)
     }
 
-    @Test func aLoadedLoopWritesBroadcastsFromWriteableOnly() throws {
-        // No rate is light (LoadGaugeTests has the rule): every write waits for WRITEABLE.
-        let stats = try fanOut(frames: 5) { $0.directWritesBelowRate = 0 }
+    @Test func aLoadedLoopWritesBroadcastsFromWriteableOnlyWhenTurnsAreNotWrittenAtPassEnd() throws {
+        // No rate is light (LoadGaugeTests has the rule), and writes whose turn came wait for
+        // WRITEABLE: none is made at the end of a pass.
+        let stats = try fanOut(frames: 5) {
+            $0.directWritesBelowRate = 0
+            $0.turnWritesAtPassEnd = false
+        }
         #expect(stats.directWrites == 0)
         #expect(stats.deliveries == 5 * 30)
+    }
+
+    @Test func aLoadedLoopWritesTheMembersWhoseTurnCameAtTheEndOfThePass() throws {
+        // No rate is light; 4 writes a pass: the members are written 4 at a time, each at the
+        // end of the pass its turn came in (no WRITEABLE), the others waiting their turn and
+        // gathering frames. Every member gets every frame, in order.
+        let stats = try fanOut(frames: 40) {
+            $0.directWritesBelowRate = 0
+            $0.writesPerPass = 4
+        }
+        #expect(stats.deferredWrites >= 26, "writes past the pass's allowance waited for their turn")
+        #expect(stats.directWrites >= 30, "every member was written at the end of a pass")
+        #expect(stats.deliveries == 40 * 30)
     }
 
     @Test func aConnectionFloodIsAcceptedAShareAPassAtATimeAndEveryOneServed() throws {
