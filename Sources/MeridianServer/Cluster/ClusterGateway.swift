@@ -96,17 +96,7 @@ final class ClusterGateway: Sendable {
             }) else { return }
             send(.echo(origin: RemoteConnection(node: self.node, connection: connection), wire: relayed.frame.wire.wireBytes), to: node)
         case .closed(let connection, let code, let reason):
-            let (nodes, changes) = state.withLock { state -> (Set<Int>, ChannelChanges) in
-                state.edgeRoutes[connection] = nil
-                state.edgeSessions[connection] = nil
-                state.unanswered[connection] = nil
-                Self.unretire(connection, &state)
-                return (state.edgeNodes.removeValue(forKey: connection) ?? [], Self.setInterest(connection, nil, &state))
-            }
-            for node in nodes.sorted() {
-                send(.closed(origin: RemoteConnection(node: self.node, connection: connection), code: code, reason: reason), to: node)
-            }
-            apply(changes)
+            leaveEdge(connection, code: code, reason: reason) { state, _ in Self.unretire(connection, &state) }
         case .frame(let relayed, let members, let skip):
             relay(relayed, to: members, except: skip)
         case .close(let alias, let code, let reason):
@@ -452,17 +442,26 @@ final class ClusterGateway: Sendable {
     /// served it are retired for it, and an owner of the session among them is forgotten: the
     /// join finds the session where it is now.
     private func handedOver(_ connection: ConnectionID, session: String) {
+        leaveEdge(connection, code: CloseCode.sessionMoved, reason: "moved in place") { state, nodes in
+            for node in nodes { state.retired[node, default: []].insert(connection) }
+            if let owner = state.owners[session], nodes.contains(owner) { state.owners[session] = nil }
+        }
+    }
+
+    /// Edge: forgets what was kept for `connection` as a member served elsewhere (its routes, its
+    /// unanswered requests, its interest), does `also` with the nodes that served it under the
+    /// same lock, and tells those nodes it is gone.
+    private func leaveEdge(_ connection: ConnectionID, code: UInt16?, reason: String, also: (inout State, Set<Int>) -> Void) {
         let (nodes, changes) = state.withLock { state -> (Set<Int>, ChannelChanges) in
             let nodes = state.edgeNodes.removeValue(forKey: connection) ?? []
             state.edgeRoutes[connection] = nil
             state.edgeSessions[connection] = nil
             state.unanswered[connection] = nil
-            for node in nodes { state.retired[node, default: []].insert(connection) }
-            if let owner = state.owners[session], nodes.contains(owner) { state.owners[session] = nil }
+            also(&state, nodes)
             return (nodes, Self.setInterest(connection, nil, &state))
         }
         for node in nodes.sorted() {
-            send(.closed(origin: RemoteConnection(node: self.node, connection: connection), code: CloseCode.sessionMoved, reason: "moved in place"), to: node)
+            send(.closed(origin: RemoteConnection(node: self.node, connection: connection), code: code, reason: reason), to: node)
         }
         apply(changes)
     }
