@@ -79,6 +79,7 @@ extension ServerLoop {
                 httpExchanges[id] = nil
                 httpBodies[id] = nil
                 user?.storeBytes(of: 0, as: UInt64.self)
+                endDrainIfDone()
             }
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         default:
@@ -169,7 +170,7 @@ extension ServerLoop {
             let reason = connection.closing?.reason ?? connection.peerClose?.reason ?? ""
             handler?.transport(self, didClose: id, code: code, reason: reason)
         }
-        if draining && connections.isEmpty { requestLoopExit() }
+        endDrainIfDone()
     }
 }
 

@@ -30,6 +30,7 @@ final class HTTPExchange {
     var raw = false
     var received: [UInt8] = []
     var lineRead = false
+    /// The answer's last bytes were handed to lws (raw: the whole answer).
     var written = false
 
     init(wsi: OpaquePointer, serial: UInt64) {
@@ -189,8 +190,20 @@ extension ServerLoop {
         }
         let body = (buffer + headroom).assumingMemoryBound(to: UInt8.self)
         if lws_write(wsi, body, exchange.bodyCount, LWS_WRITE_HTTP_FINAL) < 0 { return -1 }
+        exchange.written = true
         if exchange.closeAfter { return -1 }
-        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        let result: Int32 = lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        endDrainIfDone()
+        return result
+    }
+
+    /// True while a request is being read or answered: its body is arriving, its answer has not
+    /// come or not been written whole, or lws still holds part of it. A drain waits for these.
+    var httpInFlight: Bool {
+        guard httpBodies.isEmpty else { return true }
+        return httpExchanges.values.contains { exchange in
+            exchange.raw || !exchange.written || lws_partial_buffered(exchange.wsi) != 0
+        }
     }
 
     /// A request header lws parsed, or nil if absent.

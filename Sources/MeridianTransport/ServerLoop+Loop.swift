@@ -55,13 +55,13 @@ extension ServerLoop: ServiceLoop {
         closeSlowConsumers()
         sweepKeepalive()
         releaseIdleBuffers()
-        if draining, connections.isEmpty || now >= drainDeadline {
-            requestLoopExit()
-        }
+        if draining, now >= drainDeadline { requestLoopExit() }
+        endDrainIfDone()
     }
 
     /// Stops accepting, closes every WebSocket with 1001, and lets the loop end when they are
-    /// gone or the grace period is over.
+    /// gone and every HTTP request being read or answered has had its answer written, or when
+    /// the grace period is over.
     func beginDrain() {
         guard !draining else { return }
         draining = true
@@ -69,7 +69,12 @@ extension ServerLoop: ServiceLoop {
         for connection in connections.all {
             close(connection, code: CloseCode.goingAway, reason: "server shutting down")
         }
-        if connections.isEmpty { requestLoopExit() }
+        endDrainIfDone()
+    }
+
+    /// Ends the loop of a draining server that has nothing left to finish.
+    func endDrainIfDone() {
+        if draining, connections.isEmpty, !httpInFlight { requestLoopExit() }
     }
 
     /// Ends the service loop after the current `lws_service` pass; no tick follows.

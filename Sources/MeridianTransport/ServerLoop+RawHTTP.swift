@@ -75,6 +75,7 @@ extension ServerLoop {
         guard let id = user?.load(as: UInt64.self), id != 0 else { return }
         httpExchanges[id] = nil
         user?.storeBytes(of: 0, as: UInt64.self)
+        endDrainIfDone()
     }
 }
 

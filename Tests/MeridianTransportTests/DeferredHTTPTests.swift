@@ -122,8 +122,46 @@ final class LaterHandler: TransportHandler, @unchecked Sendable {
         #expect(try httpGet(port: port, path: "/now").body == #"{"now":true}"#)
     }
 
-    static func start(_ handler: LaterHandler) throws -> (WebSocketServer, Int) {
-        let server = WebSocketServer(configuration: TransportConfiguration(port: 0), handler: handler)
+    @Test func aStopFinishesTheAnswersItWasWaitingFor() throws {
+        let handler = LaterHandler()
+        let (server, port) = try Self.start(handler, grace: .seconds(30))
+        let http = try HTTPConnection(port: port)
+        try http.send("GET", "/later")
+        #expect(handler.waitForRequests(1))
+        let client = WebSocketClient(port: port)
+        try client.connect()
+        defer { client.close() }
+
+        let stopped = DispatchSemaphore(value: 0)
+        Thread {
+            server.stop()
+            stopped.signal()
+        }.start()
+        // The WebSocket's 1001 says the drain has begun; the request is still unanswered, and
+        // the server waits for its answer instead of cutting it off.
+        #expect(try client.receive() == .closed(code: 1001, reason: "server shutting down"))
+        #expect(stopped.wait(timeout: .now()) == .timedOut)
+        handler.answerAll(#"{"answered":"while draining"}"#)
+        let answer = try http.response()
+        #expect(answer.status == 200)
+        #expect(answer.body == #"{"answered":"while draining"}"#)
+        #expect(stopped.wait(timeout: .now() + 10) == .success)
+    }
+
+    @Test func aStopEndsAtItsGraceWhenAnAnswerNeverComes() throws {
+        let handler = LaterHandler()
+        let (server, port) = try Self.start(handler, grace: .milliseconds(200))
+        let http = try HTTPConnection(port: port)
+        try http.send("GET", "/later")
+        #expect(handler.waitForRequests(1))
+        let started = ContinuousClock.now
+        server.stop()
+        #expect(ContinuousClock.now - started >= .milliseconds(200))
+        #expect(throws: (any Error).self) { try http.response() }
+    }
+
+    static func start(_ handler: LaterHandler, grace: Duration = .seconds(2)) throws -> (WebSocketServer, Int) {
+        let server = WebSocketServer(configuration: TransportConfiguration(port: 0, shutdownGrace: grace), handler: handler)
         return (server, try server.start())
     }
 

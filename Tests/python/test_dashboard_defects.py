@@ -204,6 +204,9 @@ def test_the_callout_after_a_restart_names_no_null(session_id, page, tmp_path):
         page.open(http_url(server, f"?session={session_id}"))
         text = page.wait_js("const c = document.getElementById('callout'); return !c.hidden && c.textContent", "the callout")
         assert "Meet here" in text and "null" not in text and "undefined" not in text, text
+        # The page reads the event log once the snapshot is drawn; the server stops after that
+        # read, so the page has nothing in flight that the stop could refuse.
+        page.wait(lambda s: s["history"]["loaded"], "the event log loaded")
         page.screenshot("callout-after-restart")
     finally:
         server.stop()
