@@ -51,8 +51,10 @@ final class SessionLog {
         self.checkpointEvery = checkpointEvery
     }
 
-    /// Called with every broadcast, after `session` applied `events`.
-    func record(_ events: [Emitted], of session: Session) {
+    /// Called with every broadcast, after `session` applied `events`. The session is read only
+    /// when something is written: most broadcasts are transient moves, and reading a session
+    /// kept in a class copies every part of it.
+    func record(_ events: [Emitted], of session: @autoclosure () -> Session) {
         guard !events.isEmpty else { return }
         let now = EventLogWriter.nowMs()
         lastActivityMs = now
@@ -60,6 +62,7 @@ final class SessionLog {
         var discrete = 0
         for e in events where !e.isTransient { discrete += 1 }
         guard discrete > 0 else { return }
+        let session = session()
         writer.record(session: session.id, epoch: session.epoch, timeMs: now, events)
         sinceCheckpoint += discrete
         if !checkpointed || sinceCheckpoint >= max(checkpointEvery, session.annotations.count) {

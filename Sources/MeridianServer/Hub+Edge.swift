@@ -95,7 +95,8 @@ extension Hub {
     /// admits it), sends it on to its session's home hub (which admits it), holds it behind the
     /// answer the connection waits for, or refuses it when too many are held.
     func route(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) {
-        guard let inSession = connections[connection].map({ $0.sessionID != nil }) else { return }
+        guard let index = connections.index(forKey: connection) else { return }
+        let inSession = connections.values[index].sessionID != nil
         if case .join(_, let parameters, _) = request.body, isLocal(connection) {
             connections[connection]!.rejoin = parameters.handover ? request : nil
         }

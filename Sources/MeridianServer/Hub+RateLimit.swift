@@ -8,7 +8,7 @@ extension Hub {
     /// conflated); any other request is refused with `rate_limited` and a retry hint.
     func admit(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) -> Bool {
         releaseDeferred(connection, on: server)
-        guard connections[connection] != nil else { return false }
+        guard connections.index(forKey: connection) != nil else { return false }
         let limit = configuration.rateLimit
         switch connections[connection]!.rate.admit(request, limit: limit, at: server.now) {
         case .now:

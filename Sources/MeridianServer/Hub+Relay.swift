@@ -4,8 +4,9 @@ import MeridianTransport
 import MeridianSync
 
 /// Where a hub stands among the hubs of one server: its index (the high byte of the ids of
-/// its connections) and the relay to the others.
-struct HubPlace {
+/// its connections) and the relay to the others. A class: a hub reads it for most requests,
+/// and a reference is one retain where a value of references is one for each.
+final class HubPlace: Sendable {
     let hub: Int
     let relay: any Relay
     /// Where the hubs post their part of the overview (one for all of them).
@@ -13,7 +14,15 @@ struct HubPlace {
     /// Each hub's sessions, loaded and loading, for the server's limit (one for all of them).
     let loads: LoadCounts
     /// This server as a node of a cluster (nil: a single node).
-    var cluster: ClusterNode? = nil
+    let cluster: ClusterNode?
+
+    init(hub: Int, relay: any Relay, board: OverviewBoard, loads: LoadCounts, cluster: ClusterNode? = nil) {
+        self.hub = hub
+        self.relay = relay
+        self.board = board
+        self.loads = loads
+        self.cluster = cluster
+    }
 }
 
 /// Each hub's sessions, loaded and loading.

@@ -112,7 +112,7 @@ final class Hub: TransportHandler {
 
     /// One whole text message from `connection`.
     func receive(_ message: UnsafeRawBufferPointer, from connection: ConnectionID, on local: any Outbound) {
-        guard connections[connection] != nil else { return }
+        guard connections.index(forKey: connection) != nil else { return }
         let server = outbound(for: local)
         switch ClientRequest.decode(message) {
         case .failure(let error):
@@ -170,9 +170,11 @@ final class Hub: TransportHandler {
 
     /// Serves `request` here (the edge and the rate limit let it through).
     func handle(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) {
-        let state = connections[connection]!
+        // The connection's state is read field by field where it is needed: a copy of the whole
+        // of it costs a retain for each of its parts, on every request.
         switch request.body {
         case .join(let sessionID, let join, let resume):
+            let state = connections[connection]!
             guard state.sessionID == nil else {
                 return refuse(connection, ref: request.ref, request: "join", code: .alreadyJoined,
                               message: "this connection already joined session \(state.sessionID!); send leave first", on: server)
@@ -190,11 +192,11 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: "token.refresh", code: refusal.code, message: refusal.message,
                               field: refusal.field, on: server)
             }
-            let seq = seq(of: state)
+            let seq = seq(of: connections[connection]!)
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
                                    ref: request.ref, request: "token.refresh"), on: server)
         case .ping:
-            let seq = seq(of: state)
+            let seq = seq(of: connections[connection]!)
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
                                    ref: request.ref, request: "ping"), on: server)
         case .overviewWatch(let token):
@@ -205,7 +207,7 @@ final class Hub: TransportHandler {
             }
             watchOverview(connection, ref: request.ref, on: server)
         case .interest(let interest):
-            guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
+            guard let host = connections[connection]!.sessionID.flatMap({ sessions[$0] }) else {
                 return refuse(connection, ref: request.ref, request: "interest", code: .notJoined, message: "interest needs a joined session; send join first", on: server)
             }
             do throws(SessionError) {
@@ -218,6 +220,7 @@ final class Hub: TransportHandler {
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
                                    ref: request.ref, request: "interest"), on: server)
         case .leave:
+            let state = connections[connection]!
             guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
                 return refuse(connection, ref: request.ref, request: "leave", code: .notJoined, message: "not in a session", on: server)
             }
@@ -229,7 +232,8 @@ final class Hub: TransportHandler {
                                    ref: request.ref, request: "leave"), on: server)
             settled(connection)
         case .command(let command):
-            guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else {
+            guard let sessionID = connections[connection]!.sessionID, let host = sessions[sessionID],
+                  let pid = connections[connection]!.participant else {
                 return refuse(connection, ref: request.ref, request: command.name, code: .notJoined,
                               message: "\(command.name) needs a joined session; send join first", on: server)
             }
