@@ -21,6 +21,11 @@ public struct LoadConfiguration: Sendable {
     public var dragRate = 60.0
     /// Moves per drag before `ending` (then a new `starting`).
     public var movesPerDrag = 60
+    /// Spread the draggers' moves over the move interval (each dragger's first move after its
+    /// first grant is put off by its own fraction of the interval), as independent users move.
+    /// Without it the draggers, granted together, move in step: every interval starts with a
+    /// burst of one move from each.
+    public var stagger = false
     /// Fraction of draggers that share an annotation with another dragger (drag conflicts). With
     /// viewport interest none do: each dragger drags its own annotation, in its own city.
     public var contention = 0.2

@@ -3,6 +3,20 @@ import MeridianClientTransport
 extension LoadWorker {
     var moveInterval: UInt64 { UInt64(1_000_000 / max(configuration.dragRate, 0.001)) }
 
+    /// With ``LoadConfiguration/stagger``, how long a dragger waits after its first grant before
+    /// its first move: its own fraction of the move interval (its index scattered by a
+    /// multiplicative hash), so that draggers granted together move out of step from then on.
+    func firstGrantDelay(of id: Int) -> UInt64 {
+        guard configuration.stagger, let c = clients[id], !c.granted else { return 0 }
+        return Self.staggerDelay(index: c.index, interval: moveInterval)
+    }
+
+    /// Client `index`'s share of `interval` (in [0, interval)): indices in a row land far apart.
+    static func staggerDelay(index: Int, interval: UInt64) -> UInt64 {
+        let fraction = UInt64(truncatingIfNeeded: index &* 2_654_435_761) % 1024
+        return interval * fraction / 1024
+    }
+
     func tick(now: UInt64, on group: ClientGroupLoop) {
         if stopped {
             // The final tally, while every worker's connections are still open.

@@ -62,7 +62,8 @@ extension LoadWorker {
             if isAck {
                 stats.dragsGranted += 1
                 clients[id]!.drag = .moving(left: configuration.movesPerDrag)
-                clients[id]!.nextActionAt = LoadClock.nowMicros()
+                clients[id]!.nextActionAt = LoadClock.nowMicros() + firstGrantDelay(of: id)
+                clients[id]!.granted = true
                 return
             }
             // The answer to a repeated `starting` (sent when the first one's answer was slow) must

@@ -31,6 +31,8 @@ struct SimulatedClient {
     var seqMayRepeat = false
     var drag = DragPhase.idle
     var nextActionAt: UInt64 = 0
+    /// Its first grant has come (with ``LoadConfiguration/stagger``, its phase is set then).
+    var granted = false
     var cameraStep = 0
     var ready = false
     var nextRef = 1

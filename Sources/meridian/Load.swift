@@ -29,6 +29,8 @@ struct Load: AsyncParsableCommand {
     @Option(help: "Sessions with draggers (the first ones; default all): the others only listen.") var dragSessions: Int?
     @Option(help: "Drag moves per second per dragger.") var rate = 60.0
     @Option(help: "Moves per drag before it ends and a new one starts.") var movesPerDrag = 60
+    @Flag(help: "Spread the draggers' moves over the move interval, as independent users move (by default they move in step, in bursts).")
+    var stagger = false
     @Option(help: "Fraction of draggers that compete for an annotation with another.") var contention = 0.2
     @Option(help: "Camera movers per session.") var cameraMovers = 0
     @Option(help: "Camera updates per second per mover.") var cameraRate = 10.0
@@ -104,6 +106,7 @@ struct Load: AsyncParsableCommand {
         c.dragSessions = dragSessions
         c.dragRate = rate
         c.movesPerDrag = movesPerDrag
+        c.stagger = stagger
         c.contention = contention
         c.cameraMovers = cameraMovers
         c.cameraRate = cameraRate
