@@ -123,11 +123,7 @@ final class LaterHandler: TransportHandler, @unchecked Sendable {
     }
 
     @Test func aStopFinishesTheAnswersItWasWaitingFor() throws {
-        let handler = LaterHandler()
-        let (server, port) = try Self.start(handler, grace: .seconds(30))
-        let http = try HTTPConnection(port: port)
-        try http.send("GET", "/later")
-        #expect(handler.waitForRequests(1))
+        let (handler, server, port, http) = try Self.startWaiting(grace: .seconds(30))
         let client = WebSocketClient(port: port)
         try client.connect()
         defer { client.close() }
@@ -149,15 +145,21 @@ final class LaterHandler: TransportHandler, @unchecked Sendable {
     }
 
     @Test func aStopEndsAtItsGraceWhenAnAnswerNeverComes() throws {
-        let handler = LaterHandler()
-        let (server, port) = try Self.start(handler, grace: .milliseconds(200))
-        let http = try HTTPConnection(port: port)
-        try http.send("GET", "/later")
-        #expect(handler.waitForRequests(1))
+        let (_, server, _, http) = try Self.startWaiting(grace: .milliseconds(200))
         let started = ContinuousClock.now
         server.stop()
         #expect(ContinuousClock.now - started >= .milliseconds(200))
         #expect(throws: (any Error).self) { try http.response() }
+    }
+
+    /// A server with shutdown grace `grace`, and a connection whose GET /later waits for its answer.
+    static func startWaiting(grace: Duration) throws -> (LaterHandler, WebSocketServer, Int, HTTPConnection) {
+        let handler = LaterHandler()
+        let (server, port) = try start(handler, grace: grace)
+        let http = try HTTPConnection(port: port)
+        try http.send("GET", "/later")
+        #expect(handler.waitForRequests(1))
+        return (handler, server, port, http)
     }
 
     static func start(_ handler: LaterHandler, grace: Duration = .seconds(2)) throws -> (WebSocketServer, Int) {

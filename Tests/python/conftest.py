@@ -5,8 +5,10 @@ root. Each server runs as `meridian serve --port 0 ...`; its port is read from
 the first stdout line `meridian listening on http://127.0.0.1:PORT ...` (https:// with TLS).
 """
 
+import atexit
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +26,10 @@ from pg_fixture import PostgresServer  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"^meridian listening on (https?)://([^:/\s]+):(\d+)")
+# The servers' logs, in one directory that goes with the test run (a failing test quotes the
+# log's tail in its message).
+LOGS = Path(tempfile.mkdtemp(prefix="meridian-test-logs-"))
+atexit.register(shutil.rmtree, LOGS, True)
 
 
 def binary():
@@ -40,7 +46,7 @@ class Server:
         if not path.exists():
             pytest.fail(f"server binary not found at {path}: run `swift build` or set MERIDIAN_BIN")
         self.args = ["serve", "--port", "0", "--auth", "none", *args]
-        self.log = tempfile.NamedTemporaryFile(prefix="meridian-", suffix=".log", delete=False)
+        self.log = tempfile.NamedTemporaryFile(prefix="meridian-", suffix=".log", dir=LOGS, delete=False)
         self.process = subprocess.Popen([str(path), *self.args], stdout=subprocess.PIPE, stderr=self.log,
                                         stdin=subprocess.DEVNULL, text=True, env=env, preexec_fn=preexec_fn)
         line = self._first_line(timeout=20)
