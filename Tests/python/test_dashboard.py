@@ -62,7 +62,9 @@ def test_overview_lists_sessions_and_links_to_them(server, session_id, page):
             link = f"a[href='/dashboard/?session={session_id}']"
             await asyncio.to_thread(page.wait_js, f"return document.querySelector(\"{link}\") !== null", "the session link")
             await asyncio.to_thread(page.screenshot, "overview")
-            await asyncio.to_thread(lambda: page.driver.find_element("css selector", link).click())
+            # Found and clicked in one step in the page: the overview redraws its rows every
+            # second, and an element found before a redraw is stale after it.
+            await asyncio.to_thread(page.driver.execute_script, f"document.querySelector(\"{link}\").click()")
             await asyncio.to_thread(page.wait, lambda s: s.get("session") == session_id and s["status"] == "live", "the session view")
             assert [p["name"] for p in page.state()["participants"]] == ["Alice", "Bob"]
         finally:
@@ -446,7 +448,9 @@ def test_dashboard_with_a_token_in_the_page_fragment(start_server, session_id, p
                                     "the overview, watched with the token")
             link = f"a[href='/dashboard/?session={session_id}#token={token}']"
             await asyncio.to_thread(page.wait_js, f"return document.querySelector(\"{link}\") !== null", "the session link keeping the token")
-            await asyncio.to_thread(lambda: page.driver.find_element("css selector", link).click())
+            # Found and clicked in one step in the page: the overview redraws its rows every
+            # second, and an element found before a redraw is stale after it.
+            await asyncio.to_thread(page.driver.execute_script, f"document.querySelector(\"{link}\").click()")
             shown = await asyncio.to_thread(page.wait, lambda s: s.get("session") == session_id and s["status"] == "live", "the session view")
             assert [p["name"] for p in shown["participants"]] == ["Alice"], "the dashboard joined hidden"
             # The event log is read with the same token.
