@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 #endif
 
 /* Helpers for libwebsockets macros and layouts that Swift cannot import. */
@@ -47,32 +49,76 @@ static inline void mrd_timer_cancel(struct mrd_timer *timer) {
 
 /* A libev (epoll) loop for LWS_SERVER_OPTION_LIBEV, handed to lws as a foreign loop. lws_service()
  * runs ev_run() on it until ev_break(): a check watcher breaks after every pass, so lws_service()
- * returns once per pass as with the default poll() loop and the caller's loop keeps its shape. */
+ * returns once per pass as with the default poll() loop and the caller's loop keeps its shape.
+ * An idle watcher, started by mrd_ev_dont_wait() and stopped after the pass, makes the next pass
+ * look for what is ready without sleeping (no wake-up through lws's pipe). */
+struct mrd_ev_watchers {
+    ev_check check;
+    ev_idle idle;
+};
+
 static void mrd_ev_break_after_pass(struct ev_loop *loop, ev_check *watcher, int revents) {
-    (void)watcher; (void)revents;
+    (void)revents;
+    struct mrd_ev_watchers *watchers = (struct mrd_ev_watchers *)watcher;
+    ev_idle_stop(loop, &watchers->idle);
     ev_break(loop, EVBREAK_ONE);
+}
+
+static void mrd_ev_idle_noop(struct ev_loop *loop, ev_idle *watcher, int revents) {
+    (void)loop; (void)watcher; (void)revents;
 }
 
 static inline void *mrd_ev_loop_new(void) {
     struct ev_loop *loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV | EVFLAG_NOSIGMASK);
     if (!loop) return NULL;
-    ev_check *check = (ev_check *)malloc(sizeof *check);
-    if (!check) { ev_loop_destroy(loop); return NULL; }
-    ev_check_init(check, mrd_ev_break_after_pass);
-    ev_check_start(loop, check);
+    struct mrd_ev_watchers *watchers = (struct mrd_ev_watchers *)malloc(sizeof *watchers);
+    if (!watchers) { ev_loop_destroy(loop); return NULL; }
+    ev_check_init(&watchers->check, mrd_ev_break_after_pass);
+    ev_check_start(loop, &watchers->check);
     ev_unref(loop); /* the check watcher alone does not keep the loop alive */
-    ev_set_userdata(loop, check);
+    ev_idle_init(&watchers->idle, mrd_ev_idle_noop);
+    ev_set_userdata(loop, watchers);
     return loop;
+}
+
+/* The next pass of the loop (on its own thread) does not sleep. */
+static inline void mrd_ev_dont_wait(void *opaque) {
+    struct ev_loop *loop = (struct ev_loop *)opaque;
+    struct mrd_ev_watchers *watchers = (struct mrd_ev_watchers *)ev_userdata(loop);
+    ev_idle_start(loop, &watchers->idle);
 }
 
 /* Frees a loop from mrd_ev_loop_new; only after lws_context_destroy. */
 static inline void mrd_ev_loop_destroy(void *opaque) {
     struct ev_loop *loop = (struct ev_loop *)opaque;
-    ev_check *check = (ev_check *)ev_userdata(loop);
+    struct mrd_ev_watchers *watchers = (struct mrd_ev_watchers *)ev_userdata(loop);
+    ev_idle_stop(loop, &watchers->idle);
     ev_ref(loop);
-    ev_check_stop(loop, check);
-    free(check);
+    ev_check_stop(loop, &watchers->check);
+    free(watchers);
     ev_loop_destroy(loop);
+}
+
+/* An epoll set of sockets watched for input (level-triggered), asked without sleeping: whether
+ * any of them has input waiting, without a pass of the event loop. */
+static inline int mrd_readiness_new(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+static inline void mrd_readiness_watch(int set, int socket) {
+    struct epoll_event event = { .events = EPOLLIN, .data = { .fd = socket } };
+    (void)epoll_ctl(set, EPOLL_CTL_ADD, socket, &event);
+}
+
+static inline void mrd_readiness_forget(int set, int socket) {
+    struct epoll_event event = { 0 };
+    (void)epoll_ctl(set, EPOLL_CTL_DEL, socket, &event);
+}
+
+/* 1 when a watched socket has input (or hung up), 0 when none has, -1 on failure. */
+static inline int mrd_readiness_any(int set) {
+    struct epoll_event event;
+    return epoll_wait(set, &event, 1, 0);
 }
 
 /* lws's signal_cb for event-library loops: signals stay with the process's own handling. */

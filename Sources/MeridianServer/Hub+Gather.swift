@@ -103,6 +103,7 @@ extension TransportStats {
         inputThrottles += other.inputThrottles
         deferredWrites += other.deferredWrites
         directWrites += other.directWrites
+        writeSlicesSpent += other.writeSlicesSpent
         pausedAccepts += other.pausedAccepts
         keepalivePings += other.keepalivePings
         idleCloses += other.idleCloses

@@ -194,7 +194,6 @@ extension Hub {
     /// The stored form of what `events` changed, nil if nothing durable.
     private func durableChange(_ events: [Emitted], of host: SessionHost) -> SessionChange? {
         let histories = host.session.takeChangedHistories()
-        let s = host.session
         var touched: Set<String> = []
         var durable = !histories.isEmpty
         for e in events where !e.isTransient {
@@ -215,6 +214,8 @@ extension Hub {
             }
         }
         guard durable else { return nil }
+        // Read from the host only now: a transient move, the usual broadcast, copies nothing.
+        let s = host.session
         if durability.needsFullWrite.contains(s.id) {
             return .update(SessionUpdate(record: s.record, epoch: s.epoch))
         }

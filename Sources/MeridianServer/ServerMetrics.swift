@@ -147,6 +147,7 @@ final class HubMetrics {
         count("meridian_input_throttles_total", by: stats.inputThrottles - lastStats.inputThrottles)
         count("meridian_deferred_writes_total", by: stats.deferredWrites - lastStats.deferredWrites)
         count("meridian_direct_writes_total", by: stats.directWrites - lastStats.directWrites)
+        count("meridian_write_slices_spent_total", by: stats.writeSlicesSpent - lastStats.writeSlicesSpent)
         count("meridian_accepts_paused_total", by: stats.pausedAccepts - lastStats.pausedAccepts)
         count("meridian_keepalive_pings_total", by: stats.keepalivePings - lastStats.keepalivePings)
         count("meridian_idle_closes_total", by: stats.idleCloses - lastStats.idleCloses)

@@ -143,6 +143,11 @@ public final class EventLogWriter: Sendable {
         #endif
     }
 
-    /// Milliseconds since 1970, now.
-    public static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    /// Milliseconds since 1970, now, rounded (the wall clock read directly: this is asked with
+    /// every broadcast, and `Date()` costs a microsecond or more).
+    public static func nowMs() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + (Int64(now.tv_nsec) + 500_000) / 1_000_000
+    }
 }

@@ -121,6 +121,13 @@ struct IDQueue {
 
     mutating func append(_ id: ConnectionID) { ids.append(id) }
 
+    /// The first id, removed; nil when empty.
+    mutating func popFirst() -> ConnectionID? {
+        guard let id = first else { return nil }
+        removeFirst()
+        return id
+    }
+
     mutating func removeFirst() {
         head += 1
         if head == ids.count {

@@ -54,6 +54,7 @@ extension ServerLoop {
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             return peerInitiatedClose(wsi: wsi, user: user, input: input, length: length)
         case LWS_CALLBACK_CLOSED:
+            readiness.forget(lws_get_socket_fd(wsi))
             closed(user: user)
             releaseAdmission(wsi: wsi)
             return 0
@@ -103,6 +104,7 @@ extension ServerLoop {
         guard let user else { return }
         let connection = connections.insert { Connection(id: $0, wsi: wsi, headroom: headroom) }
         user.storeBytes(of: connection.id.rawValue, as: UInt64.self)
+        readiness.watch(lws_get_socket_fd(wsi))
         connection.lastHeard = tickNow
         let handshake = admitted[wsi]?.handshake ?? readHandshake(wsi)
         handler?.transport(self, didOpen: connection.id, handshake: handshake)

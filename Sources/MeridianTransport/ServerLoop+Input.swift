@@ -23,6 +23,9 @@ struct InputState {
     var gauge: LoadGauge
     /// Connections a broadcast found idle in this pass, written at its end (`writableRequested` set).
     var flushes: [ConnectionID] = []
+    /// When this pass's end-of-pass writes must stop (``TransportConfiguration/writeSlice``):
+    /// set by its first write, cleared when the pass ends.
+    var writesEnd: Duration?
     /// Connections whose write waits for its turn, oldest first: not busy, and busy.
     var writeWaiters = IDQueue()
     var busyWriteWaiters = IDQueue()
@@ -57,8 +60,13 @@ struct WriteAllowance {
 }
 
 extension InputState {
-    static func writeWaiters(busy: Bool) -> WritableKeyPath<InputState, IDQueue> {
-        busy ? \.busyWriteWaiters : \.writeWaiters
+    /// The oldest connection waiting for its turn to write (busy, or not), removed from its queue.
+    mutating func nextWriteWaiter(busy: Bool) -> ConnectionID? {
+        busy ? busyWriteWaiters.popFirst() : writeWaiters.popFirst()
+    }
+
+    mutating func waitToWrite(_ id: ConnectionID, busy: Bool) {
+        if busy { busyWriteWaiters.append(id) } else { writeWaiters.append(id) }
     }
 }
 
@@ -160,11 +168,12 @@ extension ServerLoop {
             lws_rx_flow_control(listener, 1)
         }
         input.passBegan = nil
+        input.writesEnd = nil
         input.answerWaiting = false
         // The next pass must not sleep in the event loop while work waits.
         if !input.scheduler.isEmpty || !input.readWaiters.isEmpty || !input.writeWaiters.isEmpty
-            || !input.busyWriteWaiters.isEmpty || !input.flushes.isEmpty, let context {
-            lws_cancel_service(context)
+            || !input.busyWriteWaiters.isEmpty || !input.flushes.isEmpty {
+            dontSleepNextPass()
         }
     }
 
@@ -226,16 +235,14 @@ extension ServerLoop {
 
     /// `id` (its `writableRequested` set) waits for its turn to write.
     func waitToWrite(_ id: ConnectionID, busy: Bool) {
-        input[keyPath: InputState.writeWaiters(busy: busy)].append(id)
+        input.waitToWrite(id, busy: busy)
         counters.deferredWrites += 1
     }
 
     /// Asks for the writes waiting their turn (of busy connections, or of the others), oldest
     /// first, while the pass's allowance lasts.
     private func askForWaitingWrites(busy: Bool) {
-        let waiters = InputState.writeWaiters(busy: busy)
-        while input.writeAllowance.remains(busy: busy), let id = input[keyPath: waiters].first {
-            input[keyPath: waiters].removeFirst()
+        while input.writeAllowance.remains(busy: busy), let id = input.nextWriteWaiter(busy: busy) {
             guard let connection = connections[id], connection.writeDeferred else { continue }
             connection.writeDeferred = false
             _ = input.writeAllowance.take(busy: busy)

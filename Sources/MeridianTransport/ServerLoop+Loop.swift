@@ -46,6 +46,19 @@ extension ServerLoop: ServiceLoop {
     /// pass: they go now, not after a pass that may sleep.
     package func serviceAfterWork() {
         flushAtPassEnd()
+        input.writesEnd = nil
+        // Writes past the slice go in the next pass, which must not sleep first.
+        if !input.flushes.isEmpty { dontSleepNextPass() }
+    }
+
+    /// The next pass of the event loop looks for what is ready without sleeping: work waits
+    /// between passes. On the service thread.
+    func dontSleepNextPass() {
+        if let eventLoop {
+            mrd_ev_dont_wait(eventLoop)
+        } else if let context {
+            lws_cancel_service(context)
+        }
     }
 
     package func serviceTick() {

@@ -29,7 +29,6 @@ extension ServerLoop {
         var sent = 0
         var backlogged: [ConnectionID] = []
         var waiting: [(ConnectionID, busy: Bool)] = []
-        var direct: [ConnectionID] = []
         var allowance = input.writeAllowance
         var directWrites = input.directWrites
         let turnsAtPassEnd = writesTurnsAtPassEnd
@@ -49,13 +48,13 @@ extension ServerLoop {
                         // else the pass queues for it.
                         directWrites -= 1
                         hot.pointee.writableRequested = true
-                        direct.append(id)
+                        input.flushes.append(id)
                     } else if !hot.pointee.writableRequested {
                         hot.pointee.writableRequested = true
                         if allowance.take(busy: hot.pointee.throttled) {
                             // Its turn is now: written at the end of the pass too (it has nothing
                             // partly written, or it would have its WRITEABLE asked for already).
-                            if turnsAtPassEnd { direct.append(id) } else { lws_callback_on_writable(hot.pointee.wsi) }
+                            if turnsAtPassEnd { input.flushes.append(id) } else { lws_callback_on_writable(hot.pointee.wsi) }
                         } else {
                             waiting.append((id, hot.pointee.throttled))
                         }
@@ -66,7 +65,6 @@ extension ServerLoop {
         }
         input.writeAllowance = allowance
         input.directWrites = directWrites
-        input.flushes.append(contentsOf: direct)
         // Writes past the pass's allowance wait their turn (ServerLoop+Input.swift). One owed a
         // prompt answer is asked for at once when that answer is queued.
         for (id, busy) in waiting {
@@ -82,9 +80,14 @@ extension ServerLoop {
     }
 
     /// After the pass's input, and after work from other threads: writes the queues of the
-    /// members a broadcast found idle (``TransportConfiguration/directWritesPerPass``) at once,
-    /// outside WRITEABLE, each in one `lws_write`. lws sends what the socket takes and keeps the rest, which goes out before
-    /// anything written after it; a socket that failed is closed by lws in its next pass.
+    /// members a broadcast found idle (``TransportConfiguration/directWritesPerPass``), or whose
+    /// turn came, each in one `lws_write`, outside WRITEABLE. lws sends what the socket takes and
+    /// keeps the rest, which goes out before anything written after it; a socket that failed is
+    /// closed by lws in its next pass.
+    ///
+    /// Once a pass has written for ``TransportConfiguration/writeSlice``, it stops when input
+    /// waits (``InputReadiness``): the members left are written first in the next pass, and
+    /// gather whatever that pass's input queues for them.
     func flushAtPassEnd() {
         guard !input.flushes.isEmpty else { return }
         // Writes asked for while these are made (more queued than one write takes) wait for the
@@ -95,7 +98,26 @@ extension ServerLoop {
             batch.removeAll(keepingCapacity: true)
             flushSpare = batch
         }
-        for id in batch {
+        // A loaded loop's writes are bounded by its allowance of writes a pass instead.
+        let slicing = input.gauge.isLight
+        let slice = configuration.writeSlice
+        var end = input.writesEnd
+        var next = batch.startIndex
+        while next < batch.endIndex {
+            // At least eight writes a pass; the clock is read every eighth write, and once the
+            // slice is spent, whether input waits.
+            if slicing, next & 7 == 0, let until = end, now >= until {
+                if !readiness.inputWaits {
+                    end = now + slice
+                    input.writesEnd = end
+                } else {
+                    counters.writeSlicesSpent += 1
+                    input.flushes.insert(contentsOf: batch[next...], at: 0)
+                    break
+                }
+            }
+            let id = batch[next]
+            next += 1
             guard let connection = connections[id], connection.writableRequested else { continue }
             connection.writableRequested = false
             // Closing meanwhile (the close goes out from WRITEABLE), or lws still holds part of
@@ -104,6 +126,10 @@ extension ServerLoop {
             guard connection.closing == nil, lws_partial_buffered(connection.wsi) == 0 else {
                 requestWritable(connection)
                 continue
+            }
+            if slicing, end == nil {
+                end = now + slice
+                input.writesEnd = end
             }
             counters.directWrites += 1
             if writeQueue(of: connection, wsi: connection.wsi) < 0 {

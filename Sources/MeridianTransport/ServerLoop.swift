@@ -55,6 +55,8 @@ public final class ServerLoop {
     var inputScratch: [UInt8] = []
     /// The spare list of ``flushAtPassEnd()``, kept for its capacity.
     var flushSpare: [ConnectionID] = []
+    /// Whether input waits, asked between end-of-pass writes (``flushAtPassEnd()``).
+    let readiness = InputReadiness()
     var drainDeadline = Duration.zero
 
     init(server: WebSocketServer, handler: TransportHandler?) {

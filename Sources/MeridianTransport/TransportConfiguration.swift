@@ -74,6 +74,14 @@ public struct TransportConfiguration: Sendable {
     /// rather than from a WRITEABLE callback: under load too, no `epoll_ctl` pair and wake-up per
     /// write. A socket lws still holds part of a write for waits for WRITEABLE. Never over TLS.
     public var turnWritesAtPassEnd: Bool = true
+    /// While the loop is light (``directWritesBelowRate``), the time a pass writes at its end
+    /// (at least eight writes) before it asks whether input waits, and if so stops: the members
+    /// not written yet are written first in the next pass, after the loop has read what arrived.
+    /// A move that comes in during a long fan-out is then handled at once, and goes out in the
+    /// same write as the earlier one to every member still waiting, instead of waiting for the
+    /// whole fan-out and making a write of its own to each. A loaded loop's writes are bounded by
+    /// ``writesPerPass`` instead.
+    public var writeSlice: Duration = .microseconds(100)
     /// Connections accepted per pass of the loop; more wait in the kernel's accept queue.
     public var acceptsPerPass: Int = 32
     /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.

@@ -30,6 +30,9 @@ public struct TransportStats: Sendable, Equatable {
     public var deferredWrites: Int = 0
     /// Writes a broadcast made at once, outside WRITEABLE (``TransportConfiguration/directWritesPerPass``).
     public var directWrites: Int = 0
+    /// Passes whose end-of-pass writes stopped at ``TransportConfiguration/writeSlice``, the rest
+    /// left for the next pass.
+    public var writeSlicesSpent: Int = 0
     /// Passes in which the listener stopped accepting (``TransportConfiguration/acceptsPerPass``).
     public var pausedAccepts: Int = 0
     /// Keepalive PINGs sent, and connections dropped for being quiet past the idle timeout.

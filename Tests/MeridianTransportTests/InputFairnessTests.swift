@@ -25,6 +25,12 @@ import Glibc
         private var _opened: [ConnectionID] = []
         /// A message that makes the handler close its connection with 4000 (read on the service thread).
         var closeOn: String?
+        private var _afterFan: (() -> Void)?
+        /// Run on the service thread after each fan-out is queued.
+        var afterFan: (() -> Void)? {
+            get { condition.withLock { _afterFan } }
+            set { condition.withLock { _afterFan = newValue } }
+        }
 
         var events: [Event] { condition.withLock { _events } }
 
@@ -44,6 +50,7 @@ import Glibc
             if text.hasPrefix("fan:"), let count = Int(text.dropFirst(4)) {
                 let members = condition.withLock { _opened }
                 for k in 0..<count { server.broadcast(OutboundFrame(text: Array("b\(k)".utf8)), to: members) }
+                afterFan?()
             } else if text == closeOn {
                 server.close(connection, code: 4000, reason: "asked to")
             } else {
@@ -170,6 +177,39 @@ import Glibc
         #expect(stats.directWrites == 30)
         #expect(stats.deferredWrites == 0)
         #expect(stats.deliveries == 40 * 30)
+    }
+
+    @Test func aFanOutOnAQuietLoopIsWrittenInOnePassWhateverItsSlice() throws {
+        // The slice is spent after the first writes, but no input waits: nothing to make way for.
+        let stats = try fanOut(frames: 1) { $0.writeSlice = .zero }
+        #expect(stats.writeSlicesSpent == 0)
+        #expect(stats.directWrites == 30)
+        #expect(stats.deliveries == 30)
+    }
+
+    @Test func aFanOutMakesWayForInputThatArrivesWhileItIsWritten() throws {
+        // A message from a 31st connection is in the server's socket before the fan-out's writes
+        // begin (sent over loopback from the handler, on the service thread). The slice is spent
+        // after the first writes: the pass stops, the next reads and answers the message, and the
+        // members left are written after. Every member still gets its frame once.
+        let recorder = Recorder()
+        let (server, port) = try start(recorder) { $0.writeSlice = .zero }
+        defer { server.stop() }
+        let members = try (0..<30).map { _ in try RawWebSocket(port: port) }
+        #expect(recorder.waitOpened(30))
+        let asker = try RawWebSocket(port: port)
+        #expect(recorder.waitOpened(31))
+        recorder.afterFan = { try? asker.send(["question"]) }
+        try members[0].send(["fan:1"])
+        #expect(try asker.receiveTexts(count: 2).sorted() == ["b0", "question"])
+        for (i, member) in members.enumerated() {
+            #expect(try member.receiveTexts(count: 1) == ["b0"], "member \(i)")
+        }
+        let stats = onServiceThread(server) { $0.stats }
+        #expect(stats.writeSlicesSpent >= 1, "the writes made way for the waiting message")
+        #expect(stats.deliveries == 31 + 1)
+        // The asker's socket closes now, not after the stop's grace.
+        recorder.afterFan = nil
     }
 
     @Test func aLoadedLoopWritesBroadcastsFromWriteableOnlyWhenTurnsAreNotWrittenAtPassEnd() throws {
