@@ -189,7 +189,7 @@ let package = Package(
         .testTarget(name: "MeridianClientTransportTests", dependencies: ["MeridianClientTransport", "MeridianTransportCore", "MeridianSync", "MeridianTesting"]),
         .testTarget(
             name: "MeridianTransportTests",
-            dependencies: ["MeridianTransport", "MeridianClientTransport", "MeridianTransportCore"]
+            dependencies: ["MeridianTransport", "MeridianClientTransport", "MeridianTransportCore", "MeridianTesting"]
         ),
         .testTarget(name: "MeridianAuthTests", dependencies: ["MeridianAuth", "MeridianCore"]),
         .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore", "MeridianSync"]),
@@ -199,7 +199,7 @@ let package = Package(
             dependencies: ["MeridianClient", "MeridianMapBinding", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianAuth"]
         ),
         .testTarget(name: "MeridianRedisTests", dependencies: ["MeridianRedis", "MeridianSync", "MeridianTesting"]),
-        .testTarget(name: "MeridianSettingsTests", dependencies: ["MeridianSettings"]),
+        .testTarget(name: "MeridianSettingsTests", dependencies: ["MeridianSettings", "MeridianTesting"]),
         .testTarget(name: "MeridianLoadTests", dependencies: ["MeridianLoad", "MeridianServer", "MeridianTesting", "MeridianAuth"]),
         .testTarget(
             name: "MeridianServerTests",

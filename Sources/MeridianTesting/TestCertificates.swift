@@ -12,8 +12,7 @@ public struct TestCertificates: Sendable {
     public var clientKey: String { path("client.key") }
 
     public init(serverAddress: Bool = true) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-certs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TestScratch.directory("certificates")
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         try openssl(["req", "-x509"] + ec + ["-keyout", path("ca.key"), "-out", ca, "-days", "2", "-subj", "/CN=Meridian test CA"])
         for (name, cn, extensions) in [

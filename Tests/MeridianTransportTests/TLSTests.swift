@@ -2,6 +2,7 @@ import Foundation
 import MeridianClientTransport
 @testable import MeridianTransport
 import MeridianTransportCore
+import MeridianTesting
 import Testing
 
 @Suite(.serialized) struct TLSTests {
@@ -79,8 +80,7 @@ struct SelfSignedCertificate {
     var key: String { directory.appendingPathComponent("key.pem").path }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("meridian-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TestScratch.directory("tls")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [

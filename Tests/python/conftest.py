@@ -30,6 +30,12 @@ LISTENING = re.compile(r"^meridian listening on (https?)://([^:/\s]+):(\d+)")
 # log's tail in its message).
 LOGS = Path(tempfile.mkdtemp(prefix="meridian-test-logs-"))
 atexit.register(shutil.rmtree, LOGS, True)
+# Every other temporary file and directory of the run (data directories, configurations,
+# certificates) goes under one directory, removed at exit too. Others may pass through it: the
+# PostgreSQL server runs as its own user in a directory given to it (pg_fixture.py).
+tempfile.tempdir = tempfile.mkdtemp(prefix="meridian-test-files-")
+os.chmod(tempfile.tempdir, 0o711)
+atexit.register(shutil.rmtree, tempfile.tempdir, True)
 
 
 def binary():

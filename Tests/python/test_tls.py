@@ -6,10 +6,8 @@ import json
 import socket
 import ssl
 import subprocess
-import tempfile
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 from websockets.exceptions import InvalidMessage, InvalidStatus
@@ -19,8 +17,8 @@ from meridian_client import Client, run
 
 
 @pytest.fixture(scope="module")
-def certificate():
-    directory = Path(tempfile.mkdtemp(prefix="meridian-tls-"))
+def certificate(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("tls")
     cert, key = directory / "cert.pem", directory / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                     "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
@@ -113,9 +111,9 @@ def test_a_client_that_never_starts_tls_is_dropped_after_the_handshake_timeout(s
 
 
 @pytest.fixture(scope="module")
-def client_certificate():
+def client_certificate(tmp_path_factory):
     """A self-signed client certificate, which the server trusts as its own client CA."""
-    directory = Path(tempfile.mkdtemp(prefix="meridian-tls-client-"))
+    directory = tmp_path_factory.mktemp("tls-client")
     cert, key = directory / "client.pem", directory / "client.key"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                     "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=meridian-client",
