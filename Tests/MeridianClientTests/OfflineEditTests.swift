@@ -4,8 +4,8 @@ import MeridianCore
 import MeridianTesting
 import Testing
 
-func temporaryFile(_ name: String) -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("meridian-\(UUID().uuidString)-\(name)")
+func temporaryFile(_ name: String) throws -> URL {
+    try TestScratch.directory("offline").appendingPathComponent(name)
 }
 
 @Suite("Edits made while disconnected")
@@ -16,7 +16,7 @@ struct OfflineEditTests {
             $0.transport.idleTimeout = .seconds(2)
         }
         defer { server.stop() }
-        let file = temporaryFile("queue.json")
+        let file = try temporaryFile("queue.json")
         defer { try? FileManager.default.removeItem(at: file) }
         let watcher = MeridianClient(over: server, configuration: ClientConfiguration(session: "s", name: "Watcher"))
         let watcherLog = Recorder()
@@ -88,7 +88,7 @@ struct OfflineEditTests {
     @Test func editsKeptInTheQueueFileAreSentByTheNextClient() async throws {
         let server = try TestServer.overWire()
         defer { server.stop() }
-        let file = temporaryFile("queue.json")
+        let file = try temporaryFile("queue.json")
         defer { try? FileManager.default.removeItem(at: file) }
         let configuration = ClientConfiguration(session: "s", name: "Field", offline: OfflineQueuePolicy(file: file))
         // The app starts without a connection, makes two edits and is closed.
