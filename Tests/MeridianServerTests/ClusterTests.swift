@@ -23,11 +23,11 @@ struct ClusterTests {
 
     /// A node that has joined the cluster (its /readyz answers 200): until then it refuses
     /// joins with `storage_unavailable`, as it should.
-    func node(threads: Int = 1, advertise: String = "") throws -> TestServer {
+    func node(threads: Int = 1, advertise: String = "", store: (any SessionStore)? = nil) throws -> TestServer {
         let server = try TestServer { configuration in
             configuration.threads = threads
             configuration.rateLimit = .unlimited
-            configuration.storage.store = store
+            configuration.storage.store = store ?? self.store
             configuration.cluster = ClusterConfiguration(redis: RedisAddress(host: "127.0.0.1", port: redis.port), leaseTTL: .seconds(2), advertise: advertise)
         }
         let deadline = ContinuousClock.now + .seconds(20)
@@ -151,5 +151,51 @@ extension ClusterTests {
         // Both were moved on their connections: none reconnected.
         let metrics = try HTTPClient.text(port: b.port, "/metrics")
         #expect(metrics.contains("meridian_cluster_handovers_total 2"), "\(metrics.split(separator: "\n").filter { $0.contains("handover") })")
+    }
+
+    /// The owner stops and the node that takes the session over cannot load it: the Swift
+    /// client's join, sent again in place, is refused. The client then drops the connection and
+    /// joins again with backoff, as after a close, until the store answers.
+    @Test func aSwiftClientWhoseJoinInPlaceIsRefusedJoinsAgainWithBackoff() throws {
+        let claims = ClaimFailingStore()
+        let a = try node(store: claims), b = try node(store: claims)
+        defer { b.stop() }
+        let first = try a.joined("harbour", name: "first")
+        let updates = Locked<[ClientUpdate]>([])
+        let dropped = DispatchSemaphore(value: 0), joined = DispatchSemaphore(value: 0)
+        let app = MeridianClient(port: b.port, configuration: ClientConfiguration(
+            session: "harbour", name: "app", reconnect: ReconnectPolicy(initialDelay: .milliseconds(50), maxDelay: .milliseconds(200))))
+        defer { app.close() }
+        app.observe { update in
+            updates.withLock { $0.append(update) }
+            switch update {
+            case .didDisconnect(code: nil): dropped.signal()
+            case .didConnect: joined.signal()
+            default: break
+            }
+        }
+        let epoch = try app.connect().epoch
+        #expect(joined.wait(timeout: .now() + 5) == .success)
+        #expect(try first.request("annotation.add", ["annotation": .point("pin", 52.5, 13.4)])["type"]?.string == "ack")
+
+        claims.failClaims(true)
+        a.stop()
+        // Told it moved (4012, connection open), then its join refused: the connection is dropped.
+        #expect(dropped.wait(timeout: .now() + 20) == .success, "\(updates.withLock { $0 })")
+        let seen = updates.withLock { $0 }
+        let moved = try #require(seen.firstIndex(of: .didDisconnect(code: 4012)), "\(seen)")
+        #expect(seen.firstIndex(of: .didDisconnect(code: nil)).map { $0 > moved } == true, "\(seen)")
+        #expect(!seen[moved...].contains { if case .didConnect = $0 { true } else { false } }, "joined while the store refused: \(seen)")
+        #expect(claims.failedClaims >= 1)
+
+        claims.failClaims(false)
+        #expect(joined.wait(timeout: .now() + 20) == .success, "\(updates.withLock { $0 })")
+        let welcome = try #require(app.welcome)
+        #expect(welcome.epoch != epoch)
+        #expect(app.state?.annotations["pin"] != nil)
+        #expect(!updates.withLock { $0 }.contains(.didClose))
+        // Moved in place once; the join after the refusal came on a new connection.
+        let metrics = try HTTPClient.text(port: b.port, "/metrics")
+        #expect(metrics.contains("meridian_cluster_handovers_total 1"), "\(metrics.split(separator: "\n").filter { $0.contains("handover") })")
     }
 }

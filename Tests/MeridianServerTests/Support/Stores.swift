@@ -145,3 +145,31 @@ final class GatedLoadStore: SessionStore, @unchecked Sendable {
     func list() throws(StorageError) -> [StoredSessionSummary] { try memory.list() }
     func commit(_ changes: [SessionChange]) throws(StorageError) { try memory.commit(changes) }
 }
+
+/// The in-memory store, whose claims of a session (a node loading it to serve it) fail while the
+/// test says so, and count as they do.
+final class ClaimFailingStore: SessionStore, @unchecked Sendable {
+    let memory = InMemorySessionStore()
+    private let lock = NSLock()
+    private var failing = false
+    private var failures = 0
+
+    func failClaims(_ fail: Bool) { lock.withLock { failing = fail } }
+
+    /// Claims refused so far.
+    var failedClaims: Int { lock.withLock { failures } }
+
+    func load(_ id: String) throws(StorageError) -> StoredSession? { try memory.load(id) }
+
+    func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession? {
+        let refused = lock.withLock {
+            if failing { failures += 1 }
+            return failing
+        }
+        if refused { throw .readFailed("the store refuses claims") }
+        return try memory.load(id, claiming: fence)
+    }
+
+    func list() throws(StorageError) -> [StoredSessionSummary] { try memory.list() }
+    func commit(_ changes: [SessionChange]) throws(StorageError) { try memory.commit(changes) }
+}
