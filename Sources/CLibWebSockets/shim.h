@@ -7,7 +7,6 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #include <sys/epoll.h>
-#include <unistd.h>
 #endif
 
 /* Helpers for libwebsockets macros and layouts that Swift cannot import. */
