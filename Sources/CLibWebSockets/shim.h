@@ -54,6 +54,7 @@ static inline void mrd_timer_cancel(struct mrd_timer *timer) {
 struct mrd_ev_watchers {
     ev_check check;
     ev_idle idle;
+    ev_io held;
 };
 
 static void mrd_ev_break_after_pass(struct ev_loop *loop, ev_check *watcher, int revents) {
@@ -67,6 +68,11 @@ static void mrd_ev_idle_noop(struct ev_loop *loop, ev_idle *watcher, int revents
     (void)loop; (void)watcher; (void)revents;
 }
 
+/* The pass it wakes runs the loop's own work, after the pass (HandshakeGate). */
+static void mrd_ev_held_ready(struct ev_loop *loop, ev_io *watcher, int revents) {
+    (void)loop; (void)watcher; (void)revents;
+}
+
 static inline void *mrd_ev_loop_new(void) {
     struct ev_loop *loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV | EVFLAG_NOSIGMASK);
     if (!loop) return NULL;
@@ -76,6 +82,7 @@ static inline void *mrd_ev_loop_new(void) {
     ev_check_start(loop, &watchers->check);
     ev_unref(loop); /* the check watcher alone does not keep the loop alive */
     ev_idle_init(&watchers->idle, mrd_ev_idle_noop);
+    ev_init(&watchers->held, mrd_ev_held_ready);
     ev_set_userdata(loop, watchers);
     return loop;
 }
@@ -87,11 +94,25 @@ static inline void mrd_ev_dont_wait(void *opaque) {
     ev_idle_start(loop, &watchers->idle);
 }
 
+/* The loop wakes while any socket of the epoll set `set` has input (level-triggered); once. */
+static inline void mrd_ev_watch_set(void *opaque, int set) {
+    struct ev_loop *loop = (struct ev_loop *)opaque;
+    struct mrd_ev_watchers *watchers = (struct mrd_ev_watchers *)ev_userdata(loop);
+    if (ev_is_active(&watchers->held)) return;
+    ev_io_set(&watchers->held, set, EV_READ);
+    ev_io_start(loop, &watchers->held);
+    ev_unref(loop); /* nor does this one */
+}
+
 /* Frees a loop from mrd_ev_loop_new; only after lws_context_destroy. */
 static inline void mrd_ev_loop_destroy(void *opaque) {
     struct ev_loop *loop = (struct ev_loop *)opaque;
     struct mrd_ev_watchers *watchers = (struct mrd_ev_watchers *)ev_userdata(loop);
     ev_idle_stop(loop, &watchers->idle);
+    if (ev_is_active(&watchers->held)) {
+        ev_ref(loop);
+        ev_io_stop(loop, &watchers->held);
+    }
     ev_ref(loop);
     ev_check_stop(loop, &watchers->check);
     free(watchers);
@@ -107,6 +128,21 @@ static inline int mrd_readiness_new(void) {
 static inline void mrd_readiness_watch(int set, int socket) {
     struct epoll_event event = { .events = EPOLLIN, .data = { .fd = socket } };
     (void)epoll_ctl(set, EPOLL_CTL_ADD, socket, &event);
+}
+
+/* mrd_readiness_watch, answering 0 or -1. */
+static inline int mrd_readiness_add(int set, int socket) {
+    struct epoll_event event = { .events = EPOLLIN, .data = { .fd = socket } };
+    return epoll_ctl(set, EPOLL_CTL_ADD, socket, &event);
+}
+
+/* Up to `max` (at most 64) sockets of `set` with input waiting, into `sockets`: their count, or -1. */
+static inline int mrd_readiness_take(int set, int *sockets, int max) {
+    struct epoll_event events[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(set, events, max, 0);
+    for (int i = 0; i < n; i++) sockets[i] = events[i].data.fd;
+    return n;
 }
 
 static inline void mrd_readiness_forget(int set, int socket) {

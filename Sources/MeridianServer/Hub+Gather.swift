@@ -105,6 +105,8 @@ extension TransportStats {
         directWrites += other.directWrites
         writeSlicesSpent += other.writeSlicesSpent
         pausedAccepts += other.pausedAccepts
+        heldHandshakes += other.heldHandshakes
+        mostUpgradesInAPass = max(mostUpgradesInAPass, other.mostUpgradesInAPass)
         keepalivePings += other.keepalivePings
         idleCloses += other.idleCloses
         messagesWaiting += other.messagesWaiting

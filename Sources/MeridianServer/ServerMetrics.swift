@@ -149,6 +149,7 @@ final class HubMetrics {
         count("meridian_direct_writes_total", by: stats.directWrites - lastStats.directWrites)
         count("meridian_write_slices_spent_total", by: stats.writeSlicesSpent - lastStats.writeSlicesSpent)
         count("meridian_accepts_paused_total", by: stats.pausedAccepts - lastStats.pausedAccepts)
+        count("meridian_handshakes_held_total", by: stats.heldHandshakes - lastStats.heldHandshakes)
         count("meridian_keepalive_pings_total", by: stats.keepalivePings - lastStats.keepalivePings)
         count("meridian_idle_closes_total", by: stats.idleCloses - lastStats.idleCloses)
         lastStats = stats

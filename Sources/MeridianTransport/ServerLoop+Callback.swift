@@ -33,11 +33,15 @@ extension ServerLoop {
             // The accepted socket's descriptor; lws closes it when this answers non-zero.
             let descriptor = Int32(truncatingIfNeeded: Int(bitPattern: input))
             return configuration.handOff?(descriptor) == true ? 1 : 0
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            holdHandshake(wsi)
+            return 0
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             return confirmUpgrade(wsi: wsi, to: input)
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             return filterUpgrade(wsi: wsi)
         case LWS_CALLBACK_WSI_DESTROY:
+            if gatesHandshakes { handshakeGate.forget(wsi) }
             releaseAdmission(wsi: wsi)
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         case LWS_CALLBACK_ESTABLISHED:

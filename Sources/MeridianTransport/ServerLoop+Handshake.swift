@@ -17,6 +17,8 @@ extension ServerLoop {
         guard let upgrade, String(cString: upgrade.assumingMemoryBound(to: CChar.self)).lowercased() == "websocket" else {
             return 0
         }
+        input.upgrades += 1
+        counters.mostUpgradesInAPass = max(counters.mostUpgradesInAPass, input.upgrades)
         if draining {
             _ = refuse(wsi, status: 503, reason: "server shutting down")
             return -1

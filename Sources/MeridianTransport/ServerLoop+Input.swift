@@ -36,6 +36,8 @@ struct InputState {
     /// Connections accepted in this pass, and the listener when it was told to stop accepting.
     var accepts = 0
     var pausedListener: OpaquePointer?
+    /// WebSocket upgrades served in this pass.
+    var upgrades = 0
 }
 
 /// The writes lws may still be asked for in a pass of the loop: to connections that are not
@@ -97,8 +99,11 @@ extension InputState {
 ///   between.
 /// - **Accepting.** lws accepts every connection waiting on the listening socket in one go;
 ///   after ``TransportConfiguration/acceptsPerPass`` the listener is not read until the next
-///   pass (`lws_rx_flow_control` on it), so a connection flood is accepted, and its handshakes
-///   read, a share at a time: the rest waits in the kernel's accept queue.
+///   pass (`lws_rx_flow_control` on it), so a connection flood is accepted a share at a time:
+///   the rest waits in the kernel's accept queue.
+/// - **Handshakes.** A new connection is not read until its first bytes have come and its turn
+///   with them (``HandshakeGate``): ``TransportConfiguration/handshakesPerPass`` a pass. A burst
+///   of requests from connections accepted over earlier passes is served a share a pass too.
 ///
 /// A sparse connection (a member sending a request at a time, a few a second) is never kept
 /// from reading, is served first, and its answers are written at once.
@@ -167,6 +172,8 @@ extension ServerLoop {
             input.pausedListener = nil
             lws_rx_flow_control(listener, 1)
         }
+        input.upgrades = 0
+        releaseHandshakes()
         input.passBegan = nil
         input.writesEnd = nil
         input.answerWaiting = false
@@ -287,6 +294,23 @@ extension ServerLoop {
 
     /// The listener accepted a connection (LWS_CALLBACK_FILTER_NETWORK_CONNECTION): past the
     /// pass's share, it stops accepting until the next pass.
+    /// LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: the new connection is not read until its
+    /// first bytes have come and its turn with them.
+    func holdHandshake(_ wsi: OpaquePointer) {
+        guard gatesHandshakes, handshakeGate.hold(wsi, socket: lws_get_socket_fd(wsi)) else { return }
+        lws_rx_flow_control(wsi, 0)
+        counters.heldHandshakes += 1
+    }
+
+    /// After a pass: the held connections whose first bytes came are read from the next pass on,
+    /// ``TransportConfiguration/handshakesPerPass`` of them at most.
+    private func releaseHandshakes() {
+        guard gatesHandshakes, !handshakeGate.isEmpty else { return }
+        for wsi in handshakeGate.takeReady(limit: configuration.handshakesPerPass) {
+            lws_rx_flow_control(wsi, 1)
+        }
+    }
+
     func acceptedOne(listener: OpaquePointer) {
         input.accepts += 1
         guard input.accepts >= configuration.acceptsPerPass, input.pausedListener == nil else { return }

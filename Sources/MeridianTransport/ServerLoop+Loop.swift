@@ -180,6 +180,10 @@ extension ServerLoop: ServiceLoop {
         let context = lws_create_context(&info)
         if let eventLoop {
             if context != nil { self.eventLoop = eventLoop } else { mrd_ev_loop_destroy(eventLoop) }
+            if context != nil, configuration.handshakesPerPass > 0, !configuration.usesTLS, handshakeGate.descriptor >= 0 {
+                mrd_ev_watch_set(eventLoop, handshakeGate.descriptor)
+                gatesHandshakes = true
+            }
         }
         return context
     }

@@ -57,6 +57,10 @@ public final class ServerLoop {
     var flushSpare: [ConnectionID] = []
     /// Whether input waits, asked between end-of-pass writes (``flushAtPassEnd()``).
     let readiness = InputReadiness()
+    /// New connections held unread until their turn (libev loops; ``HandshakeGate``).
+    var handshakeGate: HandshakeGate
+    /// True once the loop watches ``handshakeGate``.
+    var gatesHandshakes = false
     var drainDeadline = Duration.zero
 
     init(server: WebSocketServer, handler: TransportHandler?) {
@@ -64,6 +68,7 @@ public final class ServerLoop {
         self.handler = handler
         self.configuration = server.configuration
         self.sharedFrames = server.sharedFrames
+        handshakeGate = HandshakeGate(batch: min(64, max(1, server.configuration.handshakesPerPass)))
         input = InputState(
             scheduler: InputScheduler(quantum: max(1, configuration.inputQuantum)), writeAllowance: WriteAllowance(configuration),
             gauge: LoadGauge(limit: configuration.directWritesBelowRate))

@@ -84,6 +84,10 @@ public struct TransportConfiguration: Sendable {
     public var writeSlice: Duration = .microseconds(100)
     /// Connections accepted per pass of the loop; more wait in the kernel's accept queue.
     public var acceptsPerPass: Int = 32
+    /// New connections whose first bytes (the HTTP request) are read per pass of the event loop,
+    /// at most (``HandshakeGate``; libev loops without TLS, at most 64): the others wait, unread,
+    /// for a later pass. 0: no limit.
+    public var handshakesPerPass: Int = 16
     /// How long ``WebSocketServer/stop()`` waits for connections to finish closing.
     public var shutdownGrace: Duration = .seconds(2)
     /// How long a connection the server is closing may take to read what is

@@ -35,6 +35,10 @@ public struct TransportStats: Sendable, Equatable {
     public var writeSlicesSpent: Int = 0
     /// Passes in which the listener stopped accepting (``TransportConfiguration/acceptsPerPass``).
     public var pausedAccepts: Int = 0
+    /// New connections held unread until their turn (``TransportConfiguration/handshakesPerPass``),
+    /// and the most WebSocket upgrades served in one pass.
+    public var heldHandshakes: Int = 0
+    public var mostUpgradesInAPass: Int = 0
     /// Keepalive PINGs sent, and connections dropped for being quiet past the idle timeout.
     public var keepalivePings: Int = 0
     public var idleCloses: Int = 0

@@ -261,6 +261,36 @@ import Glibc
         #expect(stats.openConnections == 40)
     }
 
+    @Test func aBurstOfHandshakesIsServedAShareAPassAtATime() throws {
+        let recorder = Recorder()
+        let (server, port) = try start(recorder) {
+            $0.handshakesPerPass = 4
+            $0.acceptsPerPass = 64
+        }
+        defer { server.stop() }
+        // Forty connections and their requests, all made while the service thread is held: they
+        // are accepted in one pass, and every request is there to read in the next.
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        server.execute { _ in
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        let sockets = try { () throws -> [RawWebSocket] in
+            defer { release.signal() }
+            let sockets = try (0..<40).map { _ in try RawWebSocket(port: port, upgrade: false) }
+            for socket in sockets { try socket.sendUpgradeRequest() }
+            return sockets
+        }()
+        for socket in sockets { try socket.readUpgradeAnswer() }
+        for (i, socket) in sockets.enumerated() { try socket.send(["c\(i)"]) }
+        for (i, socket) in sockets.enumerated() { #expect(try socket.receiveTexts(count: 1) == ["c\(i)"]) }
+        let stats = onServiceThread(server) { $0.stats }
+        #expect(stats.heldHandshakes == 40)
+        #expect(stats.mostUpgradesInAPass <= 4, "\(stats.mostUpgradesInAPass) upgrades in one pass")
+        #expect(stats.openConnections == 40)
+    }
+
     @Test func whatAPeerSentBeforeClosingIsHandledBeforeItsClose() throws {
         let recorder = Recorder()
         // Every pass queues after its first message: the rest wait in the inbox.
@@ -319,9 +349,17 @@ final class RawWebSocket {
     }
 
     func upgrade() throws {
+        try sendUpgradeRequest()
+        try readUpgradeAnswer()
+    }
+
+    func sendUpgradeRequest() throws {
         try write(Array(("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Protocol: meridian.v1\r\n\r\n").utf8))
+    }
+
+    func readUpgradeAnswer() throws {
         let end = Array("\r\n\r\n".utf8)
         while true {
             if let at = buffer.indices.dropLast(3).first(where: { Array(buffer[$0..<$0 + 4]) == end }) {
