@@ -243,19 +243,9 @@ import Glibc
         // Forty connections at once: made while the service thread is held, so that all of
         // them wait on the listener together (the kernel completes their handshakes), then
         // each upgraded and answered.
-        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        server.execute { _ in
-            held.signal()
-            release.wait()
-        }
-        held.wait()
-        let sockets = try { () throws -> [RawWebSocket] in
-            defer { release.signal() }
-            return try (0..<40).map { _ in try RawWebSocket(port: port, upgrade: false) }
-        }()
+        let sockets = try whileHeld(server) { try (0..<40).map { _ in try RawWebSocket(port: port, upgrade: false) } }
         for socket in sockets { try socket.upgrade() }
-        for (i, socket) in sockets.enumerated() { try socket.send(["c\(i)"]) }
-        for (i, socket) in sockets.enumerated() { #expect(try socket.receiveTexts(count: 1) == ["c\(i)"]) }
+        try expectEachAnswers(sockets)
         let stats = onServiceThread(server) { $0.stats }
         #expect(stats.pausedAccepts > 0, "the listener paused")
         #expect(stats.openConnections == 40)
@@ -270,25 +260,36 @@ import Glibc
         defer { server.stop() }
         // Forty connections and their requests, all made while the service thread is held: they
         // are accepted in one pass, and every request is there to read in the next.
+        let sockets = try whileHeld(server) {
+            let sockets = try (0..<40).map { _ in try RawWebSocket(port: port, upgrade: false) }
+            for socket in sockets { try socket.sendUpgradeRequest() }
+            return sockets
+        }
+        for socket in sockets { try socket.readUpgradeAnswer() }
+        try expectEachAnswers(sockets)
+        let stats = onServiceThread(server) { $0.stats }
+        #expect(stats.heldHandshakes == 40)
+        #expect(stats.mostUpgradesInAPass <= 4, "\(stats.mostUpgradesInAPass) upgrades in one pass")
+        #expect(stats.openConnections == 40)
+    }
+
+    /// `body`'s result, made while the service thread waits: what it sends is there together
+    /// when the thread goes on.
+    private func whileHeld<T>(_ server: WebSocketServer, _ body: () throws -> T) throws -> T {
         let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         server.execute { _ in
             held.signal()
             release.wait()
         }
         held.wait()
-        let sockets = try { () throws -> [RawWebSocket] in
-            defer { release.signal() }
-            let sockets = try (0..<40).map { _ in try RawWebSocket(port: port, upgrade: false) }
-            for socket in sockets { try socket.sendUpgradeRequest() }
-            return sockets
-        }()
-        for socket in sockets { try socket.readUpgradeAnswer() }
+        defer { release.signal() }
+        return try body()
+    }
+
+    /// Each socket sends a message and gets it back.
+    private func expectEachAnswers(_ sockets: [RawWebSocket]) throws {
         for (i, socket) in sockets.enumerated() { try socket.send(["c\(i)"]) }
         for (i, socket) in sockets.enumerated() { #expect(try socket.receiveTexts(count: 1) == ["c\(i)"]) }
-        let stats = onServiceThread(server) { $0.stats }
-        #expect(stats.heldHandshakes == 40)
-        #expect(stats.mostUpgradesInAPass <= 4, "\(stats.mostUpgradesInAPass) upgrades in one pass")
-        #expect(stats.openConnections == 40)
     }
 
     @Test func whatAPeerSentBeforeClosingIsHandledBeforeItsClose() throws {
