@@ -68,7 +68,7 @@ static void mrd_ev_idle_noop(struct ev_loop *loop, ev_idle *watcher, int revents
     (void)loop; (void)watcher; (void)revents;
 }
 
-/* The pass it wakes runs the loop's own work, after the pass (HandshakeGate). */
+/* Nothing to do here: waking the loop is the point; the work follows the pass (HandshakeGate). */
 static void mrd_ev_held_ready(struct ev_loop *loop, ev_io *watcher, int revents) {
     (void)loop; (void)watcher; (void)revents;
 }
@@ -125,13 +125,8 @@ static inline int mrd_readiness_new(void) {
     return epoll_create1(EPOLL_CLOEXEC);
 }
 
-static inline void mrd_readiness_watch(int set, int socket) {
-    struct epoll_event event = { .events = EPOLLIN, .data = { .fd = socket } };
-    (void)epoll_ctl(set, EPOLL_CTL_ADD, socket, &event);
-}
-
-/* mrd_readiness_watch, answering 0 or -1. */
-static inline int mrd_readiness_add(int set, int socket) {
+/* 0, or -1 when `socket` cannot be watched. */
+static inline int mrd_readiness_watch(int set, int socket) {
     struct epoll_event event = { .events = EPOLLIN, .data = { .fd = socket } };
     return epoll_ctl(set, EPOLL_CTL_ADD, socket, &event);
 }

@@ -28,7 +28,7 @@ struct HandshakeGate: ~Copyable {
     /// Holds `wsi` (its socket `socket`) until its first bytes come and its turn with them; false
     /// when it cannot be watched (it is then read as usual).
     mutating func hold(_ wsi: OpaquePointer, socket: Int32) -> Bool {
-        guard descriptor >= 0, socket >= 0, held[socket] == nil, mrd_readiness_add(descriptor, socket) == 0 else { return false }
+        guard descriptor >= 0, socket >= 0, held[socket] == nil, mrd_readiness_watch(descriptor, socket) == 0 else { return false }
         held[socket] = wsi
         sockets[wsi] = socket
         return true

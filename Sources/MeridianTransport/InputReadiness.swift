@@ -19,7 +19,7 @@ struct InputReadiness: ~Copyable {
     /// Watches `socket` until it is removed, or closed (the kernel drops it from the set then).
     func watch(_ socket: Int32) {
         guard set >= 0, socket >= 0 else { return }
-        mrd_readiness_watch(set, socket)
+        _ = mrd_readiness_watch(set, socket)
     }
 
     func forget(_ socket: Int32) {

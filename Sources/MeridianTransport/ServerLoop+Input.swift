@@ -292,8 +292,6 @@ extension ServerLoop {
         }
     }
 
-    /// The listener accepted a connection (LWS_CALLBACK_FILTER_NETWORK_CONNECTION): past the
-    /// pass's share, it stops accepting until the next pass.
     /// LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: the new connection is not read until its
     /// first bytes have come and its turn with them.
     func holdHandshake(_ wsi: OpaquePointer) {
@@ -311,6 +309,8 @@ extension ServerLoop {
         }
     }
 
+    /// The listener accepted a connection (LWS_CALLBACK_FILTER_NETWORK_CONNECTION): past the
+    /// pass's share, it stops accepting until the next pass.
     func acceptedOne(listener: OpaquePointer) {
         input.accepts += 1
         guard input.accepts >= configuration.acceptsPerPass, input.pausedListener == nil else { return }
