@@ -12,12 +12,16 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 all: build
 
-# libwebsockets (the WebSocket/HTTP transport) and pkg-config for SwiftPM to find it;
-# SQLite's headers for the session store (GRDB).
+# libwebsockets (the WebSocket/HTTP transport) and pkg-config for SwiftPM to find it; liburing
+# (a fan-out's writes in one system call); SQLite's headers for the session store (GRDB).
 deps:
 	@if ! pkg-config --exists libwebsockets 2>/dev/null; then \
 		echo "installing libwebsockets-dev"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq pkg-config libwebsockets-dev; \
+	fi
+	@if ! pkg-config --exists liburing 2>/dev/null; then \
+		echo "installing liburing-dev (batched socket writes)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liburing-dev; \
 	fi
 	@if ! pkg-config --exists sqlite3 2>/dev/null; then \
 		echo "installing libsqlite3-dev"; \

@@ -7,6 +7,9 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <errno.h>
+#include <liburing.h>
 #endif
 
 /* Helpers for libwebsockets macros and layouts that Swift cannot import. */
@@ -149,6 +152,70 @@ static inline void mrd_readiness_forget(int set, int socket) {
 static inline int mrd_readiness_any(int set) {
     struct epoll_event event;
     return epoll_wait(set, &event, 1, 0);
+}
+
+/* A batch of socket writes made in one system call (io_uring): queued with mrd_send_ring_queue,
+ * made in order by mrd_send_ring_flush. A write the socket cannot take at once answers -EAGAIN
+ * (never waits in the kernel), a short write its count, a failed one -errno. */
+struct mrd_send_ring {
+    struct io_uring ring;
+    unsigned queued;
+};
+
+/* A ring for `entries` writes a batch, or NULL with `*error` set (io_uring unavailable: old
+ * kernel, seccomp, kernel.io_uring_disabled). */
+static inline struct mrd_send_ring *mrd_send_ring_new(unsigned entries, int *error) {
+    struct mrd_send_ring *ring = calloc(1, sizeof(struct mrd_send_ring));
+    if (ring == NULL) { *error = ENOMEM; return NULL; }
+    int result = io_uring_queue_init(entries, &ring->ring, 0);
+    if (result < 0) { free(ring); *error = -result; return NULL; }
+    *error = 0;
+    return ring;
+}
+
+static inline void mrd_send_ring_free(struct mrd_send_ring *ring) {
+    io_uring_queue_exit(&ring->ring);
+    free(ring);
+}
+
+/* 0, or -1 when the batch is full. `tag` comes back with the write's result. */
+static inline int mrd_send_ring_queue(struct mrd_send_ring *ring, int socket, const void *bytes,
+                                      size_t count, uint64_t tag) {
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring->ring);
+    if (sqe == NULL) return -1;
+    io_uring_prep_send(sqe, socket, bytes, count, MSG_NOSIGNAL | MSG_DONTWAIT);
+    io_uring_sqe_set_data64(sqe, tag);
+    ring->queued += 1;
+    return 0;
+}
+
+/* Makes the queued writes and waits for all of them: each one's result into `results` at its
+ * tag (tags below `capacity`; results of writes not made are left as they were). 0, or -errno
+ * when not all of the batch could be submitted: the ring must not be used again. */
+static inline int mrd_send_ring_flush(struct mrd_send_ring *ring, int32_t *results, unsigned capacity) {
+    unsigned expected = ring->queued;
+    if (expected == 0) return 0;
+    ring->queued = 0;
+    int submitted = io_uring_submit_and_wait(&ring->ring, expected);
+    int failure = 0;
+    if (submitted < 0) {
+        failure = submitted;
+        submitted = 0;
+    } else if ((unsigned)submitted < expected) {
+        failure = -EBUSY;
+    }
+    unsigned seen = 0;
+    while (seen < (unsigned)submitted) {
+        struct io_uring_cqe *cqe;
+        int waited = io_uring_wait_cqe(&ring->ring, &cqe);
+        if (waited == -EINTR) continue;
+        if (waited < 0) { failure = waited; break; }
+        uint64_t tag = io_uring_cqe_get_data64(cqe);
+        if (tag < capacity) results[tag] = cqe->res;
+        io_uring_cqe_seen(&ring->ring, cqe);
+        seen += 1;
+    }
+    return failure;
 }
 
 /* lws's signal_cb for event-library loops: signals stay with the process's own handling. */

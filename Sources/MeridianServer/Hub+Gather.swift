@@ -103,6 +103,9 @@ extension TransportStats {
         inputThrottles += other.inputThrottles
         deferredWrites += other.deferredWrites
         directWrites += other.directWrites
+        batchedWrites += other.batchedWrites
+        batchedWritesHandedOn += other.batchedWritesHandedOn
+        writeBatchFailure = max(writeBatchFailure, other.writeBatchFailure)
         writeSlicesSpent += other.writeSlicesSpent
         pausedAccepts += other.pausedAccepts
         heldHandshakes += other.heldHandshakes

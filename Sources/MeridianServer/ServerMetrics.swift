@@ -147,6 +147,8 @@ final class HubMetrics {
         count("meridian_input_throttles_total", by: stats.inputThrottles - lastStats.inputThrottles)
         count("meridian_deferred_writes_total", by: stats.deferredWrites - lastStats.deferredWrites)
         count("meridian_direct_writes_total", by: stats.directWrites - lastStats.directWrites)
+        count("meridian_batched_writes_total", by: stats.batchedWrites - lastStats.batchedWrites)
+        count("meridian_batched_writes_handed_on_total", by: stats.batchedWritesHandedOn - lastStats.batchedWritesHandedOn)
         count("meridian_write_slices_spent_total", by: stats.writeSlicesSpent - lastStats.writeSlicesSpent)
         count("meridian_accepts_paused_total", by: stats.pausedAccepts - lastStats.pausedAccepts)
         count("meridian_handshakes_held_total", by: stats.heldHandshakes - lastStats.heldHandshakes)

@@ -1,4 +1,5 @@
 internal import CLibWebSockets
+import Glibc
 
 /// The single C entry point for the three protocols. Recovers the server from the context's user
 /// pointer (retained by `start()` until after `lws_context_destroy`).
@@ -34,6 +35,7 @@ extension ServerLoop {
             let descriptor = Int32(truncatingIfNeeded: Int(bitPattern: input))
             return configuration.handOff?(descriptor) == true ? 1 : 0
         case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            boundSendBuffer(of: wsi)
             holdHandshake(wsi)
             return 0
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
@@ -195,5 +197,15 @@ extension ServerLoop {
             connection.reported = true
             handler?.transport(self, didClose: id, code: closing.code, reason: closing.reason)
         }
+    }
+}
+
+extension ServerLoop {
+    /// A new connection's socket send buffer, bounded where ``TransportConfiguration/socketSendBuffer``
+    /// says so.
+    func boundSendBuffer(of wsi: OpaquePointer) {
+        guard let bytes = configuration.socketSendBuffer else { return }
+        var size = Int32(clamping: bytes)
+        setsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
 }

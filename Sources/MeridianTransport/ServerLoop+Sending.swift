@@ -81,9 +81,10 @@ extension ServerLoop {
 
     /// After the pass's input, and after work from other threads: writes the queues of the
     /// members a broadcast found idle (``TransportConfiguration/directWritesPerPass``), or whose
-    /// turn came, each in one `lws_write`, outside WRITEABLE. lws sends what the socket takes and
-    /// keeps the rest, which goes out before anything written after it; a socket that failed is
-    /// closed by lws in its next pass.
+    /// turn came, each in one write, outside WRITEABLE: in batches of
+    /// ``TransportConfiguration/writeBatch`` (``SendRing``) where io_uring can be used, else one
+    /// `lws_write` each. What a socket does not take goes to lws, which keeps it and sends it
+    /// before anything written after it; a socket that failed is closed by lws in its next pass.
     ///
     /// Once a pass has written for ``TransportConfiguration/writeSlice``, it stops when input
     /// waits (``InputReadiness``): the members left are written first in the next pass, and
@@ -104,16 +105,19 @@ extension ServerLoop {
         var end = input.writesEnd
         var next = batch.startIndex
         while next < batch.endIndex {
-            // At least eight writes a pass; the clock is read every eighth write, and once the
-            // slice is spent, whether input waits.
-            if slicing, next & 7 == 0, let until = end, now >= until {
-                if !readiness.inputWaits {
-                    end = now + slice
-                    input.writesEnd = end
-                } else {
-                    counters.writeSlicesSpent += 1
-                    input.flushes.insert(contentsOf: batch[next...], at: 0)
-                    break
+            // At least eight writes a pass; every eighth write, the batch so far is made and
+            // the clock read, and once the slice is spent, whether input waits.
+            if slicing, next & 7 == 0, let until = end {
+                completeBatchedWrites()
+                if now >= until {
+                    if !readiness.inputWaits {
+                        end = now + slice
+                        input.writesEnd = end
+                    } else {
+                        counters.writeSlicesSpent += 1
+                        input.flushes.insert(contentsOf: batch[next...], at: 0)
+                        break
+                    }
                 }
             }
             let id = batch[next]
@@ -132,10 +136,9 @@ extension ServerLoop {
                 input.writesEnd = end
             }
             counters.directWrites += 1
-            if writeQueue(of: connection, wsi: connection.wsi) < 0 {
-                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
-            }
+            writeAtPassEnd(connection)
         }
+        completeBatchedWrites()
     }
 
     /// Whether a write whose turn came is made at the end of the pass (no WRITEABLE round trip
@@ -269,18 +272,65 @@ extension ServerLoop {
 
     /// Writes what `connection` has queued in one `lws_write` (from WRITEABLE, or at the end of
     /// a pass) and asks for WRITEABLE again if more remains: -1 when the socket failed.
-    private func writeQueue(of connection: Connection, wsi: OpaquePointer) -> Int32 {
+    func writeQueue(of connection: Connection, wsi: OpaquePointer) -> Int32 {
+        switch prepareWrite(of: connection) {
+        case .nothing:
+            return 0
+        case .alone:
+            return finishWrite(of: connection, written: writeFirstAlone(of: connection, wsi: wsi))
+        case let .buffered(payload, count):
+            let written = count > 0 ? lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), count, mrd_lws_write_raw()) : 0
+            return finishWrite(of: connection, written: written)
+        }
+    }
+
+    /// The next write of a connection's queue (frames are pre-built and unmasked: RAW bypasses
+    /// lws framing, and no extensions are offered).
+    enum PreparedWrite {
+        /// Nothing is queued (and the connection is marked caught up, or its close asked for).
+        case nothing
+        /// A large frame (the fragments of a big welcome), to go out alone from its own bytes:
+        /// ``ServerLoop/writeFirstAlone(of:wsi:)``.
+        case alone
+        /// Smaller frames copied together into the connection's write buffer, `count` bytes
+        /// (0 when every frame queued was superseded).
+        case buffered(UnsafeMutableRawPointer, count: Int)
+    }
+
+    func prepareWrite(of connection: Connection) -> PreparedWrite {
         // Behind (more queued than the conflation threshold): superseded transient frames go.
         let conflating = connection.queue.bytes > configuration.conflateAboveBytes
         guard let firstSize = connection.queue.firstSize(conflating: conflating) else {
             if connection.queue.bytes <= configuration.queueHighWaterBytes { markCaughtUp(connection) }
             if connection.closing != nil { requestWritable(connection) }
-            return 0
+            return .nothing
         }
         connection.answerFirst = false
-
-        let (written, conflated) = write(connection, wsi: wsi, firstSize: firstSize, conflating: conflating)
+        connection.lastWrite = tickNow
+        if firstSize >= Self.directWriteMin { return .alone }
+        // The buffer may have been used by the previous write until now: this is the next one.
+        connection.writeBuffer.shrink(ifAbove: Self.writeChunk)
+        let queued = connection.queue.bytes + connection.queue.exemptBytes
+        connection.writeBuffer.reserve(max(firstSize, min(queued, Self.writeChunk)))
+        let payload = connection.writeBuffer.payload
+        let (used, conflated) = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity, conflating: conflating)
         counters.conflatedFrames += conflated
+        return .buffered(payload, count: used)
+    }
+
+    /// Writes the large frame at the head of the queue: lws copies whatever the socket does not
+    /// take at once, so the frame may be released as soon as `lws_write` returns.
+    func writeFirstAlone(of connection: Connection, wsi: OpaquePointer) -> Int32 {
+        let (written, conflated) = connection.queue.writeFirst { bytes in
+            lws_write(wsi, UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)), bytes.count, mrd_lws_write_raw())
+        }
+        counters.conflatedFrames += conflated
+        return written
+    }
+
+    /// After a write (`written` < 0: the socket failed, and so does this, with -1): marks the
+    /// connection caught up, and asks for WRITEABLE while more remains.
+    func finishWrite(of connection: Connection, written: Int32) -> Int32 {
         if written < 0 { return -1 }
         if connection.queue.bytes <= configuration.queueHighWaterBytes {
             markCaughtUp(connection)
@@ -288,29 +338,5 @@ extension ServerLoop {
         // A connection being closed writes the rest of its message in progress, then the close.
         if !connection.queue.isEmpty || connection.closing != nil { requestWritable(connection) }
         return 0
-    }
-
-    /// The one `lws_write` of a WRITEABLE: its result (0 when nothing was written) and the
-    /// superseded frames dropped. Frames are pre-built and unmasked: RAW bypasses lws framing
-    /// (no extensions are offered).
-    private func write(_ connection: Connection, wsi: OpaquePointer, firstSize: Int, conflating: Bool) -> (Int32, conflated: Int) {
-        connection.lastWrite = tickNow
-        // A large frame (the fragments of a big welcome) goes out alone from its own bytes: lws
-        // copies whatever the socket does not take at once, so the frame may be released as
-        // soon as lws_write returns.
-        if firstSize >= Self.directWriteMin {
-            return connection.queue.writeFirst { bytes in
-                lws_write(wsi, UnsafeMutablePointer(mutating: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)), bytes.count, mrd_lws_write_raw())
-            }
-        }
-        // Smaller frames are copied together into the connection's buffer, which the previous
-        // write may have used until now: this is the next WRITEABLE.
-        connection.writeBuffer.shrink(ifAbove: Self.writeChunk)
-        let queued = connection.queue.bytes + connection.queue.exemptBytes
-        connection.writeBuffer.reserve(max(firstSize, min(queued, Self.writeChunk)))
-        let payload = connection.writeBuffer.payload
-        let (used, conflated) = connection.queue.drain(into: payload, capacity: connection.writeBuffer.capacity, conflating: conflating)
-        guard used > 0 else { return (0, conflated) }
-        return (lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), used, mrd_lws_write_raw()), conflated)
     }
 }

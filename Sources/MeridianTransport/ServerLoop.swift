@@ -57,6 +57,9 @@ public final class ServerLoop {
     var flushSpare: [ConnectionID] = []
     /// Whether input waits, asked between end-of-pass writes (``flushAtPassEnd()``).
     let readiness = InputReadiness()
+    /// The batch of end-of-pass writes (nil: each is made on its own), and its writes.
+    var sendRing: SendRing?
+    var batchedWrites: [BatchedWrite] = []
     /// New connections held unread until their turn (libev loops; ``HandshakeGate``).
     var handshakeGate: HandshakeGate
     /// True once the loop watches ``handshakeGate``.
@@ -75,6 +78,11 @@ public final class ServerLoop {
         admissions = configuration.connectionLimits ?? ConnectionLimits(
             maxTotal: configuration.maxConnections, maxPerPeer: configuration.maxConnectionsPerIP)
         connections.tag = configuration.connectionTag
+        if configuration.writeBatch > 1, !configuration.usesTLS {
+            var failure: Int32 = 0
+            sendRing = SendRing(capacity: min(configuration.writeBatch, 256), failure: &failure)
+            counters.writeBatchFailure = failure
+        }
     }
 
     deinit {

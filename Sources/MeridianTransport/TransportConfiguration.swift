@@ -82,6 +82,15 @@ public struct TransportConfiguration: Sendable {
     /// whole fan-out and making a write of its own to each. A loaded loop's writes are bounded by
     /// ``writesPerPass`` instead.
     public var writeSlice: Duration = .microseconds(100)
+    /// End-of-pass writes made together, in one system call (io_uring), at most: a fan-out's
+    /// writes cost the kernel less than one `send` each. Where io_uring cannot be used (an old
+    /// kernel, a seccomp profile that forbids it) each write is made on its own, as with 0 or 1.
+    /// Never over TLS.
+    public var writeBatch: Int = 16
+    /// Bytes of each accepted socket's send buffer (SO_SNDBUF; the kernel doubles it), which
+    /// bounds what the kernel holds for a connection that reads slowly; what it does not take
+    /// waits in the connection's queue. nil: the kernel's default, which grows with the connection.
+    public var socketSendBuffer: Int?
     /// Connections accepted per pass of the loop; more wait in the kernel's accept queue.
     public var acceptsPerPass: Int = 32
     /// New connections whose first bytes (the HTTP request) are read per pass of the event loop,

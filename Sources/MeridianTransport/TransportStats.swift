@@ -30,6 +30,13 @@ public struct TransportStats: Sendable, Equatable {
     public var deferredWrites: Int = 0
     /// Writes a broadcast made at once, outside WRITEABLE (``TransportConfiguration/directWritesPerPass``).
     public var directWrites: Int = 0
+    /// End-of-pass writes made in batches (``TransportConfiguration/writeBatch``), and those of
+    /// them a socket did not take whole, handed to lws to finish.
+    public var batchedWrites: Int = 0
+    public var batchedWritesHandedOn: Int = 0
+    /// Why end-of-pass writes are not batched (an errno: io_uring unavailable, or it failed);
+    /// 0 when they are, or batching is off.
+    public var writeBatchFailure: Int32 = 0
     /// Passes whose end-of-pass writes stopped at ``TransportConfiguration/writeSlice``, the rest
     /// left for the next pass.
     public var writeSlicesSpent: Int = 0

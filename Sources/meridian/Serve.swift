@@ -85,6 +85,9 @@ struct Serve: AsyncParsableCommand {
         } catch let error as ConfigurationError {
             throw ValidationError(error.description)
         }
+        if transport.writeBatch > 1, !transport.usesTLS, let reason = WebSocketServer.writeBatchingUnavailable() {
+            Logger(label: "meridian").notice("each write is made on its own (\(reason))")
+        }
         if case .none = configuration.authentication {
             Logger(label: "meridian").warning(
                 "AUTHENTICATION IS OFF (--auth none): anyone can join any session as any role. For development only; bound to loopback.")

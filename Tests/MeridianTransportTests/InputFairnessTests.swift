@@ -333,8 +333,9 @@ final class RawWebSocket {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects, and completes the upgrade unless told not to (``upgrade()`` then does).
-    init(port: Int, upgrade: Bool = true) throws {
+    /// Connects, and completes the upgrade unless told not to (``upgrade()`` then does);
+    /// `receiveBuffer` bytes, when given, bound its socket's receive buffer.
+    init(port: Int, upgrade: Bool = true, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -342,6 +343,9 @@ final class RawWebSocket {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if var bytes = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
