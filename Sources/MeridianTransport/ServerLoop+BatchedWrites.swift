@@ -13,26 +13,14 @@ extension ServerLoop {
     /// An end-of-pass write: into the pass's batch (``TransportConfiguration/writeBatch``), or
     /// made at once where there is no batch.
     func writeAtPassEnd(_ connection: Connection) {
-        guard let ring = sendRing else {
-            if writeQueue(of: connection, wsi: connection.wsi) < 0 { abandon(connection) }
-            return
-        }
-        switch prepareWrite(of: connection) {
-        case .nothing:
-            return
-        case .alone:
-            if finishWrite(of: connection, written: writeFirstAlone(of: connection, wsi: connection.wsi)) < 0 {
-                abandon(connection)
-            }
-        case let .buffered(bytes, count):
-            guard count > 0 else {
-                _ = finishWrite(of: connection, written: 0)
-                return
-            }
-            _ = ring.queue(socket: lws_get_socket_fd(connection.wsi), bytes: bytes, length: count)
-            batchedWrites.append(BatchedWrite(connection: connection, bytes: bytes, count: count))
-            if ring.isFull { completeBatchedWrites() }
-        }
+        if writeQueue(of: connection, wsi: connection.wsi, batchingIn: sendRing) < 0 { abandon(connection) }
+    }
+
+    /// Queues `count` bytes of `connection`'s write buffer in `ring`; the batch is made once full.
+    func batch(_ connection: Connection, socket: Int32, bytes: UnsafeMutableRawPointer, count: Int, in ring: SendRing) {
+        _ = ring.queue(socket: socket, bytes: bytes, length: count)
+        batchedWrites.append(BatchedWrite(connection: connection, bytes: bytes, count: count))
+        if ring.isFull { completeBatchedWrites() }
     }
 
     /// Makes the batch's writes, in the order queued, and finishes each: what a socket did not

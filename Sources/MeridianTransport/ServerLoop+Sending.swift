@@ -271,14 +271,19 @@ extension ServerLoop {
     }
 
     /// Writes what `connection` has queued in one `lws_write` (from WRITEABLE, or at the end of
-    /// a pass) and asks for WRITEABLE again if more remains: -1 when the socket failed.
-    func writeQueue(of connection: Connection, wsi: OpaquePointer) -> Int32 {
+    /// a pass) and asks for WRITEABLE again if more remains: -1 when the socket failed. With a
+    /// `ring`, buffered frames join its batch instead, and are finished when it is made.
+    func writeQueue(of connection: Connection, wsi: OpaquePointer, batchingIn ring: SendRing? = nil) -> Int32 {
         switch prepareWrite(of: connection) {
         case .nothing:
             return 0
         case .alone:
             return finishWrite(of: connection, written: writeFirstAlone(of: connection, wsi: wsi))
         case let .buffered(payload, count):
+            if let ring, count > 0 {
+                batch(connection, socket: lws_get_socket_fd(wsi), bytes: payload, count: count, in: ring)
+                return 0
+            }
             let written = count > 0 ? lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), count, mrd_lws_write_raw()) : 0
             return finishWrite(of: connection, written: written)
         }
