@@ -187,7 +187,7 @@ extension ClientGroupLoop: ServiceLoop {
                 subprotocol: configuration.subprotocol, key: key)
             lws_callback_on_writable(wsi)
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-            if var link = links.removeValue(forKey: id) {
+            if let link = links.removeValue(forKey: id) {
                 link.buffer.release()
                 handler?.group(self, didClose: id, code: nil, failed: true)
             }
@@ -195,7 +195,7 @@ extension ClientGroupLoop: ServiceLoop {
             guard links.keys.contains(id), let input, length > 0 else { return 0 }
             return received(UnsafeRawBufferPointer(start: input, count: length), wsi: wsi, id: id)
         case LWS_CALLBACK_RAW_CLOSE:
-            if var link = links.removeValue(forKey: id) {
+            if let link = links.removeValue(forKey: id) {
                 link.buffer.release()
                 handler?.group(self, didClose: id, code: link.peerClose, failed: !link.opened)
             }
@@ -212,37 +212,38 @@ extension ClientGroupLoop: ServiceLoop {
 
     /// Bytes from the server: the upgrade answer, then frames.
     private func received(_ chunk: UnsafeRawBufferPointer, wsi: OpaquePointer, id: Int) -> Int32 {
-        guard let slot = links.index(forKey: id) else { return -1 }
+        guard let link = links[id] else { return -1 }
         // Not used while the chunk is read: events may send or close.
         var reader = FrameReader()
-        swap(&reader, &links.values[slot].reader)
+        swap(&reader, &link.reader)
         let handler = self.handler
         handler?.group(self, willRead: id)
         var failed = false
         let ok = reader.feed(chunk, subprotocol: configuration.subprotocol) { frame in
             switch frame {
             case .upgraded:
-                links[id]?.opened = true
+                link.opened = true
                 handler?.group(self, didOpen: id)
             case .text(let message):
                 handler?.group(self, didReceive: message, from: id)
             case .ping(let payload):
-                guard links[id]?.closing == false else { return }
-                FrameWriter.append(opcode: FrameWriter.pong, payload: payload, mask: nextMask(), to: &links[id]!.outgoing)
+                guard !link.closing else { return }
+                FrameWriter.append(opcode: FrameWriter.pong, payload: payload, mask: nextMask(), to: &link.outgoing)
                 lws_callback_on_writable(wsi)
             case .close(let code):
-                guard links.keys.contains(id) else { return }
-                links[id]!.peerClose = code
-                if !links[id]!.closing { queueClose(id, code: code ?? 1000) }
-                links[id]!.closeAfterWrite = true
+                guard links[id] === link else { return }
+                link.peerClose = code
+                if !link.closing { queueClose(id, code: code ?? 1000) }
+                link.closeAfterWrite = true
                 lws_callback_on_writable(wsi)
             case .failure:
                 failed = true
             }
         }
-        guard links.keys.contains(id) else { return -1 }
+        // The handler may have ended the connection (or a new one taken its id) meanwhile.
+        guard links[id] === link else { return -1 }
         if reader.midFrame { messageInFlight = true }
-        links[id]!.reader = reader
+        link.reader = reader
         return ok && !failed ? 0 : -1
     }
 

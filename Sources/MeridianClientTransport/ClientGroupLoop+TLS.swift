@@ -33,7 +33,7 @@ extension ClientGroupLoop {
                 links[id]!.peerClose = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
             }
         case LWS_CALLBACK_CLIENT_CLOSED:
-            if var link = links.removeValue(forKey: id) {
+            if let link = links.removeValue(forKey: id) {
                 link.buffer.release()
                 handler?.group(self, didClose: id, code: link.peerClose, failed: !link.opened)
             }

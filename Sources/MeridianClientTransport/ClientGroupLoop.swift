@@ -9,7 +9,9 @@ internal import CLibWebSockets
 /// context), and other threads reach it only through ``WebSocketClientGroup/execute(_:)``. The
 /// service thread holds it from the context's creation until after `lws_context_destroy`.
 public final class ClientGroupLoop {
-    struct Link {
+    /// A connection's state, held by reference: the read path reaches it once per read and
+    /// changes it in place.
+    final class Link {
         var wsi: OpaquePointer?
         /// Encoded frames (or the upgrade request) not yet written.
         var outgoing: [UInt8] = []
@@ -25,6 +27,8 @@ public final class ClientGroupLoop {
         var messages = Deque<[UInt8]>()
         var partial: [UInt8] = []
         var closeCode: UInt16 = 1000
+
+        init(reader: FrameReader) { self.reader = reader }
     }
 
     /// Bytes lws reads from a socket at once.
