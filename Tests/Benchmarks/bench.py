@@ -12,7 +12,7 @@ markers.
 Usage: bench.py [--quick] [--only NAME[,NAME…]] | --render
   --quick   every scenario with short windows and a coarse knee ladder: a smoke run of a few minutes
   --repeats N  runs of each server in the drag-storm, many-session and small-session scenarios,
-            interleaved between the servers (default 3, at least 5 in the small session; 1 with
+            interleaved between the servers (default 3, at least 9 in the small session; 1 with
             --quick); the ratios come from the medians
   --only    only these scenarios (dragStorm, knee, manySessions, manyKnee, smallSession, idleCpu, joinStorm, bigMap, threads, cluster, abuse;
             or by function name: big_map …): prints their results, target rows and commands, and writes
@@ -21,12 +21,14 @@ Usage: bench.py [--quick] [--only NAME[,NAME…]] | --render
             only with itself
   --render  rewrite BENCHMARKS.md from the last results.json
 """
+import atexit
 import json
 import os
 import platform
 import re
 import resource
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -61,6 +63,22 @@ KNEE_SERVER_SHARE = 0.5
 # used more than 85% of its core: a smaller share keeps every step a server can pass, and the
 # first it fails, within the generator's reach.
 KNEE_1000_SERVER_SHARE = 0.4
+# The 100-client session's runs are short, and their p50 and p99 move by 10-20% from run to run
+# with the phases the draggers happen to take: five runs of each server gave medians whose p99
+# ratio moved by 0.08 between full runs. Nine, interleaved, at least.
+SMALL_SESSION_REPEATS = 9
+# Loopback processes a packet's receipt on the CPU that sent it, so the acknowledgements the
+# generator's sockets send for a server's frames, and the server socket's handling of them, ran on
+# the generator's core: about a third of its CPU at 600k deliveries/s, and more the more segments
+# a server writes. Over a network the server's host does that work. Receive packet steering on
+# `lo` does the same here: while the load scenarios run, every loopback packet is received on the
+# server's CPU (CPU 0) and counted in the CPU of whatever runs there: the server. Restored after
+# them and at exit. The abuse scenario keeps loopback as it is: it measures how a member fares on
+# one server core while an attacker floods it from the other, and receipt steered onto the
+# server's core would also put all of the attacker's traffic there, which a host with more
+# cores spreads over them.
+UNSTEERED = {"abuse"}
+LO_RPS = sorted(Path("/sys/class/net/lo/queues").glob("rx-*/rps_cpus"))
 NPROC = os.cpu_count() or 1
 PIN = shutil.which("taskset") is not None and NPROC >= 2
 COMMANDS = []
@@ -367,9 +385,8 @@ def small_session():
     between a move's send and its receipt, whatever the server."""
     options = dict(clients=100, draggers=10, rate=60, contention=0, ramp_up=2, settle=2 if QUICK else 3,
                    duration=4 if QUICK else 10, coalesce_ms=0)
-    # Runs are short and their p50 and p99 move by 10-20% from run to run with the phases the
-    # draggers happen to take: more of them than elsewhere.
-    return with_best(repeated(("meridian",) + BASELINES, repeats=REPEATS if QUICK else max(REPEATS, 5), **options))
+    # More runs than elsewhere: SMALL_SESSION_REPEATS.
+    return with_best(repeated(("meridian",) + BASELINES, repeats=REPEATS if QUICK else max(REPEATS, SMALL_SESSION_REPEATS), **options))
 
 
 def knee_ok(r):
@@ -1055,7 +1072,8 @@ def markdown(results):
     m = results["machine"]
     lines = [f"Run {results['date']}{' (--quick: short windows, a smoke run)' if results.get('quick') else ''} on "
              f"{m['nproc']} CPU(s) ({m['cpu']}), {m['memory']} RAM, Linux {m['kernel']}; load average at start "
-             f"{m['loadAverageAtStart']}; server pinned to CPU 0, load generator to CPU 1: {m['pinned']}. "
+             f"{m['loadAverageAtStart']}; server pinned to CPU 0, load generator to CPU 1: {m['pinned']}; loopback packets "
+             f"received on the server's CPU (RPS on lo) in all but the abuse scenario: {m.get('loopbackOnServerCpu', False)}. "
              "Baseline: Tests/Benchmarks/lws_rooms.c on lws's poll loop and on libev; \"lws\" in the ratios is the faster of the two.", ""]
 
     def row(name, r):
@@ -1162,6 +1180,41 @@ def write(results):
     print(f"bench: wrote {doc.relative_to(ROOT)} and {(HERE / 'results.json').relative_to(ROOT)}")
 
 
+class LoopbackSteering:
+    """Loopback receipt on CPU 0 while on (``LO_RPS``); the previous masks back when off, at exit,
+    and on SIGTERM."""
+
+    def __init__(self):
+        self.before = None
+
+    def on(self):
+        """True when loopback receipt is on CPU 0 (it needs root and a pinned run)."""
+        if self.before is not None:
+            return True
+        if not PIN or not LO_RPS:
+            return False
+        try:
+            before = {path: path.read_text().strip() for path in LO_RPS}
+            for path in LO_RPS:
+                path.write_text("1\n")
+        except OSError as e:
+            print(f"bench: loopback receipt stays on the sending CPU ({e}): the generator's core also "
+                  "processes what its sockets send", file=sys.stderr)
+            return False
+        self.before = before
+        atexit.register(self.off)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        return True
+
+    def off(self):
+        for path, mask in (self.before or {}).items():
+            try:
+                path.write_text(mask + "\n")
+            except OSError:
+                pass
+        self.before = None
+
+
 def raise_descriptor_limit():
     """Both servers and the load generator inherit this: 10,000 connections need more than 1,024."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -1182,6 +1235,7 @@ def main():
     if not only or only - {"bigMap", "big_map", "joinStorm", "join_storm", "abuse"}:
         build_baseline()
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "quick": QUICK, "machine": machine()}
+    steering = LoopbackSteering()
     steps = [("dragStorm", drag_storm), ("knee", knee), ("manySessions", many_sessions), ("manyKnee", many_knee),
              ("smallSession", small_session), ("idleCpu", idle_cpu),
              ("joinStorm", join_storm), ("bigMap", big_map), ("threads", threads), ("cluster", cluster), ("abuse", abuse)]
@@ -1193,6 +1247,10 @@ def main():
             continue
         print(f"bench: {name} …", flush=True)
         t0 = time.monotonic()
+        if name in UNSTEERED:
+            steering.off()
+        elif steering.on():
+            results["machine"]["loopbackOnServerCpu"] = True
         results[name] = step()
         print(f"bench: {name} done in {time.monotonic() - t0:.0f} s", flush=True)
     results["ratios"] = ratios(results)
@@ -1212,6 +1270,7 @@ def main():
             note = f" ({r['note']})" if r["note"] else ""
             print(f"{'met' if r['met'] else 'MISSED'}: {r['target']}: meridian {r['meridian']} vs {r['baseline']}{ratio} (wanted {r['wanted']}){note}")
         return
+    steering.off()
     for name, _ in steps:
         results.setdefault(name, {})
     write(results)
