@@ -2,7 +2,10 @@ internal import CLibWebSockets
 
 /// Keepalive: a PING to a connection quiet for ``TransportConfiguration/pingInterval``, and a
 /// hard close (the peer sees 1006) of one quiet for ``TransportConfiguration/idleTimeout``.
-/// Anything the peer sends counts: a message, a part of one, a PONG.
+/// Anything the peer sends counts: a message, a part of one, a PONG. A connection is never
+/// dropped unasked: it gets its PING first, and from it the time a PING sent on schedule has to
+/// be answered (idle timeout minus ping interval), even when the loop or its clock stalled past
+/// the idle timeout before the PING was due.
 ///
 /// Not lws's own keepalive (its retry policy's validity timers): lws keeps every connection's
 /// timers in one list sorted by expiry and inserts by walking it, and each PONG re-inserts the
@@ -37,11 +40,14 @@ extension ServerLoop {
 
     private func keepAlive(_ connection: Connection, at t: Duration) {
         guard connection.closing == nil, !connection.idleClosed else { return }
-        if t - connection.lastHeard >= configuration.idleTimeout {
+        if connection.lastPinged > connection.lastHeard {
+            // Pinged in this quiet spell, once.
+            guard t - connection.lastHeard >= configuration.idleTimeout,
+                  t - connection.lastPinged >= configuration.idleTimeout - configuration.pingInterval else { return }
             connection.idleClosed = true
             counters.idleCloses += 1
             lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-        } else if t - max(connection.lastHeard, connection.lastPinged) >= configuration.pingInterval {
+        } else if t - connection.lastHeard >= configuration.pingInterval {
             connection.lastPinged = t
             counters.keepalivePings += 1
             enqueue(OutboundFrame(relayed: RelayableFrame(wire: Self.pingBytes, isShared: false), ledger: nil), for: connection)

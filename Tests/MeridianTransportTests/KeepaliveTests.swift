@@ -31,6 +31,26 @@ import Testing
         #expect(stats.keepalivePings == 1 && stats.idleCloses == 1)
     }
 
+    /// A service thread that stalls past the idle timeout before the PING was due (a long pause,
+    /// a stopped process, a clock jump) pings the quiet connection when it resumes, and drops it
+    /// only when the PING has gone unanswered for idle timeout minus ping interval.
+    @Test func aLoopStalledPastTheIdleTimeoutPingsBeforeItDrops() throws {
+        let handler = EchoHandler()
+        let (server, _, port) = try startServer(handler: handler, quick)
+        defer { server.stop() }
+        let peer = try HTTPConnection(port: port)
+        #expect(try peer.upgrade(subprotocol: "meridian.v1") == 101)
+        #expect(handler.wait { opened, _ in opened.count == 1 })
+        // The fault under test: the service thread does nothing for 2.5 s, past the 2 s timeout.
+        onServiceThread(server) { _ in Thread.sleep(forTimeInterval: 2.5) }
+        let resumed = ContinuousClock.now
+        #expect(try peer.read(3) == [0x89, 0x01, UInt8(ascii: "k")])
+        #expect(try peer.readToEnd() == [])
+        #expect(ContinuousClock.now - resumed >= .milliseconds(950))
+        let stats = onServiceThread(server) { $0.stats }
+        #expect(stats.keepalivePings == 1 && stats.idleCloses == 1)
+    }
+
     @Test func messagesKeepAConnectionAliveWithoutPings() throws {
         let handler = EchoHandler()
         handler.echo = false
