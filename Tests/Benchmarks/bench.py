@@ -1186,25 +1186,24 @@ class LoopbackSteering:
 
     def __init__(self):
         self.before = None
-
-    def on(self):
-        """True when loopback receipt is on CPU 0 (it needs root and a pinned run)."""
-        if self.before is not None:
-            return True
-        if not PIN or not LO_RPS:
-            return False
-        try:
-            before = {path: path.read_text().strip() for path in LO_RPS}
-            for path in LO_RPS:
-                path.write_text("1\n")
-        except OSError as e:
-            print(f"bench: loopback receipt stays on the sending CPU ({e}): the generator's core also "
-                  "processes what its sockets send", file=sys.stderr)
-            return False
-        self.before = before
+        # False once setting the mask failed (it needs root): said once, not tried again.
+        self.possible = PIN and bool(LO_RPS)
         atexit.register(self.off)
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-        return True
+
+    def on(self):
+        """True when loopback receipt is on CPU 0."""
+        if self.before is None and self.possible:
+            try:
+                self.before = {path: path.read_text().strip() for path in LO_RPS}
+                for path in LO_RPS:
+                    path.write_text("1\n")
+            except OSError as e:
+                self.off()
+                self.possible = False
+                print(f"bench: loopback receipt stays on the sending CPU ({e}): the generator's core also "
+                      "processes what its sockets send", file=sys.stderr)
+        return self.before is not None
 
     def off(self):
         for path, mask in (self.before or {}).items():
