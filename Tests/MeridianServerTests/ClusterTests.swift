@@ -127,9 +127,10 @@ extension ClusterTests {
         let sawWelcome = DispatchSemaphore(value: 0)
         let app = MeridianClient(port: b.port, configuration: ClientConfiguration(session: "harbour", name: "app"))
         defer { app.close() }
+        // Signalled by the welcome that follows the move (not by the first join's).
         app.observe { update in
-            updates.withLock { $0.append(update) }
-            if case .didConnect = update { sawWelcome.signal() }
+            let moved = updates.withLock { $0.append(update); return $0.contains(.didDisconnect(code: 4012)) }
+            if case .didConnect = update, moved { sawWelcome.signal() }
         }
         #expect(try app.connect().epoch == epoch)
         #expect(try first.request("annotation.add", ["annotation": .point("pin", 52.5, 13.4)])["type"]?.string == "ack")
