@@ -71,7 +71,7 @@ let package = Package(
         ),
         // The server transport: WebSocket + HTTP on libwebsockets, one service thread, framed
         // fan-out, handshake checks and admissions.
-        .target(name: "MeridianTransport", dependencies: ["MeridianTransportCore", "MeridianSync", "MeridianHTTP", "CLibWebSockets"]),
+        .target(name: "MeridianTransport", dependencies: ["MeridianTransportCore", "MeridianSync", "MeridianHTTP", "MeridianProtocol", "CLibWebSockets"]),
         // Bearer tokens (JWT: HS256, ES256, RS256): who a connection is and what it may join.
         .target(
             name: "MeridianAuth",
@@ -196,7 +196,7 @@ let package = Package(
         .testTarget(name: "MeridianPostgresTests", dependencies: ["MeridianPostgres", "MeridianStorage", "MeridianCore", "MeridianSync"]),
         .testTarget(
             name: "MeridianClientTests",
-            dependencies: ["MeridianClient", "MeridianMapBinding", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianAuth"]
+            dependencies: ["MeridianClient", "MeridianMapBinding", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianProtocol", "MeridianAuth"]
         ),
         .testTarget(name: "MeridianRedisTests", dependencies: ["MeridianRedis", "MeridianSync", "MeridianTesting"]),
         .testTarget(name: "MeridianSettingsTests", dependencies: ["MeridianSettings", "MeridianTesting"]),

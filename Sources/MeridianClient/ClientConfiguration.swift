@@ -20,12 +20,18 @@ public struct ClientConfiguration: Sendable {
     public var interest: Interest?
     /// How many edits ``MeridianClient/submit(_:)`` keeps while disconnected, and where.
     public var offline: OfflineQueuePolicy
+    /// A new bearer token when the one the client has expired (a 4401 close, or a rejoin refused
+    /// with `token_expired` or `unauthorized`); called on the client's reader thread. nil, or
+    /// returning nil, leaves the client closed (``ClientUpdate/didStop(code:advice:)``).
+    public var renewToken: (@Sendable () -> String?)?
 
     public init(
         session: String, name: String, role: Role? = .editor, hidden: Bool = false, color: String? = nil, token: String? = nil,
         connectTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(5),
-        reconnect: ReconnectPolicy = ReconnectPolicy(), interest: Interest? = nil, offline: OfflineQueuePolicy = OfflineQueuePolicy()
+        reconnect: ReconnectPolicy = ReconnectPolicy(), interest: Interest? = nil, offline: OfflineQueuePolicy = OfflineQueuePolicy(),
+        renewToken: (@Sendable () -> String?)? = nil
     ) {
+        self.renewToken = renewToken
         self.session = session
         self.name = name
         self.role = role

@@ -1,4 +1,5 @@
 import MeridianCore
+import MeridianProtocol
 
 /// What the client reports, named after the map SDKs' delegate callbacks. Every update is
 /// reported after the mirror (``MeridianClient/state``) has applied it.
@@ -27,6 +28,11 @@ public enum ClientUpdate: Hashable, Sendable {
     case areaDidChange(JSONValue)
     /// With viewport interest while clustering: the clusters of the client's area (`clusters` message).
     case clustersDidChange(JSONValue)
+    /// The server closed the connection with a code after which the client does not reconnect
+    /// by itself (SPEC §10): `advice` says why, for the app to show (a newer connection of the
+    /// same participant is live, the client broke the protocol, or its token expired and no new
+    /// one came). ``didClose`` follows.
+    case didStop(code: UInt16, advice: CloseCode.Advice)
     /// The client gave up reconnecting or was closed.
     case didClose
     /// An edit of ``MeridianClient/submit(_:)`` was answered: applied, in conflict with a change

@@ -1,5 +1,6 @@
 import Foundation
 import MeridianCore
+import MeridianProtocol
 
 extension MeridianClient {
     /// Opens a transport and joins (resuming from `resume` when given). Nothing but the answer
@@ -136,13 +137,17 @@ extension MeridianClient {
         failPending(closed ? .closed : .disconnected)
         if closed { return nil }
         emit(.didDisconnect(code: code))
-        // These codes mean reconnecting would repeat the fault (§10): the client's own
-        // behaviour, a newer connection of the same participant (4010), an expired token (4401).
-        if let code, [1003, 1007, 1009, 4009, 4010, 4401].contains(code) { close(); return nil }
+        // What the close code says to do (SPEC §10, the server's own table): reconnect, at once
+        // or with backoff, with a new token, or stay closed and say why.
+        let advice = CloseCode.advice(after: code)
+        if let code, !advice.reconnects, advice != .renewToken || !renewToken() {
+            stop(code: code, advice: advice)
+            return nil
+        }
         var attempt = 0
         while true {
             if let max = configuration.reconnect.maxAttempts, attempt >= max { close(); return nil }
-            let wait = configuration.reconnect.delay(attempt: attempt)
+            let wait = attempt == 0 && advice == .reconnectNow ? .zero : configuration.reconnect.delay(attempt: attempt)
             attempt += 1
             // Waits out the backoff unless the client is closed meanwhile; a close is final, so
             // its wake-up is passed on to any other waiter.
@@ -156,8 +161,13 @@ extension MeridianClient {
             let t: any ClientTransport, welcome: Welcome
             do {
                 (t, welcome) = try handshake(resume: resume)
-            } catch let error as ClientError where ["unauthorized", "token_expired", "forbidden"].contains(error.code ?? "") {
-                // The token no longer admits this client: retrying cannot help.
+            } catch let error as ClientError where ["unauthorized", "token_expired"].contains(error.code ?? "") {
+                // The token no longer admits this client: only a new one can help.
+                if renewToken() { continue }
+                stop(code: CloseCode.tokenExpired, advice: .renewToken)
+                return nil
+            } catch let error as ClientError where error.code == "forbidden" {
+                // The token does not admit this session: retrying cannot help.
                 close()
                 return nil
             } catch {
@@ -173,5 +183,18 @@ extension MeridianClient {
             emit(.didConnect(welcome))
             return t
         }
+    }
+
+    /// Asks the app for a new token (``ClientConfiguration/renewToken``); true when one came.
+    private func renewToken() -> Bool {
+        guard let token = configuration.renewToken?() else { return false }
+        shared.withLock { $0.currentToken = token }
+        return true
+    }
+
+    /// Stays closed after a close the client must not answer by reconnecting, saying why.
+    private func stop(code: UInt16, advice: CloseCode.Advice) {
+        emit(.didStop(code: code, advice: advice))
+        close()
     }
 }

@@ -31,13 +31,20 @@ public struct JoinRequest: Hashable, Sendable {
     /// The id the participant had on an earlier connection (a resume's `participant`): its undo
     /// history passes to the joiner when that participant is no longer in the session.
     public var previous: ParticipantID?
-    public init(name: String, role: Role, hidden: Bool = false, color: Color? = nil, participant: ParticipantID? = nil, previous: ParticipantID? = nil) {
+    /// The epoch of that earlier connection (the join's `resume.epoch`), when the join resumes:
+    /// an id of another epoch names someone else when this epoch gave it to a newer participant.
+    public var previousEpoch: String?
+    public init(
+        name: String, role: Role, hidden: Bool = false, color: Color? = nil, participant: ParticipantID? = nil, previous: ParticipantID? = nil,
+        previousEpoch: String? = nil
+    ) {
         self.name = name
         self.role = role
         self.hidden = hidden
         self.color = color
         self.participant = participant
         self.previous = previous
+        self.previousEpoch = previousEpoch
     }
 }
 

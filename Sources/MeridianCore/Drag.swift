@@ -36,6 +36,18 @@ public struct ActiveDrag: Hashable, Sendable {
     public var lastActivity: Duration
 }
 
+/// A drag that a `canceling` or `ending` event ends: as it was just before the event, and its
+/// place among the annotation's drags then.
+public struct EndedDrag: Hashable, Sendable {
+    public var drag: ActiveDrag
+    public var position: Int
+
+    public init(drag: ActiveDrag, position: Int) {
+        self.drag = drag
+        self.position = position
+    }
+}
+
 /// The drags in progress on one annotation. Under `exclusive` and `priority`
 /// there is at most one; under `last-writer-wins` there may be several.
 public struct DragGroup: Hashable, Sendable {

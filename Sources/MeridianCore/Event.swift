@@ -49,14 +49,18 @@ public struct Emitted: Hashable, Sendable {
     public var conflation: ConflationKey?
     /// A participant who must not receive it (it learns the change otherwise).
     public var excluding: ParticipantID?
+    /// For a drag's `canceling` or `ending`: the drag it ends, as it was just before. Not sent:
+    /// an `interest` message that stands before the event lists that drag (SPEC §4.7).
+    public var ended: EndedDrag?
 
     public var isTransient: Bool { conflation != nil }
 
-    public init(event: Event, seq: UInt64, conflation: ConflationKey? = nil, excluding: ParticipantID? = nil) {
+    public init(event: Event, seq: UInt64, conflation: ConflationKey? = nil, excluding: ParticipantID? = nil, ended: EndedDrag? = nil) {
         self.event = event
         self.seq = seq
         self.conflation = conflation
         self.excluding = excluding
+        self.ended = ended
     }
 }
 

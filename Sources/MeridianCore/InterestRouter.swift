@@ -116,9 +116,13 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         /// Members to tell, before the event, that their stream skipped every discrete event up
         /// to this seq that it did not carry (they were outside the member's area).
         public var skipped: [(member: Member, seq: UInt64)] = []
-        /// Members the event brings an annotation to (a drag into the area): they need the
-        /// whole annotation before the event.
+        /// Members the event brings an annotation to (a drag into the area, or an update that
+        /// makes a dragged annotation match a filter): they need the whole annotation before the
+        /// event, with its drags in progress just before it.
         public var entering: [(member: Member, annotation: Annotation)] = []
+        /// The drags in progress of the entering annotation just before the event (a drag the
+        /// event or a later one of its command ends included, one a later one starts not).
+        public var enteringDrags: [ActiveDrag] = []
         /// Members the event takes the annotation away from (it moved out of their area): after
         /// the event they are told it left.
         public var leaving: [Member] = []
@@ -128,7 +132,10 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
 
     /// Routes `e`, which `session` has applied, and keeps the indexes current. `departed`: the
     /// annotation the same command removed from `session` (its drags' cancels come first).
-    public mutating func route(_ e: Emitted, in session: Session, departed: Annotation? = nil) -> Route {
+    /// `following`: the events the same command emitted after `e` (the session has applied them too).
+    public mutating func route(
+        _ e: Emitted, in session: Session, departed: Annotation? = nil, following: ArraySlice<Emitted> = []
+    ) -> Route {
         guard let (id, before, after) = Self.track(e, in: &annotations) else {
             var route = Route(everyone: true)
             if !e.isTransient {
@@ -170,13 +177,20 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
             }
         }
         if let after, before != after || rematched {
-            let isDrag = if case .drag = e.event { true } else { false }
+            // A drag brings the annotation in; so does an update that makes a dragged annotation
+            // match a filter (the member needs its drags before their next step).
+            let announces = switch e.event {
+            case .drag: true
+            case .annotationUpdated: session.drags[id] != nil
+            default: false
+            }
             for member in route.recipients {
                 let area = members[member]!.view.annotationArea!
                 let (matchedBefore, matchesAfter) = filters.isEmpty ? (true, true) : matching(member)
                 let wasIn = matchedBefore && (before.map(area.intersects) ?? false)
                 let isIn = matchesAfter && area.intersects(after)
-                if isDrag && isIn && !wasIn, let annotation = Self.annotation(id, at: e, in: session, departed: departed) {
+                if announces && isIn && !wasIn, let annotation = Self.annotation(id, at: e, in: session, departed: departed) {
+                    if route.entering.isEmpty { route.enteringDrags = session.drags(of: id, before: [e] + following) }
                     route.entering.append((member, annotation))
                 } else if wasIn && !isIn {
                     route.leaving.append(member)
@@ -194,9 +208,10 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         return route
     }
 
-    /// The whole annotation a drag event is about, at the event's coordinate: from the session,
-    /// or, when the command that emitted it removed it, as it was before.
+    /// The whole annotation an event is about, as the event leaves it (a drag's at its coordinate):
+    /// from the session, or, when the command that emitted it removed it, as it was before.
     private static func annotation(_ id: String, at e: Emitted, in session: Session, departed: Annotation?) -> Annotation? {
+        if case .annotationUpdated(let a) = e.event { return a }
         guard var a = session.annotations[id] ?? departed.flatMap({ $0.id == id ? $0 : nil }) else { return nil }
         if case .drag(_, _, _, let coordinate, _) = e.event { a.movePoint(to: coordinate) }
         return a

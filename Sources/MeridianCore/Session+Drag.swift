@@ -81,12 +81,14 @@ extension Session {
     private mutating func endDrag(_ id: String, at coordinate: Coordinate?, by pid: ParticipantID) -> [Emitted] {
         let final = coordinate ?? drags[id]!.drag(of: pid)!.coordinate
         let before = committedAnnotation(id)
+        let ended = endedDrag(id, pid)
         removeDrag(id, pid)
         setCoordinate(id, final)
         let revision = nextRevision
         annotations[id]?.revision = revision
         drags[id]?.origin = final
-        let ending = emit(.drag(annotation: id, participant: pid, state: .ending, coordinate: final, reason: nil))
+        var ending = emit(.drag(annotation: id, participant: pid, state: .ending, coordinate: final, reason: nil))
+        ending.ended = ended
         remember(.drag, of: id, before: before, by: pid)
         return [ending, emit(.drag(annotation: id, participant: pid, state: .none, coordinate: final, reason: nil))]
     }
@@ -94,14 +96,13 @@ extension Session {
     /// `canceling` restores the coordinate the drag started from (unless
     /// other drags of the annotation go on), then the drag returns to `none`.
     mutating func cancelDrag(of id: String, by pid: ParticipantID, reason: DragEndReason?) -> [Emitted] {
-        guard let group = drags[id], group.drag(of: pid) != nil else { return [] }
+        guard let group = drags[id], let ended = endedDrag(id, pid) else { return [] }
         removeDrag(id, pid)
         if drags[id] == nil { setCoordinate(id, group.origin) }
         let coordinate = annotations[id]!.point!.coordinate
-        return [
-            emit(.drag(annotation: id, participant: pid, state: .canceling, coordinate: coordinate, reason: reason)),
-            emit(.drag(annotation: id, participant: pid, state: .none, coordinate: coordinate, reason: reason)),
-        ]
+        var canceling = emit(.drag(annotation: id, participant: pid, state: .canceling, coordinate: coordinate, reason: reason))
+        canceling.ended = ended
+        return [canceling, emit(.drag(annotation: id, participant: pid, state: .none, coordinate: coordinate, reason: reason))]
     }
 
     mutating func cancelAllDrags(of id: String, reason: DragEndReason) -> [Emitted] {
@@ -126,6 +127,30 @@ extension Session {
     /// The earliest time a drag lease can expire, if any drag is in progress.
     public var nextDragExpiry: Duration? {
         drags.values.flatMap(\.drags).map { $0.lastActivity + settings.leaseTimeout }.min()
+    }
+
+    /// `pid`'s drag of `id` and its place among the annotation's drags, before it ends.
+    private func endedDrag(_ id: String, _ pid: ParticipantID) -> EndedDrag? {
+        guard let drags = drags[id]?.drags, let i = drags.firstIndex(where: { $0.participant == pid }) else { return nil }
+        return EndedDrag(drag: drags[i], position: i)
+    }
+
+    /// The drags of annotation `id` in progress just before `events`, the last events this
+    /// session emitted (those of one command, or their tail): a drag they end is listed as it
+    /// was, one they start is not. What an `interest` message standing before the first of them
+    /// lists (SPEC §4.7); a move among them leaves its drag as the move made it.
+    public func drags(of id: String, before events: ArraySlice<Emitted>) -> [ActiveDrag] {
+        var list = drags[id]?.drags ?? []
+        for e in events.reversed() {
+            guard case .drag(id, let pid, let state, _, _) = e.event else { continue }
+            switch state {
+            case .starting: list.removeAll { $0.participant == pid }
+            case .canceling, .ending:
+                if let ended = e.ended { list.insert(ended.drag, at: min(ended.position, list.count)) }
+            case .none, .dragging: break
+            }
+        }
+        return list
     }
 
     private mutating func removeDrag(_ id: String, _ pid: ParticipantID) {

@@ -32,7 +32,7 @@ extension Session {
         let participant = Participant(id: pid, name: request.name, color: color, role: request.role, hidden: request.hidden)
         participants[pid] = participant
         joinOrder.append(pid)
-        inheritHistory(from: request.previous, to: pid)
+        inheritHistory(from: request.previous, of: request.previousEpoch, to: pid)
         guard !request.hidden else { return .success((pid, [])) }
         if batchesPresence {
             pendingJoins.append(pid)

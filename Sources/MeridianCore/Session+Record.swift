@@ -36,6 +36,7 @@ extension Session {
         // Ids the session assigns (`p1`, `p2`, …) start past those of the histories it kept, so
         // that a newcomer never gets the history of an earlier participant by its id.
         joinCount = histories.keys.compactMap { $0.first == "p" ? Int($0.dropFirst()) : nil }.max() ?? 0
+        firstJoinOfEpoch = joinCount
         if let c = record.callout {
             if case .participant = c.anchor {} else { callout = c }
         }

@@ -77,16 +77,24 @@ extension Session {
         changedHistories.insert(pid)
     }
 
+    /// Whether the session assigned `pid` (`p1`, `p2`, …) since this epoch began.
+    func assignedInThisEpoch(_ pid: ParticipantID) -> Bool {
+        guard pid.first == "p", let n = Int(pid.dropFirst()) else { return false }
+        return n > firstJoinOfEpoch && n <= joinCount
+    }
+
     private mutating func forgetNewest(of pid: ParticipantID, redo: Bool) {
         if redo { histories[pid]?.redo.removeLast() } else { histories[pid]?.undo.removeLast() }
         changedHistories.insert(pid)
     }
 
     /// A joiner takes over the history of the participant it was on an earlier connection,
-    /// when that one is gone and the joiner has none of its own.
-    mutating func inheritHistory(from previous: ParticipantID?, to pid: ParticipantID) {
-        guard let previous, previous != pid, participants[previous] == nil, histories[pid] == nil,
-              let history = histories.removeValue(forKey: previous) else { return }
+    /// when that one is gone and the joiner has none of its own. An id of an earlier epoch
+    /// (`epoch`) that this epoch assigned again names someone else: its history stays.
+    mutating func inheritHistory(from previous: ParticipantID?, of epoch: String? = nil, to pid: ParticipantID) {
+        guard let previous, previous != pid, participants[previous] == nil, histories[pid] == nil else { return }
+        if let epoch, epoch != self.epoch, assignedInThisEpoch(previous) { return }
+        guard let history = histories.removeValue(forKey: previous) else { return }
         histories[pid] = history
         changedHistories.formUnion([previous, pid])
     }

@@ -23,6 +23,8 @@ public struct Session: Sendable {
     public internal(set) var drags: [String: DragGroup] = [:]
     /// Participants get ids `p1`, `p2`, … in join order.
     public internal(set) var joinCount: Int = 0
+    /// ``joinCount`` when this epoch began: the ids it assigns since are past it.
+    var firstJoinOfEpoch = 0
     /// Participant ids in join order (hidden ones included): ids from tokens are names, not
     /// numbers, so the order is kept rather than derived.
     public internal(set) var joinOrder: [ParticipantID] = []

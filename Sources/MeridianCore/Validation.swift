@@ -117,8 +117,8 @@ struct Validator {
     func bounds(_ b: Bounds, _ field: String) throws(SessionError) {
         try coordinate(b.southWest, field + ".southWest")
         try coordinate(b.northEast, field + ".northEast")
-        guard b.southWest.latitude < b.northEast.latitude else {
-            throw .invalid(field, "southWest.latitude must be below northEast.latitude")
+        guard b.southWest.latitude <= b.northEast.latitude else {
+            throw .invalid(field, "southWest.latitude must not be above northEast.latitude")
         }
     }
 

@@ -74,3 +74,56 @@ public enum ContentLength {
         QueryString.natural(text, max: Int64(max)).map { Int($0) }
     }
 }
+
+extension HTTPRequestLine {
+    /// Where the target holds a percent-encoded NUL (`%00`), which libwebsockets refuses to decode:
+    /// it drops such a request without an answer, so the transport answers it from this line.
+    public enum NULPlace: Hashable, Sendable {
+        case path
+        /// The query parameter (its name percent-decoded, `+` as a space) whose name or value holds it.
+        case parameter(String)
+    }
+
+    /// The first place of the target that holds `%00`, or nil.
+    public var encodedNUL: NULPlace? {
+        if Self.holdsEncodedNUL(path) { return .path }
+        for piece in query.split(separator: "&", omittingEmptySubsequences: true) where Self.holdsEncodedNUL(piece) {
+            let name = piece.firstIndex(of: "=").map { piece[..<$0] } ?? piece
+            return .parameter(Self.percentDecoded(name, plusIsSpace: true))
+        }
+        return nil
+    }
+
+    static func holdsEncodedNUL(_ text: some StringProtocol) -> Bool {
+        text.utf8.split(separator: UInt8(ascii: "%"), omittingEmptySubsequences: false).dropFirst()
+            .contains { $0.starts(with: Array("00".utf8)) }
+    }
+
+    /// `text` with `%XX` decoded (and `+` as a space where asked); invalid escapes are kept as
+    /// they are, and bytes that are not UTF-8 are replaced.
+    public static func percentDecoded(_ text: some StringProtocol, plusIsSpace: Bool = false) -> String {
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let hi = hex(bytes[i + 1]), let lo = hex(bytes[i + 2]) {
+                out.append(hi << 4 | lo)
+                i += 3
+                continue
+            }
+            out.append(plusIsSpace && bytes[i] == UInt8(ascii: "+") ? UInt8(ascii: " ") : bytes[i])
+            i += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func hex(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

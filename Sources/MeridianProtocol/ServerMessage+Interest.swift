@@ -7,6 +7,23 @@ extension ServerMessage {
     public static func interest(
         seq: UInt64, view: InterestView, entered: [Annotation], left: [String], complete: Bool, session: Session
     ) -> [UInt8] {
+        let ids = Set(entered.lazy.map(\.id))
+        return interest(seq: seq, view: view, entered: entered, left: left, complete: complete) { out in
+            out.drags(of: session, where: ids.isEmpty ? { _ in false } : ids.contains)
+        }
+    }
+
+    /// `interest` announcing one annotation a drag event brings into the area, with `drags`, its
+    /// drags in progress as of `seq` (``Session/drags(of:before:)``).
+    public static func interest(seq: UInt64, view: InterestView, entering annotation: Annotation, drags: [ActiveDrag]) -> [UInt8] {
+        interest(seq: seq, view: view, entered: [annotation], left: [], complete: false) { out in
+            out.drags(drags.lazy.map { (annotation.id, $0) })
+        }
+    }
+
+    private static func interest(
+        seq: UInt64, view: InterestView, entered: [Annotation], left: [String], complete: Bool, drags: (inout JSONOutput) -> Void
+    ) -> [UInt8] {
         var out = JSONOutput(capacity: 128 + 256 * entered.count)
         out.raw(#"{"type":"interest","seq":"#)
         out.integer(seq)
@@ -24,9 +41,8 @@ extension ServerMessage {
             if i > 0 { out.raw(",") }
             out.string(id)
         }
-        let ids = Set(entered.lazy.map(\.id))
         out.raw(#"],"drags":"#)
-        out.drags(of: session, where: ids.isEmpty ? { _ in false } : ids.contains)
+        drags(&out)
         out.raw("}")
         return out.bytes
     }
@@ -108,22 +124,25 @@ extension JSONOutput {
 
     /// A snapshot's `drags` list: drags in progress by annotation id, then start order.
     mutating func drags(of s: Session, where keep: ((String) -> Bool)?) {
+        drags(s.drags.keys.sorted().lazy.filter { keep?($0) ?? true }.flatMap { id in s.drags[id]!.drags.lazy.map { (id, $0) } })
+    }
+
+    /// A `drags` list of `(annotation id, drag)` pairs, in the order given.
+    mutating func drags(_ list: some Sequence<(String, ActiveDrag)>) {
         raw("[")
         var first = true
-        for id in s.drags.keys.sorted() where keep?(id) ?? true {
-            for d in s.drags[id]!.drags {
-                if !first { raw(",") }
-                first = false
-                raw(#"{"coordinate":"#)
-                coordinate(d.coordinate)
-                raw(#","id":"#)
-                string(id)
-                raw(#","participant":"#)
-                string(d.participant)
-                raw(#","state":"#)
-                string(d.state.rawValue)
-                raw("}")
-            }
+        for (id, d) in list {
+            if !first { raw(",") }
+            first = false
+            raw(#"{"coordinate":"#)
+            coordinate(d.coordinate)
+            raw(#","id":"#)
+            string(id)
+            raw(#","participant":"#)
+            string(d.participant)
+            raw(#","state":"#)
+            string(d.state.rawValue)
+            raw("}")
         }
         raw("]")
     }

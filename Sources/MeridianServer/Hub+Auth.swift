@@ -15,13 +15,16 @@ struct AuthRefusal: Error {
 extension Hub {
     /// The core join request a `join` amounts to: under tokens, the token
     /// names the participant and caps the role; without, the request says all.
-    func resolveJoin(_ p: JoinParameters, session: String, connection: ConnectionID) -> Result<(JoinRequest, AccessGrant?), AuthRefusal> {
+    func resolveJoin(
+        _ p: JoinParameters, session: String, resume: ResumePoint?, connection: ConnectionID
+    ) -> Result<(JoinRequest, AccessGrant?), AuthRefusal> {
         guard case .tokens(let verifier) = configuration.authentication else {
             guard let name = p.name else { return .failure(AuthRefusal(code: .invalidField, message: "name: required", field: "name")) }
             guard let role = p.role else {
                 return .failure(AuthRefusal(code: .invalidField, message: "role: required (owner, editor or viewer)", field: "role"))
             }
-            return .success((JoinRequest(name: name, role: role, hidden: p.hidden ?? false, color: p.color, previous: p.previousParticipant), nil))
+            return .success((JoinRequest(
+                name: name, role: role, hidden: p.hidden ?? false, color: p.color, previous: p.previousParticipant, previousEpoch: resume?.epoch), nil))
         }
         let grant: AccessGrant
         switch bearer(p.token, connection: connection, verifier: verifier, request: "join") {
@@ -47,7 +50,9 @@ extension Hub {
         case (_, _): hidden = false
         }
         let name = grant.name ?? p.name ?? grant.participant
-        return .success((JoinRequest(name: name, role: role, hidden: hidden, color: p.color, participant: grant.participant, previous: p.previousParticipant), grant))
+        // The token's subject is the participant on every connection: `previousParticipant` names
+        // nobody else's history (it would hand the joiner another participant's undo steps).
+        return .success((JoinRequest(name: name, role: role, hidden: hidden, color: p.color, participant: grant.participant), grant))
     }
 
     /// The grant of a request's own token, else of the connection's handshake token (verified

@@ -179,7 +179,7 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: "join", code: .alreadyJoined,
                               message: "this connection already joined session \(state.sessionID!); send leave first", on: server)
             }
-            switch resolveJoin(join, session: sessionID, connection: connection) {
+            switch resolveJoin(join, session: sessionID, resume: resume, connection: connection) {
             case .failure(let refusal):
                 refuse(connection, ref: request.ref, request: "join", code: refusal.code, message: refusal.message, field: refusal.field, on: server)
                 countProtocolError(connection, on: server)

@@ -12,10 +12,10 @@ extension SessionHost {
     /// into the member's area, after when the event takes it out). Then a member whose own
     /// camera moved gets its area's change.
     func routeThroughInterest(
-        _ e: Emitted, _ frame: OutboundFrame, departed: Annotation?, superseding previous: OutboundFrame?, except skip: ConnectionID?,
-        on server: any Outbound
+        _ e: Emitted, following: ArraySlice<Emitted>, _ frame: OutboundFrame, departed: Annotation?, superseding previous: OutboundFrame?,
+        except skip: ConnectionID?, on server: any Outbound
     ) {
-        let route = router!.route(e, in: session, departed: departed)
+        let route = router!.route(e, in: session, departed: departed, following: following)
         for (member, seq) in route.skipped where member != skip {
             server.send(OutboundFrame(text: ServerMessage.skipped(seq: seq)), to: member)
         }
@@ -28,7 +28,7 @@ extension SessionHost {
             for (member, annotation) in route.entering where member != skip {
                 guard let view = router!.view(of: member) else { continue }
                 server.send(OutboundFrame(text: ServerMessage.interest(
-                    seq: before, view: view, entered: [annotation], left: [], complete: false, session: session)), to: member)
+                    seq: before, view: view, entering: annotation, drags: route.enteringDrags)), to: member)
             }
             let everyone = everythingIDs
             server.broadcast(frame, to: everyone, except: skip, superseding: previous, transient: e.conflation != nil)

@@ -123,7 +123,7 @@ final class SessionHost {
     /// Encodes each event once and queues the same frame for every member.
     func broadcast(_ events: [Emitted], on server: any Outbound, excludingConnection skip: ConnectionID? = nil) {
         eventLog?.record(events, of: session)
-        for e in events {
+        for (i, e) in events.enumerated() {
             switch e.event {
             case .annotationAdded, .annotationUpdated, .annotationRemoved, .drag:
                 encodedAnnotations = nil
@@ -142,7 +142,7 @@ final class SessionHost {
                 server.broadcast(frame, to: memberIDs, except: skip, superseding: previous, transient: e.conflation != nil)
                 deliveriesOut += memberIDs.count
             } else {
-                routeThroughInterest(e, frame, departed: departing, superseding: previous, except: skip, on: server)
+                routeThroughInterest(e, following: events[(i + 1)...], frame, departed: departing, superseding: previous, except: skip, on: server)
             }
         }
         departing = nil

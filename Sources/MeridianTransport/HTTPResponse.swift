@@ -49,6 +49,18 @@ public struct HTTPResponse: Sendable {
         HTTPResponse(status: status, body: Array(body.utf8))
     }
 
+    /// The response as the raw bytes of an HTTP/1.1 message that closes the connection (for
+    /// connections the transport answers itself, without libwebsockets' HTTP writer).
+    var closingMessage: [UInt8] {
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
+        head += "content-type: \(contentType)\r\ncontent-length: \(body.count)\r\nconnection: close\r\n"
+        for (name, value) in headers where Self.isHeaderSafe(name) && Self.isHeaderSafe(value) {
+            head += "\(name): \(value)\r\n"
+        }
+        head += "\r\n"
+        return Array(head.utf8) + body
+    }
+
     /// The JSON 404 the server answers for a path nobody handles.
     public static let notFound = HTTPResponse.json(404, #"{"error":"not_found","message":"no such path"}"#)
     static let bodyTooLarge = HTTPResponse.json(413, #"{"error":"body_too_large","message":"the request body exceeds the server's limit"}"#)

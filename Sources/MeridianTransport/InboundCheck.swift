@@ -1,3 +1,5 @@
+internal import MeridianProtocol
+
 /// A frame-level violation by the client, and the close it earns (RFC 6455 §7.4.1).
 struct ProtocolViolation: Equatable {
     let code: UInt16

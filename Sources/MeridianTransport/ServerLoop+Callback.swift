@@ -1,4 +1,5 @@
 internal import CLibWebSockets
+internal import MeridianProtocol
 import Glibc
 
 /// The single C entry point for the three protocols. Recovers the server from the context's user

@@ -304,7 +304,7 @@ extension ServerLoop {
     /// ``TransportConfiguration/handshakesPerPass`` of them at most.
     private func releaseHandshakes() {
         guard gatesHandshakes, !handshakeGate.isEmpty else { return }
-        for wsi in handshakeGate.takeReady(limit: configuration.handshakesPerPass) {
+        for wsi in handshakeGate.takeReady(limit: configuration.handshakesPerPass) where !answerBeforeLWS(wsi) {
             lws_rx_flow_control(wsi, 1)
         }
     }

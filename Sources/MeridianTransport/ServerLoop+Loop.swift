@@ -1,6 +1,7 @@
 import Foundation
 import MeridianTransportCore
 internal import CLibWebSockets
+internal import MeridianProtocol
 
 extension ServerLoop: ServiceLoop {
     /// Runs first on the service thread: creates the context and reads back the bound port.

@@ -47,13 +47,7 @@ extension ServerLoop {
 
     /// The answer, as the raw bytes of an HTTP/1.1 response that closes the connection.
     func respondRaw(_ exchange: HTTPExchange, _ response: HTTPResponse) {
-        var head = "HTTP/1.1 \(response.status) \(HTTPResponse.reason(response.status))\r\n"
-        head += "content-type: \(response.contentType)\r\ncontent-length: \(response.body.count)\r\nconnection: close\r\n"
-        for (name, value) in response.headers where HTTPResponse.isHeaderSafe(name) && HTTPResponse.isHeaderSafe(value) {
-            head += "\(name): \(value)\r\n"
-        }
-        head += "\r\n"
-        exchange.prepare(HTTPResponse(status: response.status, contentType: response.contentType, body: Array(head.utf8) + response.body), headroom: headroom)
+        exchange.prepare(HTTPResponse(status: response.status, contentType: response.contentType, body: response.closingMessage), headroom: headroom)
         lws_callback_on_writable(exchange.wsi)
     }
 

@@ -1,5 +1,6 @@
 import MeridianTransportCore
 internal import CLibWebSockets
+internal import MeridianProtocol
 
 extension ServerLoop {
     /// Queues a frame for one connection. Frames are never dropped

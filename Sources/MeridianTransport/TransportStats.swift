@@ -46,6 +46,8 @@ public struct TransportStats: Sendable, Equatable {
     /// and the most WebSocket upgrades served in one pass.
     public var heldHandshakes: Int = 0
     public var mostUpgradesInAPass: Int = 0
+    /// Requests answered before libwebsockets read them (a `%00` in the target: ServerLoop+EarlyAnswer.swift).
+    public var earlyAnswers: Int = 0
     /// Keepalive PINGs sent, and connections dropped for being quiet past the idle timeout.
     public var keepalivePings: Int = 0
     public var idleCloses: Int = 0

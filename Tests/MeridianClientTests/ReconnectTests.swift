@@ -1,6 +1,7 @@
 import Foundation
 import MeridianClient
 import MeridianCore
+import MeridianProtocol
 import MeridianTesting
 import Testing
 
@@ -61,5 +62,103 @@ struct ReconnectTests {
         let converged = slow.state == writer.state
         #expect(converged, "mirrors differ")
         #expect(slow.state?.annotations.count == 21)
+    }
+}
+
+/// A real connection to the test server whose end the test decides: ``end(with:)`` makes the
+/// client read a close with that code (what the server sends after it), then the connection goes.
+final class EndableTransport: ClientTransport, @unchecked Sendable {
+    let inner: any ClientTransport
+    private let lock = NSLock()
+    private var ending: UInt16??
+    let token: String?
+    init(port: Int, token: String?) {
+        inner = Wire.transport(port: port)
+        self.token = token
+    }
+    func connect(timeout: Duration) throws { try inner.connect(timeout: timeout) }
+    func send(_ text: String) { inner.send(text) }
+    func receive(timeout: Duration) throws -> TransportMessage {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let code = lock.withLock({ ending }) { return .closed(code: code) }
+            do { return try inner.receive(timeout: min(.milliseconds(50), deadline - .now)) } catch where ContinuousClock.now < deadline { continue }
+        }
+    }
+    func close() { inner.close() }
+    func end(with code: UInt16?) {
+        lock.withLock { ending = .some(code) }
+        inner.close()
+    }
+}
+
+/// The Swift client after each close code the server sends (SPEC §10, ``CloseCode/table``):
+/// it reconnects and resumes after the codes that say so (4012 at once), asks for a new token
+/// after 4401, and otherwise stays closed, saying why.
+@Suite("Client after each close code")
+struct CloseCodeTests {
+    /// The transports a client made (each a real connection the test can end), and how often
+    /// it asked for a new token.
+    final class Made: @unchecked Sendable {
+        let lock = NSLock()
+        var transports: [EndableTransport] = []
+        var renewals = 0
+        var first: EndableTransport { lock.withLock { transports[0] } }
+        var count: Int { lock.withLock { transports.count } }
+    }
+
+    /// A client of `server` whose connections are ``EndableTransport``s, joined, with its log.
+    static func joinedClient(_ server: TestServer, _ made: Made, renewToken: (@Sendable () -> String?)? = nil) throws -> (MeridianClient, Recorder) {
+        let configuration = ClientConfiguration(
+            session: "codes", name: "Coder", reconnect: ReconnectPolicy(initialDelay: .milliseconds(20), maxDelay: .milliseconds(50)),
+            renewToken: renewToken)
+        let client = MeridianClient(configuration: configuration, authorizedTransport: { token in
+            let t = EndableTransport(port: server.port, token: token)
+            made.lock.withLock { made.transports.append(t) }
+            return t
+        })
+        let log = Recorder()
+        client.delegate = log
+        try client.connect()
+        return (client, log)
+    }
+
+    @Test(arguments: CloseCode.table.map(\.code) + [nil])
+    func theClientFollowsTheAdviceOfTheCode(code: UInt16?) async throws {
+        let server = try TestServer.overWire()
+        defer { server.stop() }
+        let made = Made()
+        let advice = CloseCode.advice(after: code)
+        let (client, log) = try Self.joinedClient(server, made) { made.lock.withLock { made.renewals += 1; return "renewed" } }
+        defer { client.close() }
+        try #require(made.count == 1)
+        made.first.end(with: code)
+
+        #expect(log.wait { $0.contains(.didDisconnect(code: code)) })
+        if advice.reconnects || advice == .renewToken {
+            #expect(log.wait { $0.contains { if case .didConnect(let w) = $0 { w.resumed } else { false } } }, "resumed after \(String(describing: code))")
+            #expect(!log.updates.contains(.didClose))
+            let tokens = made.lock.withLock { made.transports.map(\.token) }
+            #expect(tokens.last ?? nil == (advice == .renewToken ? "renewed" : nil), "the token of the last join")
+            #expect(made.lock.withLock { made.renewals } == (advice == .renewToken ? 1 : 0))
+        } else {
+            let code = try #require(code)
+            #expect(log.wait { $0.contains(.didClose) }, "stays closed after \(code)")
+            #expect(log.updates.contains(.didStop(code: code, advice: advice)))
+            #expect(made.count == 1, "no reconnect after \(code)")
+        }
+    }
+
+    /// Without a token callback a 4401 leaves the client closed, saying a new token is needed.
+    @Test func anExpiredTokenWithoutACallbackStaysClosed() async throws {
+        let server = try TestServer.overWire()
+        defer { server.stop() }
+        let made = Made()
+        let (client, log) = try Self.joinedClient(server, made)
+        defer { client.close() }
+        made.first.end(with: CloseCode.tokenExpired)
+        #expect(log.wait { $0.contains(.didClose) })
+        #expect(log.updates.contains(.didStop(code: CloseCode.tokenExpired, advice: .renewToken)))
+        #expect(made.count == 1)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MeridianAuth
 import MeridianClient
+import MeridianProtocol
 import MeridianServer
 import MeridianTesting
 import Testing
@@ -62,6 +63,7 @@ struct TokenTests {
         try second.connect()
         #expect(recorder.wait { $0.contains(.didClose) }, "the replaced client gives up instead of taking the session back")
         #expect(recorder.updates.contains(.didDisconnect(code: 4010)))
+        #expect(recorder.updates.contains(.didStop(code: 4010, advice: .stayReplaced)), "the app is told why")
         // The newer connection is still the participant.
         _ = try await second.send(.ping)
         #expect(second.state?.participants.keys.sorted() == ["dee"])

@@ -161,6 +161,23 @@ import Testing
         #expect(accepted.events.map(\.event) == [.camera(.own, participant: e, .end(applied, animated: true), viewport: nil)])
     }
 
+    /// Bounds whose corners share a latitude, or are one point, pin the centre there (as the
+    /// schema allows them: Protocol/openapi.yaml); inverted latitudes are refused, naming the field.
+    @Test func degenerateBoundsPinTheCenterAndInvertedOnesAreRefused() throws {
+        let (w, o, _, _) = try trio()
+        var world = w
+        let point = Bounds(southWest: C(46, 8), northEast: C(46, 8))
+        try world.ok(.configure(settingsPatch { $0.constraints = CameraConstraints(bounds: point) }), by: o)
+        #expect(try world.ok(.camera(.own, .end(cam(50, 0), animated: false), viewport: nil), by: o).camera == cam(46, 8))
+        let line = Bounds(southWest: C(46, 5), northEast: C(46, 11))
+        try world.ok(.configure(settingsPatch { $0.constraints = CameraConstraints(bounds: line) }), by: o)
+        #expect(try world.ok(.camera(.own, .end(cam(40, 7), animated: false), viewport: nil), by: o).camera == cam(46, 7))
+        let inverted = Bounds(southWest: C(47, 5), northEast: C(46, 11))
+        let before = world.session.settings
+        try world.refuse(.configure(settingsPatch { $0.constraints = CameraConstraints(bounds: inverted) }), by: o, .invalidField, field: "settings.constraints.bounds")
+        #expect(world.session.settings == before)
+    }
+
     @Test func zoomAndPitchLimitsClamp() throws {
         var (w, e) = try world(CameraConstraints(minZoom: 3, maxZoom: 12, maxPitch: 45))
         let low = try w.ok(.camera(.own, .changing(cam(0, 0, zoom: 1, pitch: 60)), viewport: nil), by: e)

@@ -84,7 +84,7 @@ import Testing
         }
         var router = InterestRouter<String>(session: world.session)
         for i in watchers.indices {
-            watchers[i].mirror.apply(router.setView(watchers[i].view, of: watchers[i].pid, seq: world.session.seq, complete: true, in: world.session))
+            watchers[i].mirror.apply(router.setView(watchers[i].view, of: watchers[i].pid, seq: world.session.seq, complete: true, in: world.session), in: world.session)
             watchers[i].mirror.lastSeq = world.session.seq
         }
 
@@ -123,7 +123,7 @@ import Testing
                 watchers[i].interest.filter = try AnnotationFilter(rng.pick(Self.filters))
                 watchers[i].view = InterestView(watchers[i].interest, participant: world.session.participants[watchers[i].pid])
                 let change = router.setView(watchers[i].view, of: watchers[i].pid, seq: world.session.seq, in: world.session)
-                watchers[i].mirror.apply(change)
+                watchers[i].mirror.apply(change, in: world.session)
                 // The answer to an `interest` request is always an `interest` message.
                 router.accountThrough(world.session.seq, for: watchers[i].pid)
                 watchers[i].mirror.account(through: world.session.seq)
@@ -134,25 +134,25 @@ import Testing
             }
             let departed: Annotation? = if case .removeAnnotation(let id, _) = command { world.session.annotations[id] } else { nil }
             guard case .success(let accepted) = world.session.apply(command, from: by, at: world.now) else { continue }
-            for e in accepted.events {
-                let route = router.route(e, in: world.session, departed: departed)
+            for (k, e) in accepted.events.enumerated() {
+                let route = router.route(e, in: world.session, departed: departed, following: accepted.events[(k + 1)...])
                 for i in watchers.indices {
                     let pid = watchers[i].pid
                     if let skipped = route.skipped.first(where: { $0.member == pid }) { watchers[i].mirror.skip(through: skipped.seq) }
                     for entering in route.entering where entering.member == pid {
-                        watchers[i].mirror.apply(.init(entered: [entering.annotation], left: []))
+                        watchers[i].mirror.apply(.init(entered: [entering.annotation], left: [])) { _ in route.enteringDrags }
                         watchers[i].mirror.account(through: e.isTransient ? e.seq : e.seq - 1)
                     }
                     if route.everyone || route.recipients.contains(pid) { watchers[i].mirror.receive(e) }
                     if route.leaving.contains(pid) {
-                        watchers[i].mirror.apply(.init(entered: [], left: [route.annotation!]))
+                        watchers[i].mirror.apply(.init(entered: [], left: [route.annotation!])) { _ in [] }
                         watchers[i].mirror.account(through: e.seq)
                     }
                     if case .camera(.own, pid, _, _) = e.event {
                         let view = InterestView(watchers[i].interest, participant: world.session.participants[pid])
                         if view != watchers[i].view {
                             let change = router.setView(view, of: pid, seq: world.session.seq, in: world.session)
-                            watchers[i].mirror.apply(change)
+                            watchers[i].mirror.apply(change, in: world.session)
                             if !change.entered.isEmpty || !change.left.isEmpty {
                                 router.accountThrough(world.session.seq, for: pid)
                                 watchers[i].mirror.lastSeq = world.session.seq
@@ -178,7 +178,10 @@ import Testing
             let same = w.mirror.annotations == expected
             #expect(same, "seed \(seed) step \(step) \(w.pid) [\(filter)]: \(Set(w.mirror.annotations.keys).symmetricDifference(expected.keys).sorted())")
             #expect(w.mirror.gaps.isEmpty, "seed \(seed) step \(step) \(w.pid): \(w.mirror.gaps)")
-            if !same || !w.mirror.gaps.isEmpty { throw Mismatch(description: "stopped at the first difference") }
+            let drags = world.session.drags.filter { expected[$0.key] != nil }
+                .mapValues { Dictionary(uniqueKeysWithValues: $0.drags.map { ($0.participant, $0.state) }) }
+            #expect(w.mirror.dragsInProgress == drags, "seed \(seed) step \(step) \(w.pid): drags")
+            if !same || !w.mirror.gaps.isEmpty || w.mirror.dragsInProgress != drags { throw Mismatch(description: "stopped at the first difference") }
         }
     }
 }

@@ -3,14 +3,37 @@ import Testing
 
 /// A viewport-interest client's annotations, built only from what the router lets through:
 /// the entered annotations of its view changes, the events it receives, and what left.
+/// It applies messages strictly in order: it holds the drags of its annotations too (from the
+/// `drags` of what entered, then the drag events), and a drag step that does not follow from what
+/// it holds — a second `starting`, a move or end of a drag it does not hold — is a gap.
 struct ViewportMirror {
     var annotations: [String: Annotation] = [:]
+    /// Each held annotation's drags by participant: in progress, or ending or canceling until `none`.
+    var drags: [String: [ParticipantID: DragState]] = [:]
     var lastSeq: UInt64 = 0
     var gaps: [String] = []
 
-    mutating func apply(_ change: InterestRouter<String>.AreaChange) {
-        for a in change.entered { annotations[a.id] = a }
-        for id in change.left { annotations[id] = nil }
+    /// What entered and left, with the drags of what entered (an `interest` message's `drags`:
+    /// the session's now for a view change, the router's for an annotation a drag brings in).
+    mutating func apply(_ change: InterestRouter<String>.AreaChange, drags entering: (String) -> [ActiveDrag]) {
+        for a in change.entered {
+            annotations[a.id] = a
+            let list = entering(a.id)
+            drags[a.id] = list.isEmpty ? nil : Dictionary(uniqueKeysWithValues: list.map { ($0.participant, $0.state) })
+        }
+        for id in change.left { annotations[id] = nil; drags[id] = nil }
+    }
+
+    mutating func apply(_ change: InterestRouter<String>.AreaChange, in session: Session) {
+        apply(change) { session.drags[$0]?.drags ?? [] }
+    }
+
+    /// The drags in progress of the annotations it holds.
+    var dragsInProgress: [String: [ParticipantID: DragState]] {
+        drags.compactMapValues { d in
+            let active = d.filter { $0.value == .starting || $0.value == .dragging }
+            return active.isEmpty ? nil : active
+        }
     }
 
     /// A discrete event, or a transient one (whose seq is the one it follows, which the stream
@@ -24,8 +47,18 @@ struct ViewportMirror {
         case .annotationAdded(let a), .annotationUpdated(let a): annotations[a.id] = a
         case .annotationRemoved(let id):
             if annotations.removeValue(forKey: id) == nil { gaps.append("annotation.removed of \(id), which it does not hold") }
-        case .drag(let id, _, let state, let coordinate, _):
+            drags[id] = nil
+        case .drag(let id, let pid, let state, let coordinate, _):
             guard annotations[id] != nil else { return gaps.append("drag \(state) of \(id), which it does not hold") }
+            let held = drags[id]?[pid] ?? DragState.none
+            let follows = switch state {
+            case .starting: held == .none
+            case .dragging, .canceling, .ending: held == .starting || held == .dragging
+            case .none: held == .canceling || held == .ending
+            }
+            if !follows { gaps.append("drag \(state) of \(id) by \(pid) (seq \(e.seq)) while it holds \(held)") }
+            drags[id, default: [:]][pid] = state == .none ? nil : state
+            if drags[id]?.isEmpty == true { drags[id] = nil }
             annotations[id]!.movePoint(to: coordinate)
             if state == .ending { annotations[id]!.revision = e.seq }
         default: break
@@ -83,7 +116,8 @@ struct ViewportMirror {
     @Test(arguments: 0..<40)
     func mirrorEqualsTheSessionInsideTheArea(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed &* 7919 &+ 17)
-        var world = World()
+        var world = World(policy: DragPolicy.allCases[Int(seed) % DragPolicy.allCases.count])
+        let owner = try world.join("Owner", .owner)
         let editor = try world.join("Editor")
         let other = try world.join("Other")
         let watcher = try world.join("Watcher", .viewer)
@@ -100,12 +134,13 @@ struct ViewportMirror {
         var router = InterestRouter<String>(session: world.session)
         var mirror = ViewportMirror()
         var view = InterestView(interest, participant: world.session.participants[watcher])
-        mirror.apply(router.setView(view, of: watcher, seq: world.session.seq, complete: true, in: world.session))
+        mirror.apply(router.setView(view, of: watcher, seq: world.session.seq, complete: true, in: world.session), in: world.session)
         mirror.lastSeq = world.session.seq
 
         for step in 0..<150 {
             let command: Command
-            var by = rng.chance(0.7) ? editor : other
+            // The owner drags too: under the priority policy its `starting` preempts an editor's drag.
+            var by = rng.chance(0.2) ? owner : rng.chance(0.7) ? editor : other
             let ids = world.session.annotations.keys.sorted()
             let points = ids.filter { world.session.annotations[$0]?.point != nil }
             switch rng.int(10) {
@@ -140,30 +175,42 @@ struct ViewportMirror {
                 command = .camera(.own, rng.chance(0.5) ? .changing(camera) : .end(camera, animated: false), viewport: nil)
             case 7 where !ids.isEmpty:
                 command = .select(annotation: rng.pick(ids))
+            case 8 where rng.chance(0.15):
+                // A policy change cancels every drag, some of them back into the area.
+                by = owner
+                command = .configure(settingsPatch { $0.dragPolicy = rng.pick(DragPolicy.allCases) })
             default:
                 command = .camera(.own, .begin(animated: false), viewport: nil)
                 by = other
             }
             // As the server does: a removed annotation stays at hand until its events are routed.
             let departed: Annotation? = if case .removeAnnotation(let id, _) = command { world.session.annotations[id] } else { nil }
-            guard case .success(let accepted) = world.session.apply(command, from: by, at: world.now) else { continue }
-            for e in accepted.events {
-                let route = router.route(e, in: world.session, departed: departed)
+            let events: [Emitted]
+            if rng.chance(0.05) {
+                // Leases run out: idle drags are canceled by the server, some of them back into the area.
+                world.advance(world.session.settings.leaseTimeout)
+                events = world.session.expireDrags(at: world.now)
+            } else {
+                guard case .success(let accepted) = world.session.apply(command, from: by, at: world.now) else { continue }
+                events = accepted.events
+            }
+            for (i, e) in events.enumerated() {
+                let route = router.route(e, in: world.session, departed: departed, following: events[(i + 1)...])
                 if let skipped = route.skipped.first(where: { $0.member == watcher }) { mirror.skip(through: skipped.seq) }
                 for entering in route.entering where entering.member == watcher {
-                    mirror.apply(.init(entered: [entering.annotation], left: []))
+                    mirror.apply(.init(entered: [entering.annotation], left: [])) { _ in route.enteringDrags }
                     mirror.account(through: e.isTransient ? e.seq : e.seq - 1)
                 }
                 if route.everyone || route.recipients.contains(watcher) { mirror.receive(e) }
                 if route.leaving.contains(watcher) {
-                    mirror.apply(.init(entered: [], left: [route.annotation!]))
+                    mirror.apply(.init(entered: [], left: [route.annotation!])) { _ in [] }
                     mirror.account(through: e.seq)
                 }
                 if case .camera(.own, watcher, _, _) = e.event {
                     let newView = InterestView(interest, participant: world.session.participants[watcher])
                     if newView != view {
                         let change = router.setView(newView, of: watcher, seq: world.session.seq, in: world.session)
-                        mirror.apply(change)
+                        mirror.apply(change, in: world.session)
                         if !change.entered.isEmpty || !change.left.isEmpty {
                             router.accountThrough(world.session.seq, for: watcher)
                             mirror.lastSeq = world.session.seq
@@ -177,7 +224,10 @@ struct ViewportMirror {
             let expected = world.session.annotations.filter { $0.value.bounds.intersects(area) }
             #expect(mirror.annotations == expected, "seed \(seed) step \(step): \(Set(mirror.annotations.keys).symmetricDifference(expected.keys).sorted())")
             #expect(mirror.gaps.isEmpty, "seed \(seed) step \(step): \(mirror.gaps)")
-            if mirror.annotations != expected || !mirror.gaps.isEmpty { return }
+            let expectedDrags = world.session.drags.filter { expected[$0.key] != nil }
+                .mapValues { Dictionary(uniqueKeysWithValues: $0.drags.map { ($0.participant, $0.state) }) }
+            #expect(mirror.dragsInProgress == expectedDrags, "seed \(seed) step \(step): drags")
+            if mirror.annotations != expected || !mirror.gaps.isEmpty || mirror.dragsInProgress != expectedDrags { return }
         }
     }
 }

@@ -176,6 +176,45 @@ func contentOf(_ annotations: [String: Annotation]) -> [String: Annotation] {
         #expect(restored.annotation("a")?.title == nil)
     }
 
+    /// Ids assigned without tokens are unique within an epoch; a later epoch starts past every id
+    /// that has a history, but may assign again one that had none. A client of the earlier epoch
+    /// that names such an id as `previousParticipant` (its `resume.epoch` the old one) names
+    /// someone else: it does not get the newer participant's history. The newer participant's own
+    /// reconnect, resuming this epoch, does.
+    @Test func anIdAssignedAgainInALaterEpochKeepsItsHistoryFromTheEarlierEpochsClient() throws {
+        var w = World()
+        let owner = try w.join("Owner", .owner)
+        try w.add(pin("a"), by: owner)
+        let quiet = try w.join("Quiet", .viewer)
+        var restored = World(Session(restoring: w.session.record, epoch: "e2"))
+        let newcomer = try restored.join("Newcomer")
+        #expect(newcomer == quiet, "ids without a history may come again")
+        try restored.add(pin("b"), by: newcomer)
+        _ = restored.session.leave(newcomer, reason: "connection_lost", at: restored.now)
+
+        guard case .success(let (old, _)) = restored.session.join(
+            JoinRequest(name: "Quiet", role: .editor, previous: quiet, previousEpoch: "e1"), at: restored.now) else {
+            Issue.record("join refused")
+            return
+        }
+        try restored.refuse(.undo, by: old, .notFound)
+        guard case .success(let (back, _)) = restored.session.join(
+            JoinRequest(name: "Newcomer", role: .editor, previous: newcomer, previousEpoch: "e2"), at: restored.now) else {
+            Issue.record("join refused")
+            return
+        }
+        try restored.ok(.undo, by: back)
+        #expect(restored.annotation("b") == nil)
+        // The owner's id has a history: it was not assigned again, and its client still finds it.
+        guard case .success(let (owner2, _)) = restored.session.join(
+            JoinRequest(name: "Owner", role: .owner, previous: owner, previousEpoch: "e1"), at: restored.now) else {
+            Issue.record("join refused")
+            return
+        }
+        try restored.ok(.undo, by: owner2)
+        #expect(restored.annotation("a") == nil)
+    }
+
     @Test func storageIsToldWhichHistoriesChanged() throws {
         var (w, o, e, _) = try trio()
         _ = w.session.takeChangedHistories()

@@ -44,4 +44,30 @@ struct HTTPRequestLineTests {
         #expect(ContentLength.parse("99999999999999999999999") == nil)
         for bad in ["", "-1", "+1", " 1", "1 ", "1,1", "0x10", "1e3"] { #expect(ContentLength.parse(bad) == nil, "\(bad)") }
     }
+
+    /// Where a `%00` stands, which libwebsockets would drop the request for (the transport answers it).
+    @Test(arguments: [
+        ("GET /api/sessions/x/events?limit=%00 HTTP/1.1\r\n", HTTPRequestLine.NULPlace.parameter("limit")),
+        ("GET /api/sessions?after=1&x=a%00b HTTP/1.1\r\n", .parameter("x")),
+        ("GET /api/sessions?my+key%21=%00 HTTP/1.1\r\n", .parameter("my key!")),
+        ("GET /api/sessions?%00=1 HTTP/1.1\r\n", .parameter("\u{0}")),
+        ("GET /api/sessions/a%00b?limit=%00 HTTP/1.1\r\n", .path),
+    ])
+    func aNULIsFoundWhereItStands(_ text: String, _ place: HTTPRequestLine.NULPlace) throws {
+        guard case .line(let line) = parse(text) else { throw ParseFailure() }
+        #expect(line.encodedNUL == place)
+    }
+
+    @Test(arguments: ["GET /api/sessions?limit=%01 HTTP/1.1\r\n", "GET /a%2500?x=%0 HTTP/1.1\r\n", "GET /api/sessions HTTP/1.1\r\n"])
+    func noNULNoPlace(_ text: String) throws {
+        guard case .line(let line) = parse(text) else { throw ParseFailure() }
+        #expect(line.encodedNUL == nil)
+    }
+
+    @Test func percentDecoding() {
+        #expect(HTTPRequestLine.percentDecoded("a%20b+c%zz%4") == "a b+c%zz%4")
+        #expect(HTTPRequestLine.percentDecoded("a+b%2Bc", plusIsSpace: true) == "a b+c")
+    }
+
+    struct ParseFailure: Error {}
 }

@@ -1,4 +1,5 @@
 import MeridianCore
+import MeridianProtocol
 @testable import MeridianServer
 import MeridianTransport
 import Testing

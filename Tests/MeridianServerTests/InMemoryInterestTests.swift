@@ -75,6 +75,36 @@ struct InMemoryInterestTests {
         #expect(held.ids.isEmpty)
     }
 
+    /// An owner's `starting` preempts an editor's drag that took the annotation out of a member's
+    /// area: the cancel brings it back. The `interest` message before the cancel stands at its seq:
+    /// it lists the editor's drag, which the cancel then ends, and not the owner's, which starts
+    /// after it; the member sees the owner's drag start exactly once, in seq order.
+    @Test func aPreemptedDragBroughtBackShowsTheDragsAsOfItsSeq() throws {
+        let memory = try MemoryHubs(count: 1)
+        let owner = memory.connect(to: 0), editor = memory.connect(to: 0), london = memory.connect(to: 0)
+        let ownerID = try #require(memory.request("join", ["session": "pre", "name": "Owner", "role": "owner"], from: owner)["participant"]?.string)
+        #expect(try memory.request("session.configure", ["settings": ["dragPolicy": "priority"]], from: owner)["type"]?.string == "ack")
+        let editorID = try #require(memory.request("join", ["session": "pre", "name": "Editor", "role": "editor"], from: editor)["participant"]?.string)
+        try memory.request("annotation.add", ["annotation": Self.point("x6", 51.5, -0.12)], from: editor)
+        try memory.request("join", ["session": "pre", "name": "London", "role": "viewer", "interest": Self.interest(51.5, -0.12, zoom: 10)], from: london)
+        try memory.request("drag", ["id": "x6", "state": "starting"], from: editor)
+        try memory.request("drag", ["id": "x6", "state": "dragging", "coordinate": ["latitude": .number(35.68), "longitude": .number(139.7)]], from: editor)
+        _ = memory.drain(london)
+
+        #expect(try memory.request("drag", ["id": "x6", "state": "starting"], from: owner)["type"]?.string == "ack")
+        let received = memory.drain(london)
+        #expect(received.map { $0["type"]?.string ?? "?" } == ["interest", "drag", "drag", "drag"], "\(received)")
+        let interest = try #require(received.first)
+        let seq = try #require(interest["seq"]?.number)
+        #expect(received.dropFirst().map { $0["seq"]?.number } == [seq + 1, seq + 2, seq + 3])
+        #expect(interest["entered"]?[0]?["coordinate"]?["latitude"]?.number == 51.5, "\(interest)")
+        let drags = interest["drags"]?.array ?? []
+        #expect(drags.map { $0["participant"]?.string } == [editorID], "the drags as of seq \(seq): \(drags)")
+        #expect(drags.first?["state"]?.string == "dragging" && drags.first?["coordinate"]?["latitude"]?.number == 35.68)
+        let steps = received.dropFirst().map { "\($0["participant"]?.string ?? "?") \($0["state"]?.string ?? "?")" }
+        #expect(steps == ["\(editorID) canceling", "\(editorID) none", "\(ownerID) starting"])
+    }
+
     @Test func aViewTakesTheOwnCameraAndTheOwnViewportEachOnItsOwn() throws {
         let memory = try MemoryHubs(count: 1)
         let editor = memory.connect(to: 0), member = memory.connect(to: 0)

@@ -91,6 +91,37 @@ def test_tokens_from_meridian_token_and_from_python_join_the_right_participant(a
     run(scenario())
 
 
+def test_a_token_joiner_naming_another_participant_gets_none_of_its_undo_history(auth_server):
+    """With tokens the participant is the token's subject on every connection: a joiner naming
+    another (absent) participant as `previousParticipant` does not take over its undo steps."""
+    async def scenario():
+        ann = await Client.open(auth_server.url, "ann")
+        mallory = await Client.open(auth_server.url, "mallory")
+        bob = await Client.open(auth_server.url, "bob")
+        try:
+            welcome, _ = await bob.request({"type": "join", "session": "py-undo", "token": hs256(claims("bob", "viewer", aud="meridian"))})
+            assert welcome["type"] == "welcome"
+            welcome, _ = await ann.request({"type": "join", "session": "py-undo", "token": hs256(claims("ann", "editor", aud="meridian"))})
+            assert welcome["type"] == "welcome"
+            added, _ = await ann.request({"type": "annotation.add", "annotation": {
+                "type": "point", "id": "ann-pin", "coordinate": {"latitude": 1, "longitude": 2}}})
+            assert added["type"] == "ack", added
+            await ann.close()
+            # Ann is gone (the case where a history passes on), then Mallory names her.
+            await bob.until(lambda m: m["type"] == "participant.left" and m["participant"] == "ann")
+            welcome, _ = await mallory.request({"type": "join", "session": "py-undo", "previousParticipant": "ann",
+                                                "token": hs256(claims("mallory", "editor", aud="meridian"))})
+            assert welcome["type"] == "welcome" and welcome["participant"] == "mallory"
+            assert [a["id"] for a in welcome["snapshot"]["annotations"]] == ["ann-pin"]
+            refused, _ = await mallory.request({"type": "undo"})
+            assert refused["type"] == "error" and refused["code"] == "not_found", refused
+        finally:
+            await mallory.close()
+            await bob.close()
+
+    run(scenario())
+
+
 @pytest.mark.parametrize("token,code", [
     (hs256(claims("c", "editor", aud="meridian"), secret="another-secret-0123456789abcdef-xyz"), "unauthorized"),
     (hs256(claims("c", "editor", ttl=-120, aud="meridian")), "token_expired"),

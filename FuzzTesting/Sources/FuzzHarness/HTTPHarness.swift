@@ -38,6 +38,12 @@ public enum HTTPHarness {
         }
         try require(!l.method.isEmpty && l.method.utf8.count <= 32 && !l.method.contains(" "), "method \(l.method.debugDescription)")
         try require(!l.path.contains(" ") && !l.path.contains("?") && !l.query.contains(" "), "target split wrongly: \(l)")
+        // A `%00` anywhere in the target is found (the transport answers it before libwebsockets).
+        switch l.encodedNUL {
+        case nil: try require(!l.path.contains("%00") && !l.query.contains("%00"), "a %00 in \(l) not found")
+        case .path: try require(l.path.contains("%00"), "a %00 found in the path of \(l)")
+        case .parameter: try require(!l.path.contains("%00") && l.query.contains("%00"), "a %00 found in the query of \(l)")
+        }
         let again = HTTPRequestLine.parse(Array("\(l.method) \(l.path)\(l.query.isEmpty ? "" : "?" + l.query) HTTP/1.1\r\n".utf8))
         if case .line(let back) = again {
             try require(back == l || (l.query.isEmpty && back.path == l.path), "request line written back reads as \(back), not \(l)")

@@ -20,6 +20,9 @@ struct ViewportWatch {
     let interest: Interest
     var view: InterestView
     var annotations: [String: Annotation] = [:]
+    /// Each held annotation's drags by participant, applied strictly in order: from the `drags` of
+    /// what entered, then the drag events (in progress, or ending or canceling until `none`).
+    var drags: [String: [ParticipantID: DragState]] = [:]
     var lastSeq: UInt64
 
     init(_ session: Session, following participant: Participant?, interest: Interest = ViewportWatch.viewport) {
@@ -27,7 +30,14 @@ struct ViewportWatch {
         router = InterestRouter(session: session)
         view = InterestView(interest, participant: participant)
         lastSeq = session.seq
-        for a in router.setView(view, of: Self.key, seq: session.seq, complete: true, in: session).entered { annotations[a.id] = a }
+        for a in router.setView(view, of: Self.key, seq: session.seq, complete: true, in: session).entered { enter(a, session) }
+    }
+
+    /// An annotation that entered with its drags in progress now (those of `session`, or `drags`).
+    private mutating func enter(_ a: Annotation, _ session: Session, drags list: [ActiveDrag]? = nil) {
+        annotations[a.id] = a
+        let list = list ?? session.drags[a.id]?.drags ?? []
+        drags[a.id] = list.isEmpty ? nil : Dictionary(uniqueKeysWithValues: list.map { ($0.participant, $0.state) })
     }
 
     /// Routes `events` (which `session` has applied; `departed`: the annotation the command
@@ -37,14 +47,14 @@ struct ViewportWatch {
     mutating func apply(
         _ events: [Emitted], _ session: Session, departed: Annotation?, following participant: Participant?, after what: String
     ) throws(Violation) {
-        for e in events {
-            let route = router.route(e, in: session, departed: departed)
+        for (i, e) in events.enumerated() {
+            let route = router.route(e, in: session, departed: departed, following: events[(i + 1)...])
             if let skipped = route.skipped.first(where: { $0.member == Self.key }) {
                 try require(skipped.seq > lastSeq, "\(what): skipped marker \(skipped.seq) after the stream accounted for \(lastSeq)")
                 lastSeq = skipped.seq
             }
             for entering in route.entering where entering.member == Self.key {
-                annotations[entering.annotation.id] = entering.annotation
+                enter(entering.annotation, session, drags: route.enteringDrags)
                 lastSeq = max(lastSeq, e.isTransient ? e.seq : e.seq - 1)
             }
             if route.everyone || route.recipients.contains(Self.key) {
@@ -56,10 +66,12 @@ struct ViewportWatch {
                 case .annotationAdded(let a), .annotationUpdated(let a): annotations[a.id] = a
                 case .annotationRemoved(let id):
                     try require(annotations.removeValue(forKey: id) != nil, "\(what): annotation.removed of \(id), which the viewport member does not hold")
-                case .drag(let id, _, let state, let c, _):
+                    drags[id] = nil
+                case .drag(let id, let pid, let state, let c, _):
                     guard case .point(var p)? = annotations[id]?.shape else {
                         throw Violation("\(what): drag \(state) of \(id), which the viewport member does not hold")
                     }
+                    try step(id, pid, state, seq: e.seq, after: what)
                     p.coordinate = c
                     annotations[id]!.shape = .point(p)
                     if state == .ending { annotations[id]!.revision = e.seq }
@@ -68,14 +80,15 @@ struct ViewportWatch {
             }
             if route.leaving.contains(Self.key) {
                 annotations[route.annotation!] = nil
+                drags[route.annotation!] = nil
                 lastSeq = max(lastSeq, e.seq)
             }
         }
         let next = InterestView(interest, participant: participant)
         if next != view {
             let change = router.setView(next, of: Self.key, seq: session.seq, in: session)
-            for a in change.entered { annotations[a.id] = a }
-            for id in change.left { annotations[id] = nil }
+            for a in change.entered { enter(a, session) }
+            for id in change.left { annotations[id] = nil; drags[id] = nil }
             if !change.entered.isEmpty || !change.left.isEmpty {
                 router.accountThrough(session.seq, for: Self.key)
                 lastSeq = max(lastSeq, session.seq)
@@ -84,9 +97,30 @@ struct ViewportWatch {
         }
     }
 
+    /// A drag step follows from what the member holds: one `starting` per drag, a move or an end
+    /// only of a drag in progress, `none` only after its end.
+    private mutating func step(_ id: String, _ pid: ParticipantID, _ state: DragState, seq: UInt64, after what: String) throws(Violation) {
+        let held = drags[id]?[pid] ?? DragState.none
+        let follows = switch state {
+        case .starting: held == .none
+        case .dragging, .canceling, .ending: held == .starting || held == .dragging
+        case .none: held == .canceling || held == .ending
+        }
+        try require(follows, "\(what): drag \(state) of \(id) by \(pid) (seq \(seq)) while the member with \(interest) holds \(held)")
+        drags[id, default: [:]][pid] = state == .none ? nil : state
+        if drags[id]?.isEmpty == true { drags[id] = nil }
+    }
+
     func check(against session: Session, after what: String) throws(Violation) {
         guard let area = view.annotationArea else { return }
         let expected = session.annotations.filter { $0.value.bounds.intersects(area) && (view.filter?.matches($0.value) ?? true) }
         try require(annotations == expected, "\(what): the member with \(interest) holds \(annotations.keys.sorted()), its area \(expected.keys.sorted())")
+        let held = drags.compactMapValues { d in
+            let active = d.filter { $0.value == .starting || $0.value == .dragging }
+            return active.isEmpty ? nil : active
+        }
+        let live = session.drags.filter { expected[$0.key] != nil }
+            .mapValues { Dictionary(uniqueKeysWithValues: $0.drags.map { ($0.participant, $0.state) }) }
+        try require(held == live, "\(what): the member with \(interest) holds the drags \(held), its area \(live)")
     }
 }

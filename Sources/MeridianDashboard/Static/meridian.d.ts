@@ -359,10 +359,16 @@ export type ConditionalRequestType = "annotation.update" | "annotation.remove" |
  * `status` of a connection: `connecting`, `live`, `resuming` (missed events follow), `disconnected`,
  * `reconnecting`, `closed`, `suspended` (the page was hidden), `no-session` (a hidden join of a
  * session that does not exist; retried), `refused` (the join or `overview.watch` was refused).
+ * After a close whose code says not to reconnect (SPEC §10) the connection stays closed:
+ * `replaced` (4010: a newer connection of the same participant is live), `stopped` (1002, 1003,
+ * 1007, 1009, 4009: the client broke the protocol), `token-expired` (4401 and no new token).
  */
 export type ConnectionStatus =
   | "idle" | "connecting" | "live" | "resuming" | "disconnected" | "reconnecting"
-  | "closed" | "suspended" | "no-session" | "refused";
+  | "closed" | "suspended" | "no-session" | "refused" | "replaced" | "stopped" | "token-expired";
+
+/** What a client does after a close code (SPEC §10, "Client should"). */
+export type CloseAdvice = "reconnect" | "reconnect-now" | "renew-token" | "replaced" | "fix-client" | "give-up";
 
 /** The `detail` of a `state` event: what changed. */
 export type StateChange =
@@ -397,6 +403,10 @@ export interface MeridianOverviewEventMap {
 
 /** The WebSocket subprotocol. */
 export declare const SUBPROTOCOL: "meridian.v1";
+/** Every close code the server sends, with what a client does after it (SPEC §10). */
+export declare const CLOSE_CODES: Readonly<Record<number, CloseAdvice>>;
+/** The advice of `CLOSE_CODES` for `code`: `reconnect` for any other code (1006 among them). */
+export declare function closeAdvice(code: number): CloseAdvice;
 
 /** The WebSocket URL of the server that served the page, with the page's `#token=` as `?access_token=`. */
 export declare function serverURL(location?: Pick<Location, "protocol" | "host" | "hash">): string;
@@ -428,8 +438,14 @@ export declare function applyEvent(state: SessionState, message: SessionEvent): 
 
 /** One WebSocket that reconnects by itself with backoff (the base of both clients; not exported). */
 declare abstract class Connection extends EventTarget {
-  constructor(url: string);
+  constructor(url: string, options?: { renewToken?: (() => Promise<string | null> | string | null) | null });
+  /** The WebSocket URL; its `access_token` is replaced by a token `renewToken` gives. */
   readonly url: string;
+  /** After a 4401 close: a new bearer token for the next join, or null to stay closed (`token-expired`). */
+  renewToken: (() => Promise<string | null> | string | null) | null;
+  /** The code and advice of the server's last close (null before any, and after `connect`). */
+  closeCode: number | null;
+  closeAdvice: CloseAdvice | null;
   status: ConnectionStatus;
   socket: WebSocket | null;
   /** `performance.now()` when the last frame arrived. */
@@ -458,6 +474,8 @@ export declare class MeridianClient extends Connection {
     hidden?: boolean;
     color?: Color;
     interest?: Interest;
+    /** After a 4401 close: a new bearer token (set as the URL's `access_token`), or null to stay closed. */
+    renewToken?: () => Promise<string | null> | string | null;
   });
   /** What every join (the reconnects' included) sends; set `join.interest` for later joins. */
   join: { session: string; name?: string; role?: Role; hidden: boolean; color?: Color; interest?: Interest };

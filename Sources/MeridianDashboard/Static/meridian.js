@@ -13,6 +13,26 @@
 
 export const SUBPROTOCOL = "meridian.v1";
 
+/// What a client does after the server closes its connection with each code (SPEC §10, the
+/// server's own table: CloseCode in MeridianProtocol). A code not listed, and a close without
+/// one (1006), is a network failure: reconnect with backoff and resume.
+///   reconnect      reconnect with backoff and resume
+///   reconnect-now  reconnect at once (to any node) and resume
+///   renew-token    get a new token (`renewToken`), reconnect and resume; without one stay closed
+///   replaced       stay closed: the newer connection of the same participant is the live one
+///   fix-client     stay closed: the client broke the protocol; reconnecting would repeat it
+///   give-up        stay closed: too many invalid requests
+export const CLOSE_CODES = Object.freeze({
+  1000: "reconnect", 1001: "reconnect", 1002: "fix-client", 1003: "fix-client", 1007: "fix-client",
+  1009: "fix-client", 1011: "reconnect", 4008: "reconnect", 4009: "give-up", 4010: "replaced",
+  4012: "reconnect-now", 4401: "renew-token",
+});
+
+/// The advice of CLOSE_CODES for `code` ("reconnect" for any other).
+export function closeAdvice(code) {
+  return CLOSE_CODES[code] ?? "reconnect";
+}
+
 /// The WebSocket URL of the server that served the current page.
 /// With a bearer token in the page's fragment (`#token=…`, never sent to a
 /// server or logged) the URL carries it as `?access_token=` (SPEC §5.1).
@@ -139,9 +159,14 @@ export function applyEvent(s, m) {
 /// its socket, so it never lingers in a session; when the page is shown again
 /// from that cache (`pageshow` with `persisted`) it reconnects and resumes.
 class Connection extends EventTarget {
-  constructor(url) {
+  constructor(url, { renewToken } = {}) {
     super();
     this.url = url;
+    /// Resolves to a new bearer token after a 4401 close (or to null: stay closed).
+    this.renewToken = renewToken ?? null;
+    /// The code and advice (CLOSE_CODES) of the last close by the server, until the next connect.
+    this.closeCode = null;
+    this.closeAdvice = null;
     this.status = "idle";
     this.socket = null;
     this.nextRef = 1;
@@ -179,6 +204,8 @@ class Connection extends EventTarget {
 
   connect() {
     this.closed = false;
+    this.closeCode = null;
+    this.closeAdvice = null;
     this._open();
     return this;
   }
@@ -215,16 +242,48 @@ class Connection extends EventTarget {
       this.receivedAt = performance.now(); // before parsing: when the frame arrived
       this._receive(JSON.parse(e.data));
     };
-    socket.onclose = () => {
+    socket.onclose = (e) => {
       if (this.socket !== socket) return;
       this.socket = null;
       for (const p of this.pending.values()) p.reject(new Error(`${p.type}: connection closed`));
       this.pending.clear();
       if (this.closed) return;
-      this._setStatus("disconnected");
-      this.timer = setTimeout(() => this._open(), this.backoff);
-      this.backoff = Math.min(this.backoff * 2, 5000);
+      this.closeCode = e.code;
+      this.closeAdvice = closeAdvice(e.code);
+      this._afterClose(this.closeAdvice);
     };
+  }
+
+  /// What the close code says (SPEC §10): reconnect with backoff or at once, with a new token,
+  /// or stay closed with a status that says why (`replaced`, `stopped`, `token-expired`).
+  _afterClose(advice) {
+    switch (advice) {
+      case "replaced":
+        this.closed = true;
+        this._setStatus("replaced");
+        return;
+      case "fix-client": case "give-up":
+        this.closed = true;
+        this._setStatus("stopped");
+        return;
+      case "renew-token":
+        this._setStatus("disconnected");
+        Promise.resolve(this.renewToken ? this.renewToken() : null).catch(() => null).then((token) => {
+          if (this.closed || this.socket) return;
+          if (!token) { this.closed = true; this._setStatus("token-expired"); return; }
+          this.url = withToken(this.url, token);
+          this._open();
+        });
+        return;
+      case "reconnect-now":
+        this._setStatus("disconnected");
+        this._open();
+        return;
+      default:
+        this._setStatus("disconnected");
+        this.timer = setTimeout(() => this._open(), this.backoff);
+        this.backoff = Math.min(this.backoff * 2, 5000);
+    }
   }
 
   /// Drops the connection and reconnects (e.g. after a seq gap).
@@ -253,8 +312,8 @@ class Connection extends EventTarget {
 /// (`session_not_found`): the status becomes `no-session` and the join is
 /// retried now and then, so the page goes live once someone starts the session.
 export class MeridianClient extends Connection {
-  constructor(url, { session, name, role = "viewer", hidden = false, color, interest } = {}) {
-    super(url);
+  constructor(url, { session, name, role = "viewer", hidden = false, color, interest, renewToken } = {}) {
+    super(url, { renewToken });
     this.join = { session, name, role, hidden, ...(color ? { color } : {}), ...(interest ? { interest } : {}) };
     this.state = emptyState();
     this.missingRetry = 1000;

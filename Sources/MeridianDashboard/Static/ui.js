@@ -13,9 +13,17 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
+/// What a status says to the person watching (the connection's own words for the rest).
+const STATUS_TEXT = {
+  "no-session": "no such session",
+  "replaced": "replaced: a newer connection with this token is live",
+  "stopped": "stopped: the server closed this page for what it sent",
+  "token-expired": "token expired: open the page with a new token",
+};
+
 export function setStatus(status) {
   document.body.dataset.status = status;
-  $("status").textContent = status === "no-session" ? "no such session" : status;
+  $("status").textContent = STATUS_TEXT[status] ?? status;
   const offline = $("offline");
   if (offline) offline.hidden = !(status === "disconnected" || status === "reconnecting");
 }
