@@ -34,7 +34,9 @@ public final class MeridianServer: Sendable {
         // a connection's relay indexes fit a 64-bit mask.
         let threads = configuration.cluster == nil ? max(1, configuration.threads) : min(max(1, configuration.threads), 63)
         if let settings = configuration.cluster {
-            let node = ClusterNode(configuration: settings, hubs: threads, board: board, logger: logger)
+            // The cluster's broker is its Redis: the one place the server names it.
+            let broker = RedisBroker(address: settings.redis, leaseTTL: settings.leaseTTL)
+            let node = ClusterNode(configuration: settings, broker: broker, hubs: threads, board: board, logger: logger)
             (cluster, local, relay) = (node, node.gateway.local, node.relay)
         } else {
             cluster = nil

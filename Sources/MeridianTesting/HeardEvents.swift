@@ -16,13 +16,21 @@ public final class HeardEvents: Sendable {
     public init() {}
 
     public func record(_ event: RedisSubscriber.Event) {
-        let text: String
         switch event {
-        case .message(let channel, let payload): text = "\(channel):\(String(decoding: payload, as: UTF8.self))"
-        case .connected: text = "connected"
-        case .disconnected: text = "disconnected"
+        case .message(let channel, let payload): record(channel: channel, payload)
+        case .connected: record(text: "connected")
+        case .disconnected: record(text: "disconnected")
         case .subscribed: return
         }
+    }
+
+    /// A message heard on `channel`.
+    public func record(channel: String, _ payload: [UInt8]) {
+        record(text: "\(channel):\(String(decoding: payload, as: UTF8.self))")
+    }
+
+    /// An event as text: `connected`, `disconnected`.
+    public func record(text: String) {
         let waiters = state.withLock { state in
             state.events.append(text)
             defer { state.waiters.removeAll() }

@@ -1,4 +1,3 @@
-import MeridianRedis
 import MeridianTesting
 import Testing
 
@@ -168,9 +167,9 @@ struct BrokerContractTests {
         #expect(try leases.acquire("quay") == .granted(Lease(node: 1, fence: 1)))
 
         bench.outage()
-        let error = #expect(throws: RedisError.self) { try leases.acquire("harbour") }
+        let error = #expect(throws: BrokerError.self) { try leases.acquire("harbour") }
         #expect(error?.kind == .unreachable)
-        #expect(throws: RedisError.self) { try leases.holders(["harbour"]) }
+        #expect(throws: BrokerError.self) { try leases.holders(["harbour"]) }
         #expect(bench.eventually { heard.all.last == "disconnected" })
         publisher.publish(Array("while out".utf8), to: "a")
         #expect(bench.eventually { lost.value == 1 })

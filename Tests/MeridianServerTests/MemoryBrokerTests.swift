@@ -1,4 +1,3 @@
-import MeridianRedis
 import MeridianTesting
 import Testing
 
@@ -43,7 +42,7 @@ struct MemoryBrokerTests {
         #expect(try cut.client.acquire("harbour", node: 1, ttl: .seconds(2)) == .granted(Lease(node: 1, fence: 1)))
 
         cut.client.cut()
-        let error = #expect(throws: RedisError.self) { try cut.client.holders(["harbour"]) }
+        let error = #expect(throws: BrokerError.self) { try cut.client.holders(["harbour"]) }
         #expect(error?.kind == .unreachable)
         #expect(try other.client.holders(["harbour"]) == ["harbour": Lease(node: 1, fence: 1)])
         cut.publisher.publish(Array("from the cut node".utf8), to: "s")
@@ -66,7 +65,7 @@ struct MemoryBrokerTests {
         broker.deliver()
 
         stalled.client.stall()
-        #expect(throws: RedisError.self) { try stalled.client.register() }
+        #expect(throws: BrokerError.self) { try stalled.client.register() }
         #expect(try other.client.register() == 1)
         for i in 0..<3 {
             stalled.publisher.publish(Array("out \(i)".utf8), to: "to-other")

@@ -17,7 +17,8 @@ import Testing
     }
 
     @Test func leasesNodesAndTheOverviewAreKeptInTheKeysOfClusterKeys() throws {
-        let leases = SessionLeases(redis: RedisClient(address: client.address), node: 7, ttl: .seconds(3))
+        let broker = RedisBroker(redis: RedisClient(address: client.address))
+        let leases = SessionLeases(store: broker, node: 7, ttl: .seconds(3))
         guard case .granted(let lease) = try leases.acquire("harbour") else { Issue.record("no lease"); return }
         #expect(lease == Lease(node: 7, fence: 1))
         #expect(try client.call(["GET", ClusterKeys.lease("harbour")]).text == "7 1")
@@ -25,12 +26,12 @@ import Testing
         let ttl = try #require(try client.call(["PTTL", ClusterKeys.lease("harbour")]).integer)
         #expect(ttl > 0 && ttl <= 3_000)
 
-        let registry = NodeRegistry(redis: client, ttl: .seconds(3))
+        let registry = NodeRegistry(directory: broker, ttl: .seconds(3))
         let number = try registry.register(address: "10.0.0.1:8080")
         #expect(try client.call(["GET", ClusterKeys.nodeCounter]).text == String(number))
         #expect(try client.call(["GET", ClusterKeys.node(number)]).text == "10.0.0.1:8080")
 
-        _ = try RedisBroker(redis: client).share("{}", from: number)
+        _ = try broker.share("{}", from: number)
         #expect(try client.call(["HGET", ClusterKeys.overview, String(number)]).text == "{}")
     }
 }

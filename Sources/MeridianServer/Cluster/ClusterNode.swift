@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import MeridianProtocol
-import MeridianRedis
 import MeridianStorage
 import MeridianSync
 
@@ -47,7 +46,7 @@ final class ClusterNode: Sendable {
     var number: Int { gateway.node }
     let gateway: ClusterGateway
     let relay: ClusterRelay
-    /// What the nodes share: Redis (``RedisBroker``) in production.
+    /// What the nodes share (``RedisBroker`` in production).
     private let broker: any Broker
     /// The overview's board: this node's part goes to Redis, the other nodes' parts come back.
     private let board: OverviewBoard
@@ -62,14 +61,8 @@ final class ClusterNode: Sendable {
     private let leaseWatch = WorkerThread<Never>(name: "lease-watch")
     private let logger: Logger
 
-    /// A node for a server of `hubs` hubs, on the Redis of `configuration`; it joins the
-    /// cluster in ``start()``.
-    convenience init(configuration: ClusterConfiguration, hubs: Int, board: OverviewBoard, logger: Logger = Logger(label: "meridian")) {
-        self.init(configuration: configuration, broker: RedisBroker(address: configuration.redis, leaseTTL: configuration.leaseTTL),
-                  hubs: hubs, board: board, logger: logger)
-    }
-
-    /// A node for a server of `hubs` hubs, on `broker`.
+    /// A node for a server of `hubs` hubs, on `broker` (``RedisBroker`` on the Redis of
+    /// `configuration` in production); it joins the cluster in ``start()``.
     init(configuration: ClusterConfiguration, broker: any Broker, hubs: Int, board: OverviewBoard, logger: Logger = Logger(label: "meridian")) {
         self.configuration = configuration
         self.board = board
@@ -145,7 +138,7 @@ final class ClusterNode: Sendable {
     /// Redis is out of reach (the reason is kept for /readyz and logged) or the node stops.
     func join() -> Bool {
         let number: Int
-        do throws(RedisError) {
+        do throws(BrokerError) {
             number = try registry.register(address: configuration.advertise)
         } catch {
             let first = state.withLock { state in
@@ -210,7 +203,7 @@ final class ClusterNode: Sendable {
     func acquire(_ session: String, hub: Int) throws(StorageError) -> Lease? {
         guard let leases = leases.withLock({ $0 }) else { throw .readFailed("this node has not joined its cluster") }
         let answer: SessionLeases.Answer
-        do throws(RedisError) {
+        do throws(BrokerError) {
             answer = try leases.acquire(session)
         } catch {
             throw .readFailed("the cluster's Redis: \(error.message)")
@@ -234,7 +227,7 @@ final class ClusterNode: Sendable {
     func settle(_ session: String, _ lease: Lease, stored: UInt64) throws(StorageError) -> Lease? {
         guard stored >= lease.fence else { return lease }
         guard let leases = leases.withLock({ $0 }) else { throw .readFailed("this node has not joined its cluster") }
-        do throws(RedisError) {
+        do throws(BrokerError) {
             let moved = try leases.advance(session, lease, past: stored)
             state.withLock { state in
                 if let moved, state.owned[session]?.lease == lease { state.owned[session]?.lease = moved }
@@ -292,7 +285,7 @@ final class ClusterNode: Sendable {
         // Redis extends the leases from when it serves the renewal, after this: the leases are
         // this node's for sure until a lease time after `sent`.
         let sent = ContinuousClock.now
-        do throws(RedisError) {
+        do throws(BrokerError) {
             try registry.heartbeat(number, address: configuration.advertise)
             let lost = try leases.renew(owned.mapValues(\.lease))
             state.withLock { state in
@@ -327,7 +320,7 @@ final class ClusterNode: Sendable {
     /// their liveness key, which the broker expires, still there; the parts of nodes that are gone
     /// are dropped). No node's wall clock is compared with another's: a node whose clock is
     /// stepped keeps its part, and sees the others'.
-    private func shareOverview() throws(RedisError) {
+    private func shareOverview() throws(BrokerError) {
         let mine = board.local()
         let text = String(decoding: ServerMessage.overview(mine.entries, connections: mine.connections), as: UTF8.self)
         let parts = try broker.share(text, from: number).filter { $0.node != number }

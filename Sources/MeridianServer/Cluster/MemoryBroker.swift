@@ -1,6 +1,5 @@
 import DequeModule
 import Dispatch
-import MeridianRedis
 import MeridianSync
 
 /// A ``Broker`` in memory, shared by the nodes of a cluster in one process: each node takes a
@@ -40,12 +39,12 @@ final class MemoryBroker: Sendable {
 
     private struct Publisher {
         var client: Int
-        var onLost: @Sendable (Int, RedisError) -> Void
+        var onLost: @Sendable (Int, BrokerError) -> Void
     }
 
     private enum Delivery {
         case event(subscriber: Int, ChannelEvent)
-        case lost(publisher: Int, RedisError)
+        case lost(publisher: Int, BrokerError)
     }
 
     private struct State: Awaitable {
@@ -91,7 +90,7 @@ final class MemoryBroker: Sendable {
     func reset() {
         let waiters = state.withLock { state in
             state.store = Store()
-            let error = RedisError(.unreachable, "memory broker: restarted")
+            let error = BrokerError(.unreachable, "memory broker: restarted")
             for id in state.subscribers.keys.sorted() {
                 state.subscribers[id]!.confirmed = []
                 if state.subscribers[id]!.connected {
@@ -145,7 +144,7 @@ final class MemoryBroker: Sendable {
             let subscribers = state.subscribers.filter { $0.value.client == client }.keys.sorted()
             switch fault {
             case .cut:
-                let error = RedisError(.unreachable, "memory broker: client \(client) is cut off")
+                let error = BrokerError(.unreachable, "memory broker: client \(client) is cut off")
                 // What waited for a stalled client is lost with its link.
                 for held in state.heldPublications.removeValue(forKey: client) ?? [] {
                     state.queue.append(.lost(publisher: held.publisher, error))
@@ -201,11 +200,11 @@ final class MemoryBroker: Sendable {
     }
 
     /// Runs `body` on the store for `client`, unless it is cut off or stalled.
-    fileprivate func serve<T: Sendable>(_ client: Int, _ body: (inout Store, Duration) -> T) throws(RedisError) -> T {
-        try state.withLock { (state: inout State) throws(RedisError) -> T in
+    fileprivate func serve<T: Sendable>(_ client: Int, _ body: (inout Store, Duration) -> T) throws(BrokerError) -> T {
+        try state.withLock { (state: inout State) throws(BrokerError) -> T in
             switch state.faults[client] {
-            case .cut: throw RedisError(.unreachable, "memory broker: client \(client) is cut off")
-            case .stalled: throw RedisError(.unreachable, "memory broker: client \(client) stalled: no reply")
+            case .cut: throw BrokerError(.unreachable, "memory broker: client \(client) is cut off")
+            case .stalled: throw BrokerError(.unreachable, "memory broker: client \(client) stalled: no reply")
             case nil: return body(&state.store, state.now)
             }
         }
@@ -215,14 +214,14 @@ final class MemoryBroker: Sendable {
         state.withLock { state in
             guard let client = state.publishers[publisher]?.client else { return }
             switch state.faults[client] {
-            case .cut: state.queue.append(.lost(publisher: publisher, RedisError(.unreachable, "memory broker: client \(client) is cut off")))
+            case .cut: state.queue.append(.lost(publisher: publisher, BrokerError(.unreachable, "memory broker: client \(client) is cut off")))
             case .stalled: state.heldPublications[client, default: []].append((publisher, channel, payload))
             case nil: Self.fanOut(payload, to: channel, &state)
             }
         }
     }
 
-    fileprivate func addPublisher(_ client: Int, onLost: @escaping @Sendable (Int, RedisError) -> Void) -> Int {
+    fileprivate func addPublisher(_ client: Int, onLost: @escaping @Sendable (Int, BrokerError) -> Void) -> Int {
         state.withLock { state in
             let id = state.makeID()
             state.publishers[id] = Publisher(client: client, onLost: onLost)
@@ -290,7 +289,7 @@ final class MemoryBroker: Sendable {
 
         // MARK: LeaseStore (the rules of RedisBroker's scripts)
 
-        func acquire(_ session: String, node: Int, ttl: Duration) throws(RedisError) -> SessionLeases.Answer {
+        func acquire(_ session: String, node: Int, ttl: Duration) throws(BrokerError) -> SessionLeases.Answer {
             try broker.serve(id) { store, now in
                 guard let held = MemoryBroker.lease(session, store, now) else {
                     let fence = store.fences[session, default: 0] + 1
@@ -307,7 +306,7 @@ final class MemoryBroker: Sendable {
             }
         }
 
-        func renew(_ leases: [String: Lease], ttl: Duration) throws(RedisError) -> Set<String> {
+        func renew(_ leases: [String: Lease], ttl: Duration) throws(BrokerError) -> Set<String> {
             try broker.serve(id) { store, now in
                 var lost: Set<String> = []
                 for (session, lease) in leases {
@@ -321,7 +320,7 @@ final class MemoryBroker: Sendable {
             }
         }
 
-        func advance(_ session: String, _ lease: Lease, node: Int, past stored: UInt64) throws(RedisError) -> Lease? {
+        func advance(_ session: String, _ lease: Lease, node: Int, past stored: UInt64) throws(BrokerError) -> Lease? {
             try broker.serve(id) { store, now in
                 guard let held = MemoryBroker.lease(session, store, now), held.lease == lease else { return nil }
                 var fence = store.fences[session, default: 0]
@@ -333,13 +332,13 @@ final class MemoryBroker: Sendable {
             }
         }
 
-        func release(_ session: String, _ lease: Lease) throws(RedisError) {
+        func release(_ session: String, _ lease: Lease) throws(BrokerError) {
             try broker.serve(id) { store, now in
                 if MemoryBroker.lease(session, store, now)?.lease == lease { store.leases[session] = nil }
             }
         }
 
-        func holders(_ sessions: [String]) throws(RedisError) -> [String: Lease] {
+        func holders(_ sessions: [String]) throws(BrokerError) -> [String: Lease] {
             try broker.serve(id) { store, now in
                 var holders: [String: Lease] = [:]
                 for session in sessions { holders[session] = MemoryBroker.lease(session, store, now)?.lease }
@@ -354,18 +353,18 @@ final class MemoryBroker: Sendable {
 
         // MARK: NodeDirectory
 
-        func register() throws(RedisError) -> Int {
+        func register() throws(BrokerError) -> Int {
             try broker.serve(id) { store, _ in
                 store.nodeCounter += 1
                 return store.nodeCounter
             }
         }
 
-        func heartbeat(_ node: Int, address: String, ttl: Duration) throws(RedisError) {
+        func heartbeat(_ node: Int, address: String, ttl: Duration) throws(BrokerError) {
             try broker.serve(id) { store, now in store.nodes[node] = (address, now + ttl) }
         }
 
-        func live(_ nodes: [Int]) throws(RedisError) -> [Int: String] {
+        func live(_ nodes: [Int]) throws(BrokerError) -> [Int: String] {
             try broker.serve(id) { store, now in
                 var live: [Int: String] = [:]
                 for node in nodes {
@@ -375,26 +374,26 @@ final class MemoryBroker: Sendable {
             }
         }
 
-        func leave(_ node: Int) throws(RedisError) {
+        func leave(_ node: Int) throws(BrokerError) {
             try broker.serve(id) { store, _ in store.nodes[node] = nil }
         }
 
         // MARK: OverviewParts
 
-        func share(_ part: String, from node: Int) throws(RedisError) -> [(node: Int, value: [UInt8])] {
+        func share(_ part: String, from node: Int) throws(BrokerError) -> [(node: Int, value: [UInt8])] {
             try broker.serve(id) { store, _ in
                 store.overview[node] = Array(part.utf8)
                 return store.overview.sorted { $0.key < $1.key }.map { (node: $0.key, value: $0.value) }
             }
         }
 
-        func drop(_ nodes: [Int]) throws(RedisError) {
+        func drop(_ nodes: [Int]) throws(BrokerError) {
             try broker.serve(id) { store, _ in for node in nodes { store.overview[node] = nil } }
         }
 
         // MARK: ChannelBus
 
-        func publisher(onLost: @escaping @Sendable (Int, RedisError) -> Void) -> any ChannelPublisher {
+        func publisher(onLost: @escaping @Sendable (Int, BrokerError) -> Void) -> any ChannelPublisher {
             MemoryPublisher(broker: broker, id: broker.addPublisher(id, onLost: onLost))
         }
 

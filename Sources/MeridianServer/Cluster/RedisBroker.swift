@@ -24,13 +24,52 @@ final class RedisBroker: Sendable {
     static func milliseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
+
+    // The Redis client's calls, their failures as the broker's.
+
+    private func call(_ command: [String]) throws(BrokerError) -> RedisReply {
+        do { return try redis.call(command) } catch { throw BrokerError(error) }
+    }
+
+    private func eval(_ script: String, keys: [String], arguments: [String]) throws(BrokerError) -> RedisReply {
+        do { return try redis.eval(script, keys: keys, arguments: arguments) } catch { throw BrokerError(error) }
+    }
+
+    private func pipeline(_ commands: [[[UInt8]]]) throws(BrokerError) -> [RedisReply] {
+        do { return try redis.pipeline(commands) } catch { throw BrokerError(error) }
+    }
 }
+
+extension BrokerError {
+    /// A Redis client's failure: its kinds are the broker's.
+    init(_ error: RedisError) {
+        switch error.kind {
+        case .unreachable: self.init(.unreachable, error.message)
+        case .replied: self.init(.refused, error.message)
+        case .unexpected: self.init(.unexpected, error.message)
+        }
+    }
+}
+
+extension ChannelEvent {
+    init(_ event: RedisSubscriber.Event) {
+        switch event {
+        case .message(let channel, let payload): self = .message(channel: channel, payload: payload)
+        case .connected: self = .connected
+        case .disconnected(let error): self = .disconnected(BrokerError(error))
+        case .subscribed(let channel): self = .subscribed(channel: channel)
+        }
+    }
+}
+
+extension RedisPublisher: ChannelPublisher {}
+extension RedisSubscriber: ChannelSubscriber {}
 
 // MARK: Leases
 
 extension RedisBroker: LeaseStore {
-    func acquire(_ session: String, node: Int, ttl: Duration) throws(RedisError) -> SessionLeases.Answer {
-        let reply = try redis.eval(Self.acquireScript, keys: [ClusterKeys.lease(session), ClusterKeys.fence(session)],
+    func acquire(_ session: String, node: Int, ttl: Duration) throws(BrokerError) -> SessionLeases.Answer {
+        let reply = try eval(Self.acquireScript, keys: [ClusterKeys.lease(session), ClusterKeys.fence(session)],
                                    arguments: [String(node), String(Self.milliseconds(ttl))])
         guard let parts = reply.elements, parts.count == 3, let granted = parts[0].integer, let value = parts[1].text,
               let lease = Lease(value: value), let remaining = parts[2].integer
@@ -38,11 +77,11 @@ extension RedisBroker: LeaseStore {
         return granted == 1 ? .granted(lease) : .held(lease, remaining: .milliseconds(max(0, remaining)))
     }
 
-    func renew(_ leases: [String: Lease], ttl: Duration) throws(RedisError) -> Set<String> {
+    func renew(_ leases: [String: Lease], ttl: Duration) throws(BrokerError) -> Set<String> {
         guard !leases.isEmpty else { return [] }
         let sessions = Array(leases.keys)
         let ms = String(Self.milliseconds(ttl))
-        let replies = try redis.pipeline(sessions.map { session in
+        let replies = try pipeline(sessions.map { session in
             ["EVAL", Self.renewScript, "1", ClusterKeys.lease(session), leases[session]!.value, ms].map { Array($0.utf8) }
         })
         var lost: Set<String> = []
@@ -53,20 +92,20 @@ extension RedisBroker: LeaseStore {
         return lost
     }
 
-    func advance(_ session: String, _ lease: Lease, node: Int, past stored: UInt64) throws(RedisError) -> Lease? {
-        let reply = try redis.eval(Self.advanceScript, keys: [ClusterKeys.lease(session), ClusterKeys.fence(session)],
+    func advance(_ session: String, _ lease: Lease, node: Int, past stored: UInt64) throws(BrokerError) -> Lease? {
+        let reply = try eval(Self.advanceScript, keys: [ClusterKeys.lease(session), ClusterKeys.fence(session)],
                                    arguments: [lease.value, String(node), String(stored)])
         guard let fence = reply.integer else { throw Self.unexpected(reply, "advance", session) }
         return fence > 0 ? Lease(node: node, fence: UInt64(fence)) : nil
     }
 
-    func release(_ session: String, _ lease: Lease) throws(RedisError) {
-        _ = try redis.eval(Self.releaseScript, keys: [ClusterKeys.lease(session)], arguments: [lease.value])
+    func release(_ session: String, _ lease: Lease) throws(BrokerError) {
+        _ = try eval(Self.releaseScript, keys: [ClusterKeys.lease(session)], arguments: [lease.value])
     }
 
-    func holders(_ sessions: [String]) throws(RedisError) -> [String: Lease] {
+    func holders(_ sessions: [String]) throws(BrokerError) -> [String: Lease] {
         guard !sessions.isEmpty else { return [:] }
-        let replies = try redis.pipeline(sessions.map { ["GET", ClusterKeys.lease($0)].map { Array($0.utf8) } })
+        let replies = try pipeline(sessions.map { ["GET", ClusterKeys.lease($0)].map { Array($0.utf8) } })
         var holders: [String: Lease] = [:]
         for (session, reply) in zip(sessions, replies) {
             if case .error = reply { throw Self.unexpected(reply, "read", session) }
@@ -75,9 +114,9 @@ extension RedisBroker: LeaseStore {
         return holders
     }
 
-    private static func unexpected(_ reply: RedisReply, _ action: String, _ session: String) -> RedisError {
-        if case .error(let message) = reply { return RedisError(.replied, "lease \(action) of session \(session): \(message)") }
-        return RedisError(.unexpected, "lease \(action) of session \(session): unexpected reply \(reply)")
+    private static func unexpected(_ reply: RedisReply, _ action: String, _ session: String) -> BrokerError {
+        if case .error(let message) = reply { return BrokerError(.refused, "lease \(action) of session \(session): \(message)") }
+        return BrokerError(.unexpected, "lease \(action) of session \(session): unexpected reply \(reply)")
     }
 
     /// KEYS: lease, fence. ARGV: node, ttl ms. Returns {granted, "NODE FENCE", remaining ms}.
@@ -127,21 +166,21 @@ extension RedisBroker: LeaseStore {
 // MARK: Nodes
 
 extension RedisBroker: NodeDirectory {
-    func register() throws(RedisError) -> Int {
-        guard let number = try redis.call(["INCR", ClusterKeys.nodeCounter]).integer, number > 0 else {
-            throw RedisError(.unexpected, "node registration: \(ClusterKeys.nodeCounter) is not a counter")
+    func register() throws(BrokerError) -> Int {
+        guard let number = try call(["INCR", ClusterKeys.nodeCounter]).integer, number > 0 else {
+            throw BrokerError(.unexpected, "node registration: \(ClusterKeys.nodeCounter) is not a counter")
         }
         return Int(number)
     }
 
-    func heartbeat(_ node: Int, address: String, ttl: Duration) throws(RedisError) {
-        let reply = try redis.call(["SET", ClusterKeys.node(node), address, "PX", String(Self.milliseconds(ttl))])
-        guard reply == .status("OK") else { throw RedisError(.unexpected, "node \(node) heartbeat: \(reply)") }
+    func heartbeat(_ node: Int, address: String, ttl: Duration) throws(BrokerError) {
+        let reply = try call(["SET", ClusterKeys.node(node), address, "PX", String(Self.milliseconds(ttl))])
+        guard reply == .status("OK") else { throw BrokerError(.unexpected, "node \(node) heartbeat: \(reply)") }
     }
 
-    func live(_ nodes: [Int]) throws(RedisError) -> [Int: String] {
+    func live(_ nodes: [Int]) throws(BrokerError) -> [Int: String] {
         guard !nodes.isEmpty else { return [:] }
-        let replies = try redis.pipeline(nodes.map { ["GET", ClusterKeys.node($0)].map { Array($0.utf8) } })
+        let replies = try pipeline(nodes.map { ["GET", ClusterKeys.node($0)].map { Array($0.utf8) } })
         var live: [Int: String] = [:]
         for (number, reply) in zip(nodes, replies) {
             if let address = reply.text { live[number] = address }
@@ -149,16 +188,16 @@ extension RedisBroker: NodeDirectory {
         return live
     }
 
-    func leave(_ node: Int) throws(RedisError) {
-        _ = try redis.call(["DEL", ClusterKeys.node(node)])
+    func leave(_ node: Int) throws(BrokerError) {
+        _ = try call(["DEL", ClusterKeys.node(node)])
     }
 }
 
 // MARK: Overview
 
 extension RedisBroker: OverviewParts {
-    func share(_ part: String, from node: Int) throws(RedisError) -> [(node: Int, value: [UInt8])] {
-        let replies = try redis.pipeline([
+    func share(_ part: String, from node: Int) throws(BrokerError) -> [(node: Int, value: [UInt8])] {
+        let replies = try pipeline([
             ["HSET", ClusterKeys.overview, String(node), part], ["HGETALL", ClusterKeys.overview],
         ].map { $0.map { Array($0.utf8) } })
         let fields = replies[1].elements ?? []
@@ -170,20 +209,20 @@ extension RedisBroker: OverviewParts {
         return parts
     }
 
-    func drop(_ nodes: [Int]) throws(RedisError) {
+    func drop(_ nodes: [Int]) throws(BrokerError) {
         guard !nodes.isEmpty else { return }
-        _ = try redis.call(["HDEL", ClusterKeys.overview] + nodes.map(String.init))
+        _ = try call(["HDEL", ClusterKeys.overview] + nodes.map(String.init))
     }
 }
 
 // MARK: Channels
 
 extension RedisBroker: ChannelBus {
-    func publisher(onLost: @escaping @Sendable (Int, RedisError) -> Void) -> any ChannelPublisher {
-        RedisPublisher(address: redis.address, timeout: linkTimeout) { messages, error in onLost(messages.count, error) }
+    func publisher(onLost: @escaping @Sendable (Int, BrokerError) -> Void) -> any ChannelPublisher {
+        RedisPublisher(address: redis.address, timeout: linkTimeout) { messages, error in onLost(messages.count, BrokerError(error)) }
     }
 
     func subscriber(_ handler: @escaping @Sendable (ChannelEvent) -> Void) -> any ChannelSubscriber {
-        RedisSubscriber(address: redis.address, timeout: linkTimeout, handler: handler)
+        RedisSubscriber(address: redis.address, timeout: linkTimeout) { handler(ChannelEvent($0)) }
     }
 }

@@ -1,5 +1,3 @@
-import MeridianRedis
-
 /// Who owns a session: a node, and the fencing number it took the lease with.
 struct Lease: Hashable, Sendable, CustomStringConvertible {
     var node: Int
@@ -40,11 +38,6 @@ struct SessionLeases: Sendable {
         self.ttl = ttl
     }
 
-    /// The leases of node `node` in the Redis `redis` answers for.
-    init(redis: RedisClient, node: Int, ttl: Duration) {
-        self.init(store: RedisBroker(redis: redis), node: node, ttl: ttl)
-    }
-
     enum Answer: Hashable, Sendable {
         /// This node owns the session now (or already did).
         case granted(Lease)
@@ -53,13 +46,13 @@ struct SessionLeases: Sendable {
     }
 
     /// Takes the lease of `session` if no node holds it.
-    func acquire(_ session: String) throws(RedisError) -> Answer {
+    func acquire(_ session: String) throws(BrokerError) -> Answer {
         try store.acquire(session, node: node, ttl: ttl)
     }
 
     /// Renews the leases this node holds, in one round trip; returns the sessions whose lease
     /// is no longer this node's (expired, or taken by another node).
-    func renew(_ leases: [String: Lease]) throws(RedisError) -> Set<String> {
+    func renew(_ leases: [String: Lease]) throws(BrokerError) -> Set<String> {
         try store.renew(leases, ttl: ttl)
     }
 
@@ -67,18 +60,18 @@ struct SessionLeases: Sendable {
     /// when the counter is not above it (the broker lost its counters: a Redis restart without
     /// persistence), so that the store takes this owner's writes. Nil if the lease is not `lease`
     /// any more.
-    func advance(_ session: String, _ lease: Lease, past stored: UInt64) throws(RedisError) -> Lease? {
+    func advance(_ session: String, _ lease: Lease, past stored: UInt64) throws(BrokerError) -> Lease? {
         guard stored >= lease.fence else { return lease }
         return try store.advance(session, lease, node: node, past: stored)
     }
 
     /// Gives the lease up (when the session unloads), if it is still this one.
-    func release(_ session: String, _ lease: Lease) throws(RedisError) {
+    func release(_ session: String, _ lease: Lease) throws(BrokerError) {
         try store.release(session, lease)
     }
 
     /// The current owners of those of `sessions` that have one, in one round trip.
-    func holders(_ sessions: [String]) throws(RedisError) -> [String: Lease] {
+    func holders(_ sessions: [String]) throws(BrokerError) -> [String: Lease] {
         try store.holders(sessions)
     }
 }

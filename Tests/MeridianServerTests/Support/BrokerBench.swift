@@ -88,3 +88,15 @@ final class LostCount: Sendable {
     func add(_ n: Int) { count.withLock { $0 += n } }
     var value: Int { count.withLock { $0 } }
 }
+
+extension HeardEvents {
+    /// What a broker's subscriber heard (confirmations left out, as for a Redis subscriber's).
+    func record(_ event: ChannelEvent) {
+        switch event {
+        case .message(let channel, let payload): record(channel: channel, payload)
+        case .connected: record(text: "connected")
+        case .disconnected: record(text: "disconnected")
+        case .subscribed: return
+        }
+    }
+}
