@@ -149,7 +149,7 @@ test-partitions: test-deps
 # TSan cannot see the standard library's Synchronization.Mutex by itself (a futex handed over in the
 # kernel), and took the accesses made under one for races. Latency bounds in the tests get 3 times
 # their usual time (MERIDIAN_TEST_SLOWDOWN): TSan slows the code several times.
-TSAN_TESTS ?= MeridianSyncTests|MeridianRedisTests|MeridianTransportCoreTests|MeridianClientTransportTests|MeridianTransportTests|MeridianAuthTests|MeridianStorageTests|MeridianPostgresTests|MeridianServerTests|MeridianClientTests|MeridianLoadTests
+TSAN_TESTS ?= MeridianSyncTests|MeridianRedisTests|MeridianTransportCoreTests|MeridianClientTransportTests|MeridianTransportTests|MeridianAuthTests|MeridianStorageTests|MeridianServerTests|MeridianClientTests|MeridianLoadTests
 test-tsan: deps service-deps postgres-deps
 	$(TIMED) "build: ThreadSanitizer, with tests" $(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
 	$(TIMED) "swift test under ThreadSanitizer" env TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3 $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_TESTS)'

@@ -192,8 +192,8 @@ let package = Package(
             dependencies: ["MeridianTransport", "MeridianClientTransport", "MeridianTransportCore", "MeridianTesting"]
         ),
         .testTarget(name: "MeridianAuthTests", dependencies: ["MeridianAuth", "MeridianCore"]),
-        .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianCore", "MeridianSync"]),
-        .testTarget(name: "MeridianPostgresTests", dependencies: ["MeridianPostgres", "MeridianStorage", "MeridianCore", "MeridianSync"]),
+        // The stores: one contract for SQLite, PostgreSQL and memory, and each store's own tests.
+        .testTarget(name: "MeridianStorageTests", dependencies: ["MeridianStorage", "MeridianPostgres", "MeridianCore", "MeridianSync"]),
         .testTarget(
             name: "MeridianClientTests",
             dependencies: ["MeridianClient", "MeridianMapBinding", "MeridianServer", "MeridianTesting", "MeridianClientTransport", "MeridianCore", "MeridianProtocol", "MeridianAuth"]

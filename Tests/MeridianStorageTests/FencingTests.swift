@@ -4,7 +4,7 @@ import MeridianStorage
 import Testing
 
 /// Fencing numbers: the in-memory store enforces them as a shared database does (the same
-/// cases as MeridianPostgresTests' `PostgresFencingTests`); SQLite, one node's file, ignores them.
+/// cases as `PostgresFencingTests`); SQLite, one node's file, ignores them.
 @Suite struct FencingTests {
     func update(_ session: String, _ seq: UInt64, fence: UInt64?) -> SessionChange {
         let a = Annotation(id: "a\(seq)", shape: .point(Point(coordinate: coordinate(Double(seq), 0))), revision: max(seq, 1))

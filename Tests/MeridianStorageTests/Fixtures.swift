@@ -44,3 +44,9 @@ func sampleRecord(id: String = "map-1") -> SessionRecord {
     return SessionRecord(id: id, settings: settings, annotations: [line, area, point].sorted { ($0.zIndex, $0.id) < ($1.zIndex, $1.id) },
                          callout: callout, seq: 42, histories: ["ann": history, "bo": UndoHistory(lastChange: 3)])
 }
+
+/// A session with one annotation `a<i>` at seq `i`, written under `fence`.
+func pinUpdate(_ session: String, _ i: Int, fence: UInt64? = nil) -> SessionUpdate {
+    let a = Annotation(id: "a\(i)", shape: .point(Point(coordinate: coordinate(Double(i % 80), 0))), revision: UInt64(max(i, 1)))
+    return SessionUpdate(id: session, epoch: "e", seq: UInt64(i), settings: SessionSettings(), callout: nil, upserted: [a], fence: fence)
+}

@@ -1,13 +1,16 @@
 import Foundation
 import MeridianCore
+import MeridianPostgres
 import MeridianStorage
 import Testing
 
-/// The contract of every ``SessionStore``: run against the real SQLite file and the in-memory store.
+/// The contract of every ``SessionStore``: run against the real SQLite file, a real PostgreSQL
+/// (PostgresFixture) and the in-memory store.
 @Suite struct SessionStoreTests {
-    enum Kind: String, CaseIterable { case sqlite, memory }
+    enum Kind: String, CaseIterable { case sqlite, postgres, memory }
 
-    /// A store of `kind` and a way to reopen the same data (a new SQLite connection on the same file).
+    /// A store of `kind` and a way to reopen the same data: a new SQLite connection on the same
+    /// file, a new PostgreSQL store (connections of its own) on the same database.
     func withStore(_ kind: Kind, _ body: (_ store: any SessionStore, _ reopen: () throws -> any SessionStore) throws -> Void) throws {
         switch kind {
         case .memory:
@@ -17,6 +20,9 @@ import Testing
             let dir = temporaryDirectory()
             defer { cleanup(dir) }
             try body(try SQLiteSessionStore(directory: dir), { try SQLiteSessionStore(directory: dir) })
+        case .postgres:
+            let url = try PostgresFixture.database()
+            try body(try PostgresSessionStore(url: url), { try PostgresSessionStore(url: url) })
         }
     }
 
@@ -61,6 +67,10 @@ import Testing
             replaced.histories = ["dee": UndoHistory(lastChange: 1)]
             try store.commit([.update(SessionUpdate(record: replaced, epoch: "e2"))])
             #expect(try reopen().load("map-1")?.record.histories == replaced.histories)
+            // A deleted session's histories go with it.
+            try store.commit([.delete(id: "map-1")])
+            try store.commit([.update(SessionUpdate(id: "map-1", epoch: "e3", seq: 1, settings: record.settings, callout: nil))])
+            #expect(try reopen().load("map-1")?.record.histories == [:])
         }
     }
 
@@ -97,6 +107,42 @@ import Testing
             let again = try reopen()
             #expect(try again.load("a") == nil)
             #expect(try again.list().map(\.id) == ["b"])
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func changesOfOneCommitApplyInOrderAndTheLastOfAnIdWins(kind: Kind) throws {
+        try withStore(kind) { store, reopen in
+            let first = Annotation(id: "x", shape: .point(Point(coordinate: coordinate(1, 1))), title: "first", revision: 1)
+            var second = first
+            second.title = "second"
+            try store.commit([
+                .update(SessionUpdate(id: "s", epoch: "e", seq: 1, settings: SessionSettings(), callout: nil, upserted: [first, second])),
+                .delete(id: "s"),
+                .update(SessionUpdate(id: "s", epoch: "e", seq: 2, settings: SessionSettings(), callout: nil, upserted: [second, first])),
+            ])
+            let loaded = try #require(try reopen().load("s"))
+            #expect(loaded.record.annotations == [first])
+            #expect(loaded.record.seq == 2)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func listSortsIdsByTheirBytesWhateverTheCollation(kind: Kind) throws {
+        try withStore(kind) { store, _ in
+            let ids = ["b", "B", "a-2", "a1", "é", "Z"]
+            try store.commit(ids.map { .update(SessionUpdate(id: $0, epoch: "e", seq: 1, settings: SessionSettings(), callout: nil)) })
+            #expect(try store.list().map(\.id) == ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aSessionInALargeGroupCommitKeepsEveryAnnotation(kind: Kind) throws {
+        try withStore(kind) { store, reopen in
+            try store.commit((0..<2_000).map { .update(pinUpdate("big", $0)) })
+            let loaded = try #require(try reopen().load("big"))
+            #expect(loaded.record.annotations.count == 2_000)
+            #expect(loaded.record.seq == 1_999)
         }
     }
 }
