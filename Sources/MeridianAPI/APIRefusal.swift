@@ -2,13 +2,19 @@
 /// `Protocol/openapi.yaml`'s `Error` schema, a message naming the request and the reason,
 /// the offending field, and for 405 the methods the path has (the `Allow` header).
 public struct APIRefusal: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The HTTP status code (400, 404 or 405).
     public var status: Int
+    /// The error code of the `Error` schema, e.g. `invalid_field`, `not_found`, `method_not_allowed`.
     public var code: String
+    /// What a person reads: the request and why it is refused.
     public var message: String
+    /// The offending field as a dotted path (e.g. `settings.styleURL`); nil when no one field is at fault.
     public var field: String?
     /// The methods the path answers (405 only), e.g. `["GET", "POST"]`.
     public var allow: [String]?
 
+    /// A refusal with HTTP `status`, error `code` and `message`, and optionally the offending
+    /// `field` and (for 405) the methods to `allow`.
     public init(_ status: Int, _ code: String, _ message: String, field: String? = nil, allow: [String]? = nil) {
         self.status = status
         self.code = code
@@ -17,6 +23,7 @@ public struct APIRefusal: Error, Hashable, Sendable, CustomStringConvertible {
         self.allow = allow
     }
 
+    /// `STATUS code: message`, for logs.
     public var description: String { "\(status) \(code): \(message)" }
 
     /// 400 `invalid_field`.

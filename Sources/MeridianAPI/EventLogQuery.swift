@@ -3,12 +3,17 @@ import MeridianHTTP
 /// The query of `GET /api/sessions/{id}/events`: `after` (a position, default 0) and `limit`
 /// (1–1000, default 100), each at most once; any other parameter is refused.
 public struct EventLogQuery: Hashable, Sendable {
+    /// Entries on a page when the query gives no `limit`.
     public static let defaultLimit = 100
+    /// The largest `limit` accepted.
     public static let maxLimit = 1_000
 
+    /// The page holds entries with a position above this one (0: from the oldest kept).
     public var after: Int64
+    /// Most entries on the page, 1 to ``maxLimit``.
     public var limit: Int
 
+    /// A page of up to `limit` entries after position `after`; the defaults ask for the first page.
     public init(after: Int64 = 0, limit: Int = Self.defaultLimit) {
         self.after = after
         self.limit = limit

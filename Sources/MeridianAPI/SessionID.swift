@@ -1,8 +1,10 @@
 /// Session ids (SPEC §3): 1–128 bytes of `A–Z a–z 0–9 . _ -`, but not `.` or `..`, which a URL
 /// path cannot name (RFC 3986 removes them as dot segments).
 public enum SessionID {
+    /// Most bytes in a session id.
     public static let maxLength = 128
 
+    /// True if `id` is a session id: 1–128 bytes of `A–Z a–z 0–9 . _ -`, neither `.` nor `..`.
     public static func isValid(_ id: some StringProtocol) -> Bool {
         let bytes = id.utf8
         guard id != ".", id != ".." else { return false }

@@ -19,12 +19,19 @@ public struct AccessClaims: JWTPayload, Equatable {
     public var session: String
     /// The most the holder may do: `owner`, `editor`, `viewer` or `dashboard`.
     public var role: TokenRole
+    /// `exp`: when the token expires.
     public var exp: ExpirationClaim
+    /// `nbf`: the time before which the token is not valid, if set.
     public var nbf: NotBeforeClaim?
+    /// `iat`: when the token was issued, if set.
     public var iat: IssuedAtClaim?
+    /// `aud`: the audiences the token is for, checked when the verifier has an audience.
     public var aud: AudienceClaim?
+    /// `iss`: who issued the token, checked when the verifier has an issuer.
     public var iss: IssuerClaim?
 
+    /// Claims for participant `subject` in `session` (an id or a `*` pattern) with `role`, valid
+    /// until `expires`; `iat`, `aud` and `iss` only when given, no `nbf`.
     public init(
         subject: String, name: String?, session: String, role: TokenRole, expires: Date,
         issuedAt: Date? = nil, audience: String? = nil, issuer: String? = nil
@@ -46,6 +53,8 @@ public struct AccessClaims: JWTPayload, Equatable {
 
 /// The role a token grants. `dashboard` is a hidden, read-only watcher.
 public enum TokenRole: String, Codable, Sendable, CaseIterable {
+    /// `owner`, `editor` and `viewer` join with that session role at most; `dashboard` joins hidden,
+    /// read-only (as a viewer).
     case owner, editor, viewer, dashboard
 
     /// The session role a holder joins with at most.

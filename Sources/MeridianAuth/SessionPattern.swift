@@ -1,6 +1,8 @@
 /// Matches session ids against a token's `session` claim: an exact id, or a
 /// pattern where `*` stands for any run of characters (`city-*`, `*`).
 public enum SessionPattern {
+    /// Whether session `id` matches `pattern`: the same bytes, each `*` standing for any run of
+    /// characters (the empty one too).
     public static func matches(_ pattern: String, _ id: String) -> Bool {
         matches(Array(pattern.utf8)[...], Array(id.utf8)[...])
     }

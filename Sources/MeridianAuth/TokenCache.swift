@@ -7,6 +7,7 @@ import MeridianSync
 /// API. Expiry is still checked at every use (``TokenVerifier/recheck(_:at:)``). Only tokens
 /// that verified are kept, at most `capacity`; when full, the oldest is replaced.
 public final class TokenCache: Sendable {
+    /// Checks the tokens the cache does not hold, and the expiry of those it does.
     public let verifier: TokenVerifier
     /// Most tokens kept; 0 verifies every time.
     public let capacity: Int

@@ -11,9 +11,12 @@ public struct TokenMinter: Sendable {
         case privateKey(pem: String)
     }
 
+    /// The key tokens are signed with.
     public var key: SigningKey
+    /// The `kid` written in each token's header, naming the key a verifier checks it with; nil writes none.
     public var kid: String?
 
+    /// A minter signing with `key`, naming it `kid` in the header when given.
     public init(key: SigningKey, kid: String? = nil) {
         self.key = key
         self.kid = kid

@@ -154,6 +154,8 @@ func base64URLDecoded(_ text: ArraySlice<UInt8>) -> [UInt8]? {
 
 /// A key that cannot be used.
 public struct KeyError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong with the key.
     public var description: String
+    /// An error saying `description`.
     public init(_ description: String) { self.description = description }
 }

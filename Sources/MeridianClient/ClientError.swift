@@ -69,6 +69,7 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The failure in words: the request that timed out, or the server's code, field and message.
     public var description: String {
         switch kind {
         case .timeout(let request): return "no answer to \(request) in time"

@@ -1,5 +1,6 @@
 /// What a transport hands the client: one whole text message, or the end of the connection.
 public enum TransportMessage: Sendable, Equatable {
+    /// One whole text message from the server.
     case text(String)
     /// The connection is closed: the close code of the server's close frame (nil if none, e.g. 1006).
     case closed(code: UInt16?)

@@ -12,12 +12,22 @@ public enum ClientUpdate: Hashable, Sendable {
     case didDisconnect(code: UInt16?)
     /// A participant's own camera (`participant`) or the shared camera moved; `isFinal` for `camera.end`.
     case cameraDidChange(target: CameraTarget, participant: String, camera: Camera, isFinal: Bool)
+    /// A participant selected an annotation; `showsCallout` when that participant's own callout
+    /// shows for it (SPEC §6.4).
     case didSelectAnnotation(participant: String, annotation: String, showsCallout: Bool)
+    /// A participant's selection was cleared (it deselected, or the annotation was removed or disabled).
     case didDeselectAnnotation(participant: String)
+    /// A drag of an annotation changed state or moved (a `drag` event).
     case dragStateDidChange(DragUpdate)
+    /// The shared callout (an §8.9 object) was shown, or replaced, by participant `by`.
     case calloutShown(callout: JSONValue, by: String)
+    /// The shared callout was dismissed: `reason` is `hidden`, `annotation_removed`,
+    /// `annotation_changed`, `participant_left` or `location_cleared`.
     case calloutHidden(reason: String)
+    /// A participant joined (its §8.7 object); joins announced in a batch come as a `presence`
+    /// ``sessionEvent(_:)``.
     case participantJoined(JSONValue)
+    /// A participant left: `reason` is `left`, `disconnected`, `slow_consumer` or `replaced`.
     case participantLeft(id: String, reason: String)
     /// Any other event (annotations, leases, follow, map load, location, settings, taps).
     case sessionEvent(SequencedEvent)
@@ -59,11 +69,13 @@ extension ClientUpdate {
 
 /// Receives ``ClientUpdate``s on the client's reader thread, in order.
 public protocol MeridianClientDelegate: AnyObject, Sendable {
+    /// Called with each update, in order, after the mirror has applied it.
     func client(_ client: MeridianClient, didReceive update: ClientUpdate)
     /// Every event the mirror applied, with its seq (called before the matching update).
     func client(_ client: MeridianClient, didApply event: SequencedEvent)
 }
 
 extension MeridianClientDelegate {
+    /// Does nothing: implement it only to see every applied event.
     public func client(_ client: MeridianClient, didApply event: SequencedEvent) {}
 }

@@ -5,6 +5,8 @@ import MeridianClientTransport
 public final class LWSClientTransport: ClientTransport {
     private let socket: WebSocketClient
 
+    /// A plain `ws://` connection to `host`:`port` at `path`, with subprotocol `meridian.v1`,
+    /// opened by ``connect(timeout:)``.
     public init(host: String, port: Int, path: String = "/") {
         socket = WebSocketClient(host: host, port: port, path: path, subprotocol: "meridian.v1")
     }
@@ -19,10 +21,15 @@ public final class LWSClientTransport: ClientTransport {
                                  tls: settings, headers: headers)
     }
 
+    /// Connects on its own service thread; throws when the connection or the upgrade fails, is
+    /// refused, or takes longer than `timeout`.
     public func connect(timeout: Duration) throws { try socket.connect(timeout: timeout) }
 
+    /// Queues `text` as one text message.
     public func send(_ text: String) { socket.send(text) }
 
+    /// Blocks until the next message, throwing after `timeout`; once the connection is over and
+    /// every earlier message was returned, `.closed` with the server's close code, if it sent one.
     public func receive(timeout: Duration) throws -> TransportMessage {
         switch try socket.receive(timeout: timeout) {
         case .text(let text): return .text(text)
@@ -36,6 +43,8 @@ public final class LWSClientTransport: ClientTransport {
     /// Reads again after ``pauseReading()``.
     public func resumeReading() { socket.resumeReading() }
 
+    /// Sends a close frame and returns once the connection is closed and its thread has ended.
+    /// Idempotent.
     public func close() { socket.close() }
 }
 #endif

@@ -19,6 +19,8 @@ public final class MeridianClient: Sendable {
         public var camera: Camera?
     }
 
+    /// What the client joins with (session, name, role, token) and its timeouts, reconnect and
+    /// offline-queue policies, as given at creation.
     public let configuration: ClientConfiguration
     /// A new connection, given the token joins carry at that moment (for an `Authorization` header).
     let makeTransport: @Sendable (_ token: String?) -> any ClientTransport
@@ -111,6 +113,7 @@ public final class MeridianClient: Sendable {
         })
     }
 
+    /// Receives every update and every applied event, on the reader thread; held weakly.
     public var delegate: (any MeridianClientDelegate)? {
         get { shared.withLock { $0.delegate } }
         set { shared.withLock { $0.delegate = newValue } }

@@ -85,6 +85,9 @@ public final class NIOClientTransport: ClientTransport {
         return PreparedTLS(configuration: configuration, serverName: tls.serverName)
     }
 
+    /// Starts the connection and blocks until the upgrade succeeds; throws
+    /// ``ClientError/connectionFailed(_:)`` when it fails and ``ClientError/timeout(_:)`` after
+    /// `timeout`. Call it once.
     public func connect(timeout: Duration) throws {
         guard inbox.beginConnecting() else { throw ClientError.connectionFailed("connect was called twice") }
         let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
@@ -102,8 +105,11 @@ public final class NIOClientTransport: ClientTransport {
         }
     }
 
+    /// Queues `text` as one text message, written after every message queued before it.
     public func send(_ text: String) { writer.yield(text) }
 
+    /// Blocks until the next message, throwing ``ClientError/timeout(_:)`` after `timeout`; `.closed`
+    /// once the connection is over and every message was taken.
     public func receive(timeout: Duration) throws -> TransportMessage {
         let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
         guard let message = inbox.next(deadline: deadline) else { throw ClientError.timeout("receive") }

@@ -28,6 +28,7 @@ public struct OfflineQueuePolicy: Sendable {
     /// A file that keeps the waiting edits, so they survive the app's restart (nil: memory only).
     public var file: URL?
 
+    /// A queue of at most `limit` edits, kept in `file` when given, else in memory only.
     public init(limit: Int = 256, file: URL? = nil) {
         self.limit = limit
         self.file = file

@@ -4,7 +4,9 @@ import Foundation
 public struct ServerEndpoint: Sendable, Equatable {
     /// True for `wss://`.
     public var secure: Bool
+    /// The host name or address (an IPv6 address without its brackets).
     public var host: String
+    /// The TCP port: the URL's, else 80 for `ws://` and 443 for `wss://`.
     public var port: Int
     /// The path and query of the upgrade request (at least `/`).
     public var path: String
@@ -47,6 +49,8 @@ public struct ClientTLS: Sendable, Equatable {
     /// Needed when the URL names the server by address.
     public var serverName: String?
 
+    /// TLS settings; with the defaults the system's roots are trusted, no client certificate is
+    /// sent and the server is checked against the URL's host.
     public init(caFile: String? = nil, certificateFile: String? = nil, privateKeyFile: String? = nil, serverName: String? = nil) {
         self.caFile = caFile
         self.certificateFile = certificateFile

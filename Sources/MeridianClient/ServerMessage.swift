@@ -3,10 +3,17 @@ import MeridianProtocol
 
 /// The `welcome` answer to a join (§7.2).
 public struct Welcome: Hashable, Sendable {
+    /// The id of the session joined.
     public var session: String
+    /// The session's epoch (§3): changes whenever the session is loaded anew; a seq is meaningful
+    /// only with it.
     public var epoch: String
+    /// The participant id of this connection (the token's `sub` with a token; a new one at each
+    /// reconnect without).
     public var participant: String
+    /// The session seq after the join.
     public var seq: UInt64
+    /// True when the join resumed: the missed events follow instead of a snapshot (§4.4).
     public var resumed: Bool
     /// The snapshot object (nil when resumed).
     public var snapshot: JSONValue?

@@ -2,9 +2,13 @@ import MeridianCore
 
 /// A drag step as broadcast (`drag` event).
 public struct DragUpdate: Hashable, Sendable {
+    /// The id of the annotation dragged.
     public var annotation: String
+    /// The id of the participant dragging it.
     public var participant: String
+    /// The drag's state after this step: `starting`, `dragging`, `ending`, `canceling` or `none`.
     public var state: DragState
+    /// The annotation's coordinate after the step (for `starting`, its coordinate when the drag began).
     public var coordinate: Coordinate
     /// Set when the server canceled the drag (`lease_expired`, `holder_left`, …).
     public var reason: String?
@@ -15,26 +19,49 @@ public struct DragUpdate: Hashable, Sendable {
 /// One event of the session (protocol §7.4), typed. Annotations, participants, callouts and
 /// settings keep their JSON form (§8) so no field is lost.
 public enum SessionEvent: Hashable, Sendable {
+    /// `participant.joined`: a participant joined (its §8.7 object).
     case participantJoined(JSONValue)
+    /// `participant.left`: a participant left; `reason` is `left`, `disconnected`, `slow_consumer`
+    /// or `replaced`.
     case participantLeft(id: String, reason: String)
     /// Several joins and leaves announced together (large sessions, §7.4): joined participants
     /// in their JSON form, then who left and why.
     case presence(joined: [JSONValue], left: [Departure])
+    /// `camera.begin`: `participant` started moving its own or the shared camera.
     case cameraBegin(target: CameraTarget, participant: String, animated: Bool)
+    /// `camera.changing` (transient): a step of a camera move, with the camera as applied.
     case cameraChanging(target: CameraTarget, participant: String, camera: Camera)
+    /// `camera.end`: a camera move ended, at the camera as applied.
     case cameraEnd(target: CameraTarget, participant: String, camera: Camera, animated: Bool)
+    /// `camera.lease`: the shared camera's lease is now `holder`'s (nil: nobody's); `reason` is
+    /// `acquired`, `taken_over`, `released` or `holder_left`.
     case cameraLease(holder: String?, reason: String)
+    /// `follow`: `participant` now follows `target` (`"shared"` or a participant id), or nobody (nil).
     case follow(participant: String, target: String?)
+    /// `annotation.added`: a new annotation (§8.6 object), every default filled in, with its `revision`.
     case annotationAdded(JSONValue)
+    /// `annotation.updated`: the whole annotation after a change.
     case annotationUpdated(JSONValue)
+    /// `annotation.removed`: the annotation `id` was removed.
     case annotationRemoved(id: String)
+    /// `selection`: `participant` selected `annotation` (nil: deselected); `showsCallout` when its
+    /// own callout shows for it.
     case selection(participant: String, annotation: String?, showsCallout: Bool)
+    /// `callout.shown`: participant `by` showed the shared callout (§8.9 object).
     case calloutShown(callout: JSONValue, by: String)
+    /// `callout.hidden`: the shared callout was dismissed; `reason` is `hidden`, `annotation_removed`,
+    /// `annotation_changed`, `participant_left` or `location_cleared`.
     case calloutHidden(reason: String)
+    /// `callout.tapped`: participant `by` tapped the callout's `part` (`body` or `accessory`);
+    /// `anchor` is the callout's anchor.
     case calloutTapped(part: String, by: String, anchor: JSONValue)
+    /// `drag`: a step of a drag (discrete, except moves after its first `dragging`).
     case drag(DragUpdate)
+    /// `map.load`: `participant`'s map is `loading`, `loaded` or `failed` (then with `message`).
     case mapLoad(participant: String, state: String, message: String?)
+    /// `location`: `participant`'s shared location (§8.8 object), or nil when it stopped sharing.
     case location(participant: String, location: JSONValue?)
+    /// `settings`: the complete session settings after a change (§8.11).
     case settings(JSONValue)
     /// An `undo` (or, with `redo`, a `redo`) of `participant`'s change of `annotation`; the change
     /// it makes is the next event (protocol §6.9). `change` names the change reverted.
@@ -43,15 +70,19 @@ public enum SessionEvent: Hashable, Sendable {
 
 /// A participant that left, in a `presence` event.
 public struct Departure: Hashable, Sendable {
+    /// The id of the participant that left.
     public var id: String
+    /// Why it left: `left`, `disconnected`, `slow_consumer` or `replaced`.
     public var reason: String
 }
 
 /// An event with its place in the session order.
 public struct SequencedEvent: Hashable, Sendable {
+    /// The event's seq: its own for a discrete event, the one it follows for a transient one.
     public var seq: UInt64
     /// Transient events follow `seq` without incrementing it (§4.2).
     public var isTransient: Bool
+    /// What happened.
     public var event: SessionEvent
 }
 

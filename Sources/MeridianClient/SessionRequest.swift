@@ -2,12 +2,20 @@ import MeridianCore
 
 /// A request the client sends after joining (protocol §6). `join` is sent by the client itself.
 public enum SessionRequest: Hashable, Sendable {
+    /// `leave`: leaves the session.
     case leave
+    /// `ping`: answered by an `ack` with the session's current seq.
     case ping
+    /// `camera.begin`: starts a move of the own or the shared camera (the shared one needs the lease).
     case cameraBegin(target: CameraTarget = .own, animated: Bool = false)
+    /// `camera.changing`: a step of a camera move, sent on as a transient event.
     case cameraChanging(target: CameraTarget = .own, camera: Camera)
+    /// `camera.end`: ends a camera move at `camera`.
     case cameraEnd(target: CameraTarget = .own, camera: Camera, animated: Bool = false)
+    /// `camera.lease.acquire`: takes the shared camera's lease; with `force`, an owner takes it from
+    /// a non-owner holder.
     case cameraLeaseAcquire(force: Bool = false)
+    /// `camera.lease.release`: gives the shared camera's lease up.
     case cameraLeaseRelease
     /// `"shared"`, a participant id, or nil to stop following.
     case follow(String?)
@@ -15,18 +23,28 @@ public enum SessionRequest: Hashable, Sendable {
     case annotationAdd(JSONValue)
     /// `ifRevision`: only if the annotation is still at that revision (§6.3), else `revision_conflict`.
     case annotationUpdate(id: String, changes: [String: JSONValue], ifRevision: UInt64? = nil)
+    /// `annotation.remove`: removes annotation `id`; with `ifRevision`, only if it is still at that
+    /// revision (§6.3).
     case annotationRemove(id: String, ifRevision: UInt64? = nil)
+    /// `select`: makes annotation `id` this participant's selection.
     case select(id: String)
+    /// `deselect`: clears this participant's selection.
     case deselect
     /// A callout object as in §8.9.
     case calloutShow(JSONValue)
+    /// `callout.hide`: dismisses the shared callout.
     case calloutHide
+    /// `callout.tap`: reports a tap on the shared callout's body or accessory.
     case calloutTap(part: Callout.Part)
     /// `ifRevision` only with `starting`: start only if the annotation is still at that revision.
     case drag(id: String, state: DragState, coordinate: Coordinate? = nil, ifRevision: UInt64? = nil)
+    /// `map.load`: reports the map's loading state; `message` is required with `failed` and refused
+    /// with the others.
     case mapLoad(state: MapLoadState, message: String? = nil)
     /// A location object as in §8.8, or nil to stop sharing.
     case location(JSONValue?)
+    /// `session.configure` (owner): changes the given settings (`styleURL`, `tint`, `dragPolicy`,
+    /// `leaseTimeoutMs`, `constraints`, §6.8).
     case configure(settings: [String: JSONValue])
     /// A fresh bearer token for this participant; prefer ``MeridianClient/refreshToken(_:)``.
     case refreshToken(String)

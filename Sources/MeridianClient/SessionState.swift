@@ -13,9 +13,13 @@ public struct SessionState: Hashable, Sendable {
     public internal(set) var participants: [String: JSONValue]
     /// Participant ids in join order.
     public internal(set) var participantOrder: [String]
+    /// The shared camera; nil when the session has none.
     public internal(set) var sharedCamera: Camera?
+    /// The id of the participant holding the shared camera's lease; nil when nobody does.
     public internal(set) var cameraLease: String?
+    /// The shared callout (an §8.9 object); nil when none is shown.
     public internal(set) var callout: JSONValue?
+    /// The id of the participant that showed the shared callout; nil when none is shown.
     public internal(set) var calloutBy: String?
     /// Drags in progress keyed by annotation id, then participant id.
     public internal(set) var drags: [String: [String: DragUpdate]]
@@ -25,6 +29,7 @@ public struct SessionState: Hashable, Sendable {
 
     /// What ``apply(_:)`` did with an event.
     public enum ApplyResult: Hashable, Sendable {
+        /// The event was next in order and the mirror now reflects it.
         case applied
         /// Already reflected (a seq at or below the mirror's): ignored.
         case stale

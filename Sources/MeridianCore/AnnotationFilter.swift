@@ -21,8 +21,11 @@ public struct AnnotationFilter: Hashable, Sendable, CustomStringConvertible {
 
     /// An annotation field a filter can test.
     public enum Field: Hashable, Sendable {
+        /// The common fields: `id`, `type` (the shape's name), `kind`, `title`, `subtitle`, `zIndex`, `enabled`.
         case id, type, kind, title, subtitle, zIndex, enabled
+        /// Shape fields: `draggable`, `image` (points); `strokeColor`, `alpha` (polylines, polygons); `fillColor` (polygons); `lineWidth` (polylines).
         case draggable, image, strokeColor, fillColor, lineWidth, alpha
+        /// The metadata value under a key (`metadata.KEY` or `metadata['key']`).
         case metadata(String)
 
         /// What a field's literals must be (metadata takes any).
@@ -48,9 +51,13 @@ public struct AnnotationFilter: Hashable, Sendable, CustomStringConvertible {
 
     /// A literal: what a field's value is compared with.
     public enum Value: Hashable, Sendable {
+        /// `null`: equal to a missing field.
         case null
+        /// `true` or `false`.
         case bool(Bool)
+        /// A JSON number.
         case number(Double)
+        /// A quoted string (colours and shape types are written as strings too).
         case string(String)
     }
 
@@ -77,17 +84,22 @@ public struct AnnotationFilter: Hashable, Sendable, CustomStringConvertible {
     /// Why a filter does not compile: the 1-based position (in characters of the filter) and
     /// what is wrong there.
     public struct Error: Swift.Error, Hashable, Sendable, CustomStringConvertible {
+        /// The 1-based character position of the problem in the filter.
         public let position: Int
+        /// What is wrong at that position, in words.
         public let reason: String
         /// `at POSITION: REASON`.
         public var description: String { "at \(position): \(reason)" }
     }
 
+    /// The filter's source text, as written.
     public var description: String { source }
 
     // The same text always compiles to the same tree: comparing and hashing the text is enough,
     // and costs no walk of the tree when a member's view is compared with its last one.
+    /// Whether the two filters have the same source text.
     public static func == (a: AnnotationFilter, b: AnnotationFilter) -> Bool { a.source == b.source }
+    /// Hashes the source text, consistently with `==`.
     public func hash(into hasher: inout Hasher) { hasher.combine(source) }
 
     /// Compiles `source`; throws an ``Error`` naming the position of the first problem.

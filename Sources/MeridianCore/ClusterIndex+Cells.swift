@@ -1,6 +1,7 @@
 extension ClusterIndex {
     /// The grid every session clusters on: 64-point cells, zoom 0 to 16.
     public static let defaultMaxZoom = 16
+    /// The side of that grid's cells, in points.
     public static let defaultCellPoints = 64
 
     /// A block of grid cells at one zoom: what a clustering view counts. Its ``bounds`` are the
@@ -10,9 +11,11 @@ extension ClusterIndex {
         public let zoom: Int
         /// Cells across (and down) at `zoom`.
         public let count: Int
+        /// The block's rows, north to south (row 0 is the top of the Mercator world).
         public let rows: ClosedRange<Int>
         /// The westmost and eastmost columns; `west > east` when the block crosses the antimeridian.
         public let west: Int
+        /// The eastmost column (less than `west` when the block crosses the antimeridian).
         public let east: Int
 
         var wraps: Bool { west > east }

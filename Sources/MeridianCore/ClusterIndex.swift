@@ -2,6 +2,7 @@
 public struct Cluster: Hashable, Sendable {
     /// The mean of its members' coordinates (in its cell; cells never cross the antimeridian).
     public var coordinate: Coordinate
+    /// How many points the cluster holds; 1 for a single annotation.
     public var count: Int
     /// The lowest zoom (above the zoom it was asked for, up to the index's
     /// `maxZoom`) at which its members fall into more than one cluster; nil when
@@ -11,6 +12,7 @@ public struct Cluster: Hashable, Sendable {
     /// The annotation id when `count` is 1.
     public var annotation: String?
 
+    /// Builds a cluster of `count` points at `coordinate`.
     public init(coordinate: Coordinate, count: Int, splitZoom: Int? = nil, annotation: String? = nil) {
         self.coordinate = coordinate
         self.count = count
@@ -29,7 +31,9 @@ public struct Cluster: Hashable, Sendable {
 /// per zoom. Latitudes beyond ±`Geo.maxMercatorLatitude` fall in the edge rows;
 /// longitudes are not wrapped (180 is in the last column, -180 in the first).
 public struct ClusterIndex: Sendable {
+    /// The deepest zoom of the grid (0–24); queries at higher zooms are answered at this one.
     public let maxZoom: Int
+    /// The side of a grid cell in points, at every zoom (a power of two, 1–256).
     public let cellPoints: Int
     /// log2 of the cells across at zoom 0.
     let shift: Int

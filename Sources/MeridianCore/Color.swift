@@ -1,10 +1,15 @@
 /// An sRGB colour with alpha. Written on the wire as `#rrggbb` or `#rrggbbaa`.
 public struct Color: Hashable, Sendable, CustomStringConvertible {
+    /// The red channel, 0–255.
     public var red: UInt8
+    /// The green channel, 0–255.
     public var green: UInt8
+    /// The blue channel, 0–255.
     public var blue: UInt8
+    /// Opacity, from 0 (transparent) to 255 (opaque).
     public var alpha: UInt8
 
+    /// Builds a colour from its channels; opaque unless `alpha` is given.
     public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
         self.red = red
         self.green = green
@@ -34,6 +39,7 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The colour as the server writes it: `#rrggbb` in lower case, or `#rrggbbaa` when alpha is not 255.
     public var description: String {
         withHex { String(decoding: $0, as: UTF8.self) }
     }
@@ -55,5 +61,6 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The session tint until an owner sets one: `#007aff`.
     public static let defaultTint = Color(red: 0x00, green: 0x7a, blue: 0xff)
 }

@@ -1,5 +1,6 @@
 /// Drag state of an annotation for one participant (`MKAnnotationViewDragState`).
 public enum DragState: String, Hashable, Sendable, CaseIterable {
+    /// `none`: not dragging; `starting`: picked up; `dragging`: moving; `canceling`: dropped, position restored; `ending`: dropped, position committed.
     case none, starting, dragging, canceling, ending
 
     /// The legal transitions. `ending → none` and `canceling → none` are taken
@@ -28,7 +29,9 @@ public enum DragPolicy: String, Hashable, Sendable, CaseIterable {
 
 /// One participant's drag in progress (state `starting` or `dragging`).
 public struct ActiveDrag: Hashable, Sendable {
+    /// The participant dragging.
     public var participant: ParticipantID
+    /// Where the drag is: `starting` or `dragging`.
     public var state: DragState
     /// This drag's own latest coordinate (what its `ending` commits).
     public var coordinate: Coordinate
@@ -39,9 +42,12 @@ public struct ActiveDrag: Hashable, Sendable {
 /// A drag that a `canceling` or `ending` event ends: as it was just before the event, and its
 /// place among the annotation's drags then.
 public struct EndedDrag: Hashable, Sendable {
+    /// The drag as it was just before the ending event.
     public var drag: ActiveDrag
+    /// Its index among the annotation's drags just before the event.
     public var position: Int
 
+    /// Builds the record of an ended drag and its former index.
     public init(drag: ActiveDrag, position: Int) {
         self.drag = drag
         self.position = position
@@ -56,6 +62,7 @@ public struct DragGroup: Hashable, Sendable {
     /// In the order they started.
     public var drags: [ActiveDrag]
 
+    /// The drag `participant` has in progress on this annotation, if any.
     public func drag(of participant: ParticipantID) -> ActiveDrag? {
         drags.first { $0.participant == participant }
     }
@@ -68,10 +75,16 @@ public struct DragGroup: Hashable, Sendable {
 
 /// Why the server ended a drag itself.
 public enum DragEndReason: String, Hashable, Sendable {
+    /// `lease_expired`: the holder sent no `starting` or move for `leaseTimeoutMs`.
     case leaseExpired = "lease_expired"
+    /// `holder_left`: the dragging participant left or disconnected.
     case holderLeft = "holder_left"
+    /// `preempted`: an owner took the drag over under the `priority` policy.
     case preempted
+    /// `annotation_removed`: the annotation was removed.
     case annotationRemoved = "annotation_removed"
+    /// `annotation_changed`: the annotation was made non-draggable or disabled.
     case annotationChanged = "annotation_changed"
+    /// `policy_changed`: the session's `dragPolicy` changed, which cancels every drag.
     case policyChanged = "policy_changed"
 }

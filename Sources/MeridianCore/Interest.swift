@@ -8,23 +8,33 @@
 /// `clusterBelow`, the member receives clusters of the area instead of its annotations.
 /// A `filter`, in either mode, further narrows the annotations to those it matches.
 public struct Interest: Hashable, Sendable {
+    /// Which annotations a member receives: all of them, or those in its view.
     public enum Mode: String, Hashable, Sendable, CaseIterable {
+        /// `everything`: every annotation change; `viewport`: only those about annotations in the member's view and margin.
         case everything, viewport
     }
 
+    /// Whether the member receives every annotation or only those in its view.
     public var mode: Mode
     /// The fraction of the view's width and height added on each side.
     public var margin: Double
+    /// The zoom (1–24) below which the member receives clusters instead of annotations; nil: never.
     public var clusterBelow: Int?
+    /// The view's camera until the participant sends one of its own (always, for a hidden member).
     public var camera: Camera?
+    /// The view's size until the participant sends one of its own (always, for a hidden member).
     public var viewport: Viewport?
     /// Only annotations this filter matches (nil: every annotation).
     public var filter: AnnotationFilter?
 
+    /// The margin when none is given: half the view's width and height on each side.
     public static let defaultMargin = 0.5
+    /// The largest margin accepted.
     public static let maxMargin = 4.0
+    /// Every annotation change, unfiltered: what a member receives unless it asks otherwise.
     public static let everything = Interest(mode: .everything)
 
+    /// Builds an interest; only `mode` is required (margin 0.5, no clustering, camera, viewport or filter).
     public init(mode: Mode, margin: Double = Interest.defaultMargin, clusterBelow: Int? = nil, camera: Camera? = nil, viewport: Viewport? = nil, filter: AnnotationFilter? = nil) {
         self.mode = mode
         self.filter = filter
@@ -45,16 +55,21 @@ public struct Interest: Hashable, Sendable {
 /// view and margin touch, its `zoom` the grid's (at most ``ClusterIndex/defaultMaxZoom``), and
 /// `cells` those cells; so the area holds exactly the annotations its clusters count.
 public struct InterestView: Hashable, Sendable {
+    /// The area whose annotations the member receives; nil: none (no camera or viewport yet).
     public var area: Bounds?
+    /// The view's camera zoom rounded down, at most the grid's deepest when clustering; 0 for everything-interest.
     public var zoom: Int
+    /// Whether the member receives clusters of the area instead of its annotations.
     public var clusters: Bool
     /// The grid cells a clustering view counts.
     public var cells: ClusterIndex.CellRange?
     /// The interest's filter: of the annotations in `area`, the member receives those it matches.
     public var filter: AnnotationFilter?
 
+    /// A view with no area: the member receives no annotations.
     public static let nothing = InterestView(area: nil, zoom: 0, clusters: false)
 
+    /// Builds a view; a clustering one widens `area` to the outer edges of the grid cells it touches and takes the grid's zoom.
     public init(area: Bounds?, zoom: Int, clusters: Bool) {
         self.area = area
         self.zoom = zoom

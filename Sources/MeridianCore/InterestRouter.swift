@@ -59,9 +59,13 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         return (id, before, after)
     }
 
+    /// Whether the router has no members (then everyone receives every event).
     public var isEmpty: Bool { members.isEmpty }
+    /// Whether `member` is in the router.
     public func contains(_ member: Member) -> Bool { members[member] != nil }
+    /// The current view of `member`; nil when it is not in the router.
     public func view(of member: Member) -> InterestView? { members[member]?.view }
+    /// The members whose view receives clusters.
     public var clusterMembers: [Member] { members.compactMap { $0.value.view.clusters ? $0.key : nil } }
 
     /// What a member's area gained and lost.
@@ -94,6 +98,7 @@ public struct InterestRouter<Member: Hashable & Sendable>: Sendable {
         return AreaChange(entered: entered, left: inOld.subtracting(inNew).sorted())
     }
 
+    /// Takes `member` out of the router, releasing its filter (and the cluster index with the last clustering member).
     public mutating func remove(_ member: Member) {
         if let key = members[member]?.filter { release(key) }
         members[member] = nil

@@ -3,11 +3,17 @@
 /// Objects keep their keys sorted when written, so the same value always
 /// encodes to the same bytes.
 public enum JSONValue: Hashable, Sendable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number, held as a `Double`; a non-finite one is written as `null`.
     case number(Double)
+    /// A string of Unicode text.
     case string(String)
+    /// An ordered list of values.
     case array([JSONValue])
+    /// Named values; keys are written in sorted order.
     case object([String: JSONValue])
 }
 
@@ -33,6 +39,7 @@ extension JSONValue {
 /// Appends compact JSON text to a byte buffer. Shared by the core (to size
 /// metadata) and the wire codec (to encode every outgoing message).
 public enum JSONWriter {
+    /// Appends `value` to `out` as compact JSON text: no whitespace, object keys sorted.
     public static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)

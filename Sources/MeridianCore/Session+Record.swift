@@ -1,16 +1,20 @@
 /// The durable part of a session: what storage keeps and a restart restores.
 /// Participants, cameras, drags in progress and presence are not part of it.
 public struct SessionRecord: Hashable, Sendable {
+    /// The id of the session the record belongs to.
     public var id: String
+    /// The session's settings, restored as they were.
     public var settings: SessionSettings
     /// In committed form: an annotation being dragged is at its last committed coordinate.
     public var annotations: [Annotation]
+    /// The shared callout shown when the record was taken, or nil; one anchored to a participant is not restored.
     public var callout: Callout?
     /// The session's `seq` when the record was taken.
     public var seq: UInt64
     /// Each participant's undo history, so that an undo works after a restart or a failover.
     public var histories: [ParticipantID: UndoHistory]
 
+    /// Builds a record from its parts; all but the id and settings default to empty (and `seq` to 0).
     public init(
         id: String, settings: SessionSettings, annotations: [Annotation] = [], callout: Callout? = nil, seq: UInt64 = 0,
         histories: [ParticipantID: UndoHistory] = [:]

@@ -4,6 +4,8 @@ import MeridianTransport
 /// The browser dashboard: static files (HTML, CSS, ES modules) answered from
 /// memory. Files are read once, when the dashboard is created.
 public struct Dashboard: Sendable {
+    /// What the dashboard serves: a tile layer under its map, files of one's own instead of the
+    /// built-in ones, and the map libraries of the example pages.
     public struct Configuration: Sendable {
         /// Optional raster tile URL template (`{z}`, `{x}`, `{y}`) drawn under the
         /// annotations; without it the map draws a graticule on a plain background.
@@ -17,6 +19,8 @@ public struct Dashboard: Sendable {
         /// OpenLayers example page when the directory exists.
         public var openLayersDirectory: URL?
 
+        /// A configuration; by default no tile layer, the built-in files, and Leaflet and OpenLayers
+        /// from Debian's paths under /usr/share/javascript.
         public init(tileURL: String? = nil, directory: URL? = nil,
                     leafletDirectory: URL? = URL(fileURLWithPath: "/usr/share/javascript/leaflet"),
                     openLayersDirectory: URL? = URL(fileURLWithPath: "/usr/share/javascript/openlayers")) {
@@ -29,6 +33,9 @@ public struct Dashboard: Sendable {
 
     private let files: [String: HTTPResponse]
 
+    /// Reads the dashboard's files (and the map libraries whose directories exist) into memory.
+    /// Throws ``DashboardError/missingFiles`` without an `index.html`, or the error of a file that
+    /// cannot be read.
     public init(configuration: Configuration = Configuration()) throws {
         guard let root = configuration.directory ?? Bundle.module.url(forResource: "Static", withExtension: nil) else {
             throw DashboardError.missingFiles
@@ -94,7 +101,9 @@ public struct Dashboard: Sendable {
 public struct DashboardError: Error, CustomStringConvertible {
     private enum Kind { case missingFiles }
     private let kind: Kind
+    /// No files to serve: neither the built-in ones nor the configured directory, or no `index.html`.
     public static let missingFiles = DashboardError(kind: .missingFiles)
+    /// The error in words, for the log.
     public var description: String {
         switch kind {
         case .missingFiles: "the dashboard's files (index.html and the rest) were not found"

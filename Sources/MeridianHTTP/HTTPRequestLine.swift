@@ -5,23 +5,27 @@ public struct HTTPRequestLine: Hashable, Sendable {
     /// At most this many bytes are read looking for the end of the line.
     public static let maxLength = 8 * 1024
 
+    /// The method, as sent: an RFC 9110 token of 1–32 characters.
     public var method: String
     /// The target up to "?", as sent (not percent-decoded).
     public var path: String
     /// The target after "?", or "".
     public var query: String
 
+    /// A request line from its parts.
     public init(method: String, path: String, query: String) {
         self.method = method
         self.path = path
         self.query = query
     }
 
+    /// What ``parse(_:)`` read from the bytes so far.
     public enum Parsed: Hashable, Sendable {
         /// No line end yet, and fewer than `maxLength` bytes.
         case incomplete
         /// Not a request line (or one longer than `maxLength`).
         case invalid
+        /// A whole, valid request line.
         case line(HTTPRequestLine)
     }
 
@@ -70,6 +74,7 @@ public struct HTTPRequestLine: Hashable, Sendable {
 /// A `Content-Length` value: decimal digits only, at most `max`; nil for anything else
 /// (a sign, spaces, a list, an overflow).
 public enum ContentLength {
+    /// The length `text` states, or nil when it is not decimal digits alone or is above `max`.
     public static func parse(_ text: some StringProtocol, max: Int = .max) -> Int? {
         QueryString.natural(text, max: Int64(max)).map { Int($0) }
     }
@@ -79,6 +84,7 @@ extension HTTPRequestLine {
     /// Where the target holds a percent-encoded NUL (`%00`), which libwebsockets refuses to decode:
     /// it drops such a request without an answer, so the transport answers it from this line.
     public enum NULPlace: Hashable, Sendable {
+        /// In the path.
         case path
         /// The query parameter (its name percent-decoded, `+` as a space) whose name or value holds it.
         case parameter(String)

@@ -1,8 +1,11 @@
 /// One parameter of a query string: `name=value`, or `name` alone (no value).
 public struct QueryParameter: Hashable, Sendable {
+    /// The text before the first "=" (may be empty).
     public var name: Substring
+    /// The text after the first "="; nil when the parameter has no "=".
     public var value: Substring?
 
+    /// A parameter `name`, with `value` (nil: no "=").
     public init(name: Substring, value: Substring?) {
         self.name = name
         self.value = value

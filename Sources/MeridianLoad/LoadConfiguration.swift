@@ -3,7 +3,9 @@ import MeridianTransportCore
 
 /// What `meridian load` simulates. Plain values; the command line fills them in.
 public struct LoadConfiguration: Sendable {
+    /// Host name or address of the server the clients and the seeder connect to.
     public var host = "127.0.0.1"
+    /// The server's port: the seeder's always, and every client's when `ports` is empty.
     public var port = 8080
     /// Ports the clients connect to in turn (client `i` to `ports[i % count]`), e.g. the nodes of a
     /// cluster; empty: `port` for all. The seeder uses `port`.
@@ -31,9 +33,11 @@ public struct LoadConfiguration: Sendable {
     public var contention = 0.2
     /// Camera movers per session (own camera begin/changing/end at `cameraRate`).
     public var cameraMovers = 0
+    /// Camera updates per second per camera mover.
     public var cameraRate = 10.0
     /// Clients per session changing their selection every `selectInterval` seconds.
     public var selectors = 0
+    /// Seconds between two selection changes of one selector.
     public var selectInterval = 2.0
     /// Clients per second (over the whole run) that leave and join again.
     public var churnRate = 0.0
@@ -72,5 +76,6 @@ public struct LoadConfiguration: Sendable {
         tokens.map { #","token":"\#($0(index))""# } ?? ""
     }
 
+    /// A configuration with the defaults: 100 clients in one session on 127.0.0.1:8080, two of them draggers, 10 s of measurement.
     public init() {}
 }

@@ -6,6 +6,8 @@ public enum LoadRunner {
     /// Seconds after the window for messages in flight to arrive before loss is counted.
     static let drainSeconds = 1.0
 
+    /// Carries out the load `c` describes and returns its report; `progress` receives each status line.
+    /// Throws a ``LoadError`` when the configuration cannot run, seeding fails or the client threads cannot start.
     public static func run(_ c: LoadConfiguration, progress: @escaping (String) -> Void = { _ in }) throws -> LoadReport {
         if c.interest == .viewport, c.movesPerDrag > MoveCoding.maxCityMoves {
             throw LoadError(description: "viewport interest allows at most \(MoveCoding.maxCityMoves) moves per drag")

@@ -148,6 +148,7 @@ final class SeedingHandler: ClientGroupHandler {
 
 /// Why a run could not be carried out.
 public struct LoadError: Error, CustomStringConvertible {
+    /// What went wrong, as the command line prints it.
     public let description: String
     static func seedingFailed(_ detail: String) -> LoadError { LoadError(description: "seeding failed: \(detail)") }
     static func startFailed(_ detail: String) -> LoadError { LoadError(description: "could not start: \(detail)") }

@@ -6,6 +6,7 @@ import MeridianCore
 public struct MapViewModel: Hashable, Sendable {
     /// An annotation to draw.
     public struct AnnotationItem: Hashable, Sendable {
+        /// The annotation's id.
         public var id: String
         /// The annotation as the session has it (an §8.6 object).
         public var annotation: JSONValue
@@ -20,20 +21,29 @@ public struct MapViewModel: Hashable, Sendable {
 
     /// Another participant: where it looks, where it is, what it selected.
     public struct Peer: Hashable, Sendable {
+        /// The participant's id.
         public var id: String
+        /// Its display name (its id when it has none).
         public var name: String
+        /// Its colour (`#rrggbb`), if it has one.
         public var color: String?
+        /// Its own camera, when it has shared one.
         public var camera: Camera?
+        /// Its viewport (§8.3: `{width, height}` in points), when it has shared one.
         public var viewport: JSONValue?
+        /// Its shared location (an §8.8 object); nil when it shares none.
         public var location: JSONValue?
+        /// The id of the annotation it selected; nil for none.
         public var selection: String?
     }
 
+    /// The annotations to draw, by id.
     public var annotations: [String: AnnotationItem]
     /// The other listed participants, in join order.
     public var peers: [Peer]
     /// The shared callout (an §8.9 object) and who showed it.
     public var callout: JSONValue?
+    /// The id of the participant that showed the shared callout.
     public var calloutBy: String?
     /// What this participant follows (`"shared"`, a participant id), nil for nothing.
     public var following: String?
@@ -43,8 +53,10 @@ public struct MapViewModel: Hashable, Sendable {
     /// The last drag the session refused (the view has snapped back).
     public var refusedDrag: DragRefusal?
 
+    /// Nothing to draw: the model before the first join.
     public static let empty = MapViewModel(annotations: [:], peers: [], conflicts: [])
 
+    /// A model from its parts.
     public init(annotations: [String: AnnotationItem], peers: [Peer], callout: JSONValue? = nil, calloutBy: String? = nil,
                 following: String? = nil, conflicts: [EditConflict], refusedDrag: DragRefusal? = nil) {
         self.annotations = annotations
@@ -86,6 +98,7 @@ public struct MapViewModel: Hashable, Sendable {
 
 /// An edit refused because someone changed its annotation since the app saw it.
 public struct EditConflict: Hashable, Sendable {
+    /// The edit the session refused.
     public var edit: OfflineEdit
     /// The annotation as it is now, and its revision.
     public var theirs: RevisionConflict
@@ -94,12 +107,14 @@ public struct EditConflict: Hashable, Sendable {
 /// A drag the session refused or ended (another participant holds the annotation, the policy
 /// took it away): the annotation is drawn where the session has it again.
 public struct DragRefusal: Hashable, Sendable {
+    /// The id of the annotation whose drag was refused or ended.
     public var annotation: String
     /// The server's error code (`drag_conflict`, `not_draggable`, …) or the drag's end reason.
     public var reason: String
     /// Who holds the annotation, when the server said.
     public var holder: String?
 
+    /// A refused drag of `annotation`, for `reason`, held by `holder` when known.
     public init(annotation: String, reason: String, holder: String?) {
         self.annotation = annotation
         self.reason = reason

@@ -26,6 +26,7 @@ import MeridianSync
 /// Every input is handled in order on the binding's own queue; ``onChange`` is called there
 /// with each new model. The binding observes the client (``MeridianClient/observe(_:)``).
 public final class MeridianMapBinding: @unchecked Sendable {
+    /// The client whose session the binding draws and through which its requests go.
     public let client: MeridianClient
     /// Called with every new model, on the binding's queue.
     public var onChange: (@Sendable (MapViewModel) -> Void)? {
@@ -81,6 +82,8 @@ public final class MeridianMapBinding: @unchecked Sendable {
 
     // MARK: Camera (regionWillChangeAnimated / mapViewRegionIsChanging / regionDidChangeAnimated)
 
+    /// The map's region is about to change (regionWillChangeAnimated): sends `camera.begin` for the
+    /// own camera.
     public func regionWillChange(animated: Bool) {
         queue.async { [self] in
             cameraGesture = true
@@ -88,6 +91,8 @@ public final class MeridianMapBinding: @unchecked Sendable {
         }
     }
 
+    /// The map's camera is at `camera` during a change (mapViewRegionIsChanging): sends a paced
+    /// `camera.changing`, after a `camera.begin` if none was sent.
     public func regionIsChanging(camera: Camera) {
         queue.async { [self] in
             if !cameraGesture {
@@ -98,6 +103,8 @@ public final class MeridianMapBinding: @unchecked Sendable {
         }
     }
 
+    /// The map's region finished changing at `camera` (regionDidChangeAnimated): sends `camera.end`,
+    /// after a `camera.begin` if none was sent.
     public func regionDidChange(camera: Camera, animated: Bool) {
         queue.async { [self] in
             if !cameraGesture { send(.cameraBegin(target: .own, animated: animated)) }
@@ -152,7 +159,9 @@ public final class MeridianMapBinding: @unchecked Sendable {
 
     // MARK: Selection and the callout
 
+    /// The view selected annotation `id` (didSelect): sends `select`.
     public func didSelect(annotation id: String) { queue.async { [self] in send(.select(id: id)) } }
+    /// The view deselected an annotation (didDeselect): sends `deselect`.
     public func didDeselect(annotation id: String) { queue.async { [self] in send(.deselect) } }
     /// The callout's accessory control was tapped (calloutAccessoryControlTapped).
     public func calloutAccessoryTapped() { queue.async { [self] in send(.calloutTap(part: .accessory)) } }

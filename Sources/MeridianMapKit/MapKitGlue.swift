@@ -10,8 +10,11 @@ import MeridianMapBinding
 /// coordinate: each of those is a drag step for the binding.
 @MainActor
 public final class MeridianAnnotation: NSObject, MKAnnotation {
+    /// The id of the session's annotation.
     public let id: String
     weak var binding: MeridianMapBinding?
+    /// Where MapKit draws the point; while it is dragged, each new value goes to the binding as a
+    /// drag step.
     @objc public dynamic var coordinate: CLLocationCoordinate2D {
         didSet { if isDragged { binding?.annotationDragged(id, to: Coordinate(coordinate)) } }
     }
@@ -24,18 +27,28 @@ public final class MeridianAnnotation: NSObject, MKAnnotation {
     }
 }
 
+/// An MKMapViewDelegate that forwards the map's camera, drag, selection and callout callbacks
+/// to a ``MeridianMapBinding``, and draws its model with ``apply(_:to:)``. Open to subclass for
+/// the callbacks it does not handle.
 @MainActor
 open class MeridianMapViewDelegate: NSObject, MKMapViewDelegate {
+    /// The binding the callbacks go to.
     public let binding: MeridianMapBinding
 
+    /// A delegate forwarding to `binding`.
     public init(binding: MeridianMapBinding) { self.binding = binding }
 
+    /// Forwards the start of a region change (``MeridianMapBinding/regionWillChange(animated:)``).
     public func mapView(_ mapView: MKMapView, regionWillChangeAnimated animated: Bool) { binding.regionWillChange(animated: animated) }
+    /// Forwards the map's camera as a step of the region change in progress.
     public func mapViewDidChangeVisibleRegion(_ mapView: MKMapView) { binding.regionIsChanging(camera: Camera(of: mapView)) }
+    /// Forwards the end of a region change with the map's final camera.
     public func mapView(_ mapView: MKMapView, regionDidChangeAnimated animated: Bool) {
         binding.regionDidChange(camera: Camera(of: mapView), animated: animated)
     }
 
+    /// Forwards a ``MeridianAnnotation``'s new drag state with its coordinate; other annotations are
+    /// ignored.
     public func mapView(_ mapView: MKMapView, annotationView view: MKAnnotationView,
                         didChange newState: MKAnnotationView.DragState, fromOldState oldState: MKAnnotationView.DragState) {
         guard let annotation = view.annotation as? MeridianAnnotation, let state = DragState(newState) else { return }
@@ -43,13 +56,16 @@ open class MeridianMapViewDelegate: NSObject, MKMapViewDelegate {
         binding.dragStateChanged(annotation: annotation.id, to: state, coordinate: Coordinate(annotation.coordinate))
     }
 
+    /// Forwards the selection of a ``MeridianAnnotation``.
     public func mapView(_ mapView: MKMapView, didSelect view: MKAnnotationView) {
         if let annotation = view.annotation as? MeridianAnnotation { binding.didSelect(annotation: annotation.id) }
     }
+    /// Forwards the deselection of a ``MeridianAnnotation``.
     public func mapView(_ mapView: MKMapView, didDeselect view: MKAnnotationView) {
         if let annotation = view.annotation as? MeridianAnnotation { binding.didDeselect(annotation: annotation.id) }
     }
     #if canImport(UIKit)
+    /// Forwards a tap on the callout's accessory control (UIKit only).
     public func mapView(_ mapView: MKMapView, annotationView view: MKAnnotationView, calloutAccessoryControlTapped control: UIControl) {
         binding.calloutAccessoryTapped()
     }

@@ -13,6 +13,8 @@ public final class PostgresEventLogStore: EventLogStore {
         self.store = store
     }
 
+    /// Appends the entries in one statement; their positions come from the table's sequence, in
+    /// the entries' order.
     public func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] {
         guard !entries.isEmpty else { return [] }
         do {
@@ -43,6 +45,7 @@ public final class PostgresEventLogStore: EventLogStore {
         }
     }
 
+    /// Up to `limit` entries of `session` with a position above `after`, oldest first.
     public func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
         do {
             return try store.withConnection { c in
@@ -60,6 +63,8 @@ public final class PostgresEventLogStore: EventLogStore {
         }
     }
 
+    /// Deletes the rows older than `retention`'s cutoff at `nowMs`, then the rows of each of
+    /// `sessions` beyond its newest `retention.maxEntries`; returns how many went.
     public func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
         do {
             return try store.withConnection { c in
@@ -77,6 +82,7 @@ public final class PostgresEventLogStore: EventLogStore {
         }
     }
 
+    /// Deletes `session`'s whole log.
     public func remove(session: String) throws(StorageError) {
         do {
             try store.withConnection { c in _ = try c.run("DELETE FROM event_log WHERE session_id = \(session)") }

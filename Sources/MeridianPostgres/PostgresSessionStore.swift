@@ -63,6 +63,8 @@ public final class PostgresSessionStore: SessionStore {
     /// `url` without the password it may hold, for messages.
     public static func redacted(_ url: String) -> String { PostgresAddress.redact(url) }
 
+    /// The session with its stored fence, header, annotations and undo histories read in one
+    /// statement; nil if none is stored or it was deleted.
     public func load(_ id: String) throws(StorageError) -> StoredSession? {
         let found: Row?
         do {
@@ -138,6 +140,7 @@ public final class PostgresSessionStore: SessionStore {
         }
     }
 
+    /// Runs `SELECT 1`: throws `readFailed` naming the cause while PostgreSQL does not answer.
     public func probe() throws(StorageError) {
         do {
             _ = try connections.withConnection { c in try c.run("SELECT 1") }
@@ -146,6 +149,7 @@ public final class PostgresSessionStore: SessionStore {
         }
     }
 
+    /// Every stored session not deleted (id, seq, annotation count), sorted by id in byte order.
     public func list() throws(StorageError) -> [StoredSessionSummary] {
         do {
             return try connections.withConnection { c in

@@ -2,8 +2,11 @@ import MeridianCore
 
 /// Where a reconnecting client left off.
 public struct ResumePoint: Hashable, Sendable {
+    /// The session epoch the client last saw (SPEC §3): a seq means something only under it.
     public var epoch: String
+    /// The highest seq the client processed (from a discrete event, an `ack` or the `welcome`).
     public var seq: UInt64
+    /// The point `seq` of epoch `epoch`.
     public init(epoch: String, seq: UInt64) {
         self.epoch = epoch
         self.seq = seq
@@ -14,11 +17,15 @@ public struct ResumePoint: Hashable, Sendable {
 /// participant id and the most the role may be; without one (`--auth none`)
 /// `name` and `role` are required.
 public struct JoinParameters: Hashable, Sendable {
+    /// The display name (1–64 characters): required without a token; with one, the token's `name` comes first.
     public var name: String?
+    /// The role asked for: required without a token; with one, at most the token's (default: the token's).
     public var role: Role?
     /// nil when the request did not say.
     public var hidden: Bool?
+    /// The participant's colour; nil: the next one of the server's 12-colour palette.
     public var color: Color?
+    /// The bearer token from the join's `token` field (SPEC §5.1), when it had one.
     public var token: String?
     /// nil when the request did not say (everything).
     public var interest: Interest?
@@ -28,6 +35,7 @@ public struct JoinParameters: Hashable, Sendable {
     /// message, then the answer to the server's join on its behalf) rather than a 4012 close.
     public var handover: Bool
 
+    /// Join parameters as given; a field left out is one the join did not say.
     public init(
         name: String? = nil, role: Role? = nil, hidden: Bool? = nil, color: Color? = nil, token: String? = nil, interest: Interest? = nil,
         previousParticipant: String? = nil, handover: Bool = false
@@ -47,28 +55,35 @@ public struct JoinParameters: Hashable, Sendable {
 public struct ClientRequest: Hashable, Sendable {
     /// The client-chosen reference echoed in the answer (a string or an integer, as written).
     public var ref: RequestRef
+    /// What the request asks for.
     public var body: Body
     /// The request as the client sent it, kept only where it may travel on as it is (to the
     /// node of a cluster that owns its session); nil otherwise.
     public var text: [UInt8]?
 
+    /// A request with `ref` and `body`; `text` is the request as sent, for one that may be forwarded unchanged.
     public init(ref: RequestRef, body: Body, text: [UInt8]? = nil) {
         self.ref = ref
         self.body = body
         self.text = text
     }
 
+    /// The request types of Protocol v1 (SPEC §6): the connection's own, and the session commands.
     public enum Body: Hashable, Sendable {
+        /// Join `session` with these parameters, resuming from the point given, if any (SPEC §5, §4.4).
         case join(session: String, JoinParameters, resume: ResumePoint?)
         /// A fresh bearer token for the joined participant, before the current one expires.
         case refreshToken(String)
+        /// Leave the session the connection is in.
         case leave
+        /// Ask for an `ack` carrying the session's current seq (0 when not joined).
         case ping
         /// Subscribe this connection to the server's `overview` messages.
         /// `token` is needed when the server checks tokens and the handshake carried none.
         case overviewWatch(token: String?)
         /// Replaces the member's interest (what of the session's annotations it receives).
         case interest(Interest)
+        /// A session command (cameras, annotations, selection, callout, drags, presence, settings, undo and redo).
         case command(Command)
     }
 

@@ -13,6 +13,7 @@ public struct JSONOutput: ~Copyable {
     /// Bytes written, the reserved prefix included.
     public private(set) var count: Int
 
+    /// An empty output: `prefix` zero bytes reserved at the front for the caller (a frame header), and room for `capacity` more before the buffer grows.
     public init(reserving prefix: Int = 0, capacity: Int = 128) {
         self.capacity = max(prefix + capacity, 16)
         buffer = .allocate(capacity: self.capacity)
@@ -65,10 +66,12 @@ public struct JSONOutput: ~Copyable {
         append(text.utf8Start, text.utf8CodeUnitCount)
     }
 
+    /// Appends `text` as it is: bytes that are already JSON.
     public mutating func raw(_ text: [UInt8]) {
         text.withUnsafeBufferPointer { raw($0) }
     }
 
+    /// Appends the bytes of `text` as they are: bytes that are already JSON.
     public mutating func raw(_ text: UnsafeBufferPointer<UInt8>) {
         if let base = text.baseAddress { append(base, text.count) }
     }
@@ -118,6 +121,7 @@ public struct JSONOutput: ~Copyable {
         if let s { string(s) } else { raw("null") }
     }
 
+    /// `true` or `false`.
     public mutating func bool(_ b: Bool) {
         if b { raw("true") } else { raw("false") }
     }
@@ -178,6 +182,7 @@ public struct JSONOutput: ~Copyable {
         }
     }
 
+    /// An integer in decimal, with a leading `-` when negative.
     public mutating func integer(_ n: Int) {
         if n < 0 {
             append(UInt8(ascii: "-"))
@@ -187,6 +192,7 @@ public struct JSONOutput: ~Copyable {
         }
     }
 
+    /// An unsigned integer in decimal.
     public mutating func integer(_ n: UInt64) { unsigned(n) }
 
     private mutating func unsigned(_ n: UInt64) {

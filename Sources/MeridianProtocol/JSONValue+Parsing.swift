@@ -7,6 +7,7 @@ extension JSONValue {
         bytes.withUnsafeBytes { parse($0) }
     }
 
+    /// Parses one JSON document, as strictly, from bytes that need to stay valid only during the call; nil when they are not one.
     public static func parse(_ bytes: UnsafeRawBufferPointer) -> JSONValue? {
         guard case .success(let document) = JSONDocument.parse(bytes) else { return nil }
         return document.value(at: 0)

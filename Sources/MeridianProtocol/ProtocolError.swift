@@ -3,18 +3,23 @@ import MeridianCore
 /// Why a request could not be decoded. Sent to the client as an `error`
 /// message naming the request's `ref`.
 public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The code the client's `error` carries (SPEC §9), e.g. `invalid_field`.
     public let code: SessionError.Code
+    /// The human-readable reason, sent as the `error`'s `message`.
     public let message: String
+    /// Dotted path of the offending field in the request as sent (e.g. `annotation.coordinate.latitude`); nil when no one field is to blame.
     public let field: String?
     /// The `ref` of the request, when it could be read.
     public internal(set) var ref: RequestRef = .null
 
+    /// An error with `code`, `message` and the field to blame, if any; its `ref` is `null` until the request's is read.
     public init(_ code: SessionError.Code, _ message: String, field: String? = nil) {
         self.code = code
         self.message = message
         self.field = field
     }
 
+    /// `code: message`, for logs.
     public var description: String { "\(code.rawValue): \(message)" }
 
     static func invalid(_ field: String, _ message: String) -> ProtocolError {

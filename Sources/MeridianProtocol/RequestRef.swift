@@ -43,16 +43,19 @@ public struct RequestRef: Hashable, Sendable, CustomStringConvertible {
     /// No ref could be read: answers carry `null`.
     public static let null = RequestRef(json: Array("null".utf8))
 
+    /// A ref that is the JSON string `value` (escaped as JSON requires).
     public static func string(_ value: String) -> RequestRef {
         var json: [UInt8] = []
         JSONWriter.writeString(value, into: &json)
         return RequestRef(json: json)
     }
 
+    /// A ref that is the JSON integer `value`.
     public static func integer(_ value: Int) -> RequestRef {
         RequestRef(json: Array(String(value).utf8))
     }
 
+    /// The ref's JSON text: a string with its quotes, a number as written, or `null`.
     public var description: String { withJSON { String(decoding: $0, as: UTF8.self) } }
 }
 

@@ -2,12 +2,15 @@ import MeridianCore
 
 /// One session's line in an `overview` message.
 public struct OverviewEntry: Hashable, Sendable {
+    /// Id of the session the entry describes.
     public var session: String
+    /// The session's current seq: the number of its last discrete event.
     public var seq: UInt64
     /// Listed participants.
     public var participants: Int
     /// Hidden members: dashboards watching.
     public var dashboards: Int
+    /// Annotations in the session.
     public var annotations: Int
     /// Drags in progress (starting or dragging).
     public var drags: Int
@@ -25,6 +28,7 @@ public struct OverviewEntry: Hashable, Sendable {
     /// Most names an entry carries (`participants` has the full count).
     public static let maxNames = 20
 
+    /// An entry with every count and rate given; `names`, `lastActivityMs` and `node` may be left out.
     public init(
         session: String, seq: UInt64, participants: Int, dashboards: Int, annotations: Int, drags: Int,
         messagesPerSecond: Double, deliveriesPerSecond: Double, names: [String] = [], lastActivityMs: Int64? = nil, node: String? = nil

@@ -40,6 +40,7 @@ public enum ServerMessage {
         return out.bytes
     }
 
+    /// Appends the `ack` for an accepted request to `out`: `ref` as sent, `seq` the session's seq after the request, and `camera` only when the applied camera differs from the one sent.
     public static func ack(ref: RequestRef, seq: UInt64, camera: Camera? = nil, into out: inout JSONOutput) {
         out.raw(#"{"type":"ack","ref":"#)
         out.ref(ref)

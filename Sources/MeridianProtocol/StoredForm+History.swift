@@ -5,6 +5,7 @@ import MeridianCore
 /// `{"change":"annotation.update","annotation":"id","at":n,"beforeAt":n,"before":annotation?,"after":annotation?}`
 /// with annotations in their stored form (an absent `before` or `after`: the annotation did not exist).
 extension StoredForm {
+    /// A participant's undo history in the stored form above.
     public static func encode(_ h: UndoHistory) -> [UInt8] {
         var out = JSONOutput()
         out.raw(#"{"undo":"#)
@@ -42,6 +43,7 @@ extension StoredForm {
         out.raw("]")
     }
 
+    /// A stored undo history; throws a ``ProtocolError`` if the bytes are not valid JSON or a step is invalid (a missing `lastChange`, `at` or `beforeAt` reads as 0).
     public static func history(_ bytes: [UInt8]) throws(ProtocolError) -> UndoHistory {
         guard case .success(let document) = JSONDocument.parseCopy(bytes) else {
             throw ProtocolError(.invalidMessage, "stored history is not valid JSON")

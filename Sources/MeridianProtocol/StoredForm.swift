@@ -4,8 +4,11 @@ import MeridianCore
 /// same shapes as Protocol v1 (`Protocol/schema`), so stored data can be read
 /// with the protocol's documentation and tools.
 public enum StoredForm {
+    /// An annotation as stored: the protocol's annotation object (SPEC §8.6), its `revision` included.
     public static func encode(_ a: Annotation) -> [UInt8] { encoded { $0.annotation(a) } }
+    /// A callout as stored: the protocol's callout object (SPEC §8.9).
     public static func encode(_ c: Callout) -> [UInt8] { encoded { $0.callout(c) } }
+    /// Session settings as stored: the protocol's settings object (SPEC §8.11).
     public static func encode(_ s: SessionSettings) -> [UInt8] { encoded { $0.settings(s) } }
 
     private static func encoded(_ write: (inout JSONOutput) -> Void) -> [UInt8] {
@@ -20,6 +23,7 @@ public enum StoredForm {
         try fields(bytes, "annotation").annotation("annotation", storedRevision: max(revisionIfAbsent, 1))
     }
 
+    /// A stored callout; throws a ``ProtocolError`` if the bytes are not valid JSON or not a valid callout.
     public static func callout(_ bytes: [UInt8]) throws(ProtocolError) -> Callout {
         try fields(bytes, "callout").callout("callout")
     }

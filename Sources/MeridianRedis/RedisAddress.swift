@@ -7,14 +7,20 @@ import Foundation
 /// password every connection sends `AUTH` (with the user too: a Redis 6 ACL user) before
 /// anything else, and `SELECT` for a database other than 0.
 public struct RedisAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The server's host name or IP address (an IPv6 address without its brackets).
     public var host: String
+    /// The server's TCP port (6379 by default).
     public var port: Int
+    /// The ACL user (Redis 6) sent with `AUTH`; nil: the default user.
     public var user: String?
+    /// The password every connection sends with `AUTH` first; nil: no `AUTH`.
     public var password: String?
+    /// The database number every connection chooses with `SELECT` (0, the default, sends none).
     public var database: Int
     /// TLS to the server (`rediss://`); nil: plain TCP.
     public var tls: RedisTLS?
 
+    /// An address from its parts: by default port 6379, database 0, no login and plain TCP.
     public init(host: String, port: Int = 6379, user: String? = nil, password: String? = nil, database: Int = 0, tls: RedisTLS? = nil) {
         self.host = host
         self.port = port
@@ -108,8 +114,10 @@ public struct RedisTLS: Hashable, Sendable {
     public var caFile: String?
     /// PEM files of the client's certificate (chain) and its key.
     public var certificateFile: String?
+    /// PEM file of the client certificate's private key; given together with `certificateFile`.
     public var keyFile: String?
 
+    /// TLS settings; all nil: the system's roots and no client certificate.
     public init(caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil) {
         self.caFile = caFile
         self.certificateFile = certificateFile

@@ -5,11 +5,14 @@ import MeridianSync
 /// dropped, so a Redis restart costs the call in flight and the next call connects again.
 /// Meant for control traffic (leases, registrations); messages go through ``RedisPublisher``.
 public final class RedisClient: Sendable {
+    /// The Redis server the client calls.
     public let address: RedisAddress
     /// Longest wait to connect, and for each read or write of a call.
     public let timeout: Duration
     private let connection = Locked<RedisConnection?>(nil)
 
+    /// A client for `address`; it connects on its first call, and waits at most `timeout` for each
+    /// connect, read or write.
     public init(address: RedisAddress, timeout: Duration = .seconds(2)) {
         self.address = address
         self.timeout = timeout

@@ -8,6 +8,7 @@ import Glibc
 /// After any I/O error or timeout the connection is broken: every later call throws
 /// `.unreachable`, and the owner makes a new connection.
 public final class RedisConnection {
+    /// The server this connection is to; every error message names it.
     public let address: RedisAddress
     private let stream: RedisStream
     private let reader: UnsafeMutablePointer<redisReader>

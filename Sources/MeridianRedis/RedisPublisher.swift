@@ -9,15 +9,20 @@ import MeridianSync
 /// that whoever relied on them can recover (Meridian closes the members they were for, who
 /// then resume). The next messages try a new connection.
 public final class RedisPublisher: Sendable {
+    /// One message to publish: the bytes and the channel they go to.
     public struct Message: Sendable {
+        /// The Redis channel the message is published to.
         public var channel: String
+        /// The bytes published, as they are.
         public var payload: [UInt8]
+        /// A message of `payload` for `channel`.
         public init(channel: String, payload: [UInt8]) {
             self.channel = channel
             self.payload = payload
         }
     }
 
+    /// The Redis server the messages are published to.
     public let address: RedisAddress
     private let timeout: Duration
     private let onLost: @Sendable ([Message], RedisError) -> Void
@@ -25,6 +30,8 @@ public final class RedisPublisher: Sendable {
     /// Messages handed to Redis, and pipelines that failed: for metrics and tests.
     private let tally = Locked((published: 0, failures: 0))
 
+    /// Starts the publishing thread for `address` (each connect, read or write waiting at most
+    /// `timeout`); `onLost` is called on it with the messages of each failed pipeline, and why.
     public init(address: RedisAddress, timeout: Duration = .seconds(2), onLost: @escaping @Sendable ([Message], RedisError) -> Void) {
         self.address = address
         self.timeout = timeout

@@ -12,7 +12,9 @@ import MeridianSync
 /// handler hears `.disconnected` (what was published meanwhile is lost) and, once a new
 /// connection has subscribed again to every channel, `.connected`.
 public final class RedisSubscriber: Sendable {
+    /// What the subscriber's handler hears, on the subscriber's thread.
     public enum Event: Sendable {
+        /// A message published to `channel`, with its bytes.
         case message(channel: String, payload: [UInt8])
         /// Subscribed again to every channel after a new connection (the first one too).
         case connected
@@ -35,6 +37,7 @@ public final class RedisSubscriber: Sendable {
         }
     }
 
+    /// The Redis server subscribed to.
     public let address: RedisAddress
     private let timeout: Duration
     /// How long to wait before connecting again after a failure.
@@ -44,6 +47,8 @@ public final class RedisSubscriber: Sendable {
     private let wakeDescriptor: Int32
     private let worker: WorkerThread<Never>
 
+    /// Starts the subscriber's thread, which connects to `address` within `timeout`, tries again
+    /// `retry` after each failure, and hands `handler` every ``Event``.
     public init(address: RedisAddress, timeout: Duration = .seconds(2), retry: Duration = .milliseconds(250),
                 handler: @escaping @Sendable (Event) -> Void) {
         self.address = address
@@ -59,10 +64,14 @@ public final class RedisSubscriber: Sendable {
 
     deinit { close(wakeDescriptor) }
 
+    /// Adds `channel` to the channels subscribed, from any thread; the handler hears
+    /// ``Event/subscribed(channel:)`` once Redis confirms it.
     public func subscribe(_ channel: String) {
         if state.withLock({ $0.wanted.insert(channel).inserted }) { worker.wake() }
     }
 
+    /// Removes `channel` from the channels subscribed, from any thread; its messages stop once
+    /// Redis has handled the `UNSUBSCRIBE`.
     public func unsubscribe(_ channel: String) {
         if state.withLock({ $0.wanted.remove(channel) != nil }) { worker.wake() }
     }

@@ -11,10 +11,12 @@ public struct EventLogConfiguration: Sendable {
     /// so a large session's snapshots do not crowd its log).
     public var checkpointEvery: Int
 
+    /// A configuration with the given retention (by default 7 days and 10,000 entries per session) and a checkpoint every `checkpointEvery` events.
     public init(retention: EventLogRetention = EventLogRetention(), checkpointEvery: Int = 500) {
         self.retention = retention
         self.checkpointEvery = checkpointEvery
     }
 
+    /// Whether the log is kept at all (`retention.maxEntries` above 0).
     public var isEnabled: Bool { retention.maxEntries > 0 }
 }

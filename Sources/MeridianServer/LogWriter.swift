@@ -24,6 +24,7 @@ public final class LogWriter: Sendable {
         var source: String
     }
 
+    /// Most lines the queue holds (at least 1); a line logged while it is full is dropped.
     public let capacity: Int
     private let fd: Int32
     private let worker: WorkerThread<Line>
@@ -101,23 +102,31 @@ public final class LogWriter: Sendable {
 /// A swift-log handler that hands each line to a ``LogWriter``: the logging thread only
 /// copies the line's parts into a queue.
 public struct BackgroundLogHandler: LogHandler {
+    /// The logger's label, written before each line's metadata.
     public let label: String
+    /// The writer that formats and writes this handler's lines.
     public let writer: LogWriter
+    /// The least severe level this handler passes on (default `info`).
     public var logLevel: Logger.Level = .info
+    /// Metadata attached to every line of this handler's logger.
     public var metadata = Logger.Metadata()
+    /// Supplies metadata (e.g. from a task-local) merged into each line; explicit metadata wins.
     public var metadataProvider: Logger.MetadataProvider?
 
+    /// A handler for the logger `label` that queues its lines on `writer`.
     public init(label: String, writer: LogWriter, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
         self.label = label
         self.writer = writer
         self.metadataProvider = metadataProvider
     }
 
+    /// The handler's metadata value for `key`, read or set.
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
+    /// Queues the line on the writer: the handler's metadata, the provider's and the event's merged (the later winning), plus the error's message and type.
     public func log(event: LogEvent) {
         var merged = metadata
         if let provided = metadataProvider?.get(), !provided.isEmpty { merged.merge(provided) { _, new in new } }

@@ -12,6 +12,7 @@ import Synchronization
 /// its own transport and hub, and a session lives on one of them, its home: members connected
 /// to other threads are served through the relay (Relay.swift).
 public final class MeridianServer: Sendable {
+    /// What the server was made with (the transport's port as configured; ``start()`` returns the bound one).
     public let configuration: ServerConfiguration
     private let first: WebSocketServer
     /// The other threads' transports, made once the first listens.
@@ -27,6 +28,7 @@ public final class MeridianServer: Sendable {
     private let logger: Logger
     private let metrics = ServerMetrics()
 
+    /// A server for `configuration`, logging through `logger`; nothing is opened or listens until ``start()``.
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "meridian")) {
         self.configuration = configuration
         self.logger = logger
@@ -130,7 +132,9 @@ public final class MeridianServer: Sendable {
 
 /// A configuration the server refuses to run with.
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    /// Why the configuration was refused.
     public var description: String
+    /// An error that says `description`.
     public init(_ description: String) { self.description = description }
 }
 

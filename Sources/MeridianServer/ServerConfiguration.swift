@@ -4,15 +4,18 @@ import MeridianTransport
 /// Everything a Meridian server runs with. Reading files, environment and
 /// flags into it is the executable's job.
 public struct ServerConfiguration: Sendable {
+    /// The WebSocket/HTTP listener: host, port, TLS, connection limits, frame and queue sizes.
     public var transport: TransportConfiguration
     /// Settings a new session starts with.
     public var sessionDefaults: SessionSettings
+    /// Per-session caps: participants, annotations, coordinates per shape, metadata and text sizes.
     public var limits: SessionLimits
     /// Discrete events kept per session for resume.
     public var historySize: Int
     /// Protocol errors (unparseable or invalid requests) tolerated per
     /// connection within `abuseWindow` before it is closed with 4009.
     public var maxProtocolErrors: Int
+    /// The sliding window over which `maxProtocolErrors` is counted.
     public var abuseWindow: Duration
     /// Answers plain HTTP requests other than /healthz and /readyz (e.g. the
     /// dashboard's files); nil, or a nil answer, gives a JSON 404. Called on
@@ -35,6 +38,7 @@ public struct ServerConfiguration: Sendable {
     /// The process's log writer, if it logs through one: /metrics reports the lines it dropped.
     public var logWriter: LogWriter?
 
+    /// A configuration with the defaults: 127.0.0.1:8080, a history of 4,096 events, 100 protocol errors per 10 s; sessions in memory, no authentication, one thread, no cluster.
     public init(
         transport: TransportConfiguration = TransportConfiguration(),
         sessionDefaults: SessionSettings = SessionSettings(),
@@ -58,8 +62,11 @@ public struct ServerConfiguration: Sendable {
 /// bucket refills; other requests are refused with `rate_limited` and a
 /// `retryAfterMs` hint.
 public struct RateLimit: Sendable, Equatable {
+    /// Average requests per second a connection may send (the bucket's refill rate).
     public var perSecond: Double
+    /// Most requests a connection may send at once (the bucket's size).
     public var burst: Int
+    /// A limit of `perSecond` requests per second with bursts up to `burst`.
     public init(perSecond: Double = 200, burst: Int = 400) {
         self.perSecond = perSecond
         self.burst = burst

@@ -24,6 +24,7 @@ public struct StorageConfiguration: Sendable {
     /// concurrently in WAL mode.
     public var readers = 4
 
+    /// A configuration with the given directory (nil: memory), idle-unload delay, session cap and batch size; no other store, four readers.
     public init(dataDirectory: String? = nil, idleUnloadAfter: Duration = .seconds(300), maxLoadedSessions: Int = 10_000, maxBatch: Int = 1_024) {
         self.dataDirectory = dataDirectory
         self.idleUnloadAfter = idleUnloadAfter

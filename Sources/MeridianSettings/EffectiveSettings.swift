@@ -7,6 +7,8 @@ import Configuration
 public struct EffectiveSettings: Sendable {
     let values: [String: any SettingValue]
 
+    /// The resolved value of the setting at `path` in ``ServeSettings``, of its declared type
+    /// (`effective.port` is an `Int`); the setting's default when it was not resolved.
     public subscript<Value>(dynamicMember path: KeyPath<ServeSettings, Setting<Value>>) -> Value {
         let setting = ServeSettings.declared[keyPath: path]
         // `resolve` stores each setting's own `Value` under its key (`nil` of an optional included).

@@ -4,11 +4,16 @@ import Configuration
 /// type, default, help and check. The config-file key is `key`; the flag, the
 /// environment variable and the resolved value all derive from it.
 public struct Setting<Value: SettingValue>: Sendable {
+    /// The config-file key, in camel case (`maxSessions`); the flag and the environment variable derive from it.
     public let key: String
+    /// The value when no layer gives one; its type is the setting's type (nil: an optional setting unset by default).
     public let defaultValue: Value
+    /// The sentence `meridian serve --help` shows for the setting.
     public let help: String
     let check: Check<Value>?
 
+    /// Declares a setting from its key, its default (whose type becomes the setting's), its help text
+    /// and the check its resolved value must pass, if any.
     public init(_ key: String, _ defaultValue: Value, _ help: String, _ check: Check<Value>? = nil) {
         self.key = key
         self.defaultValue = defaultValue
@@ -21,6 +26,7 @@ public struct Setting<Value: SettingValue>: Sendable {
 public protocol AnySetting: Sendable {
     /// The key of the config file: `maxSessions`.
     var key: String { get }
+    /// The setting's description in `--help`.
     var help: String { get }
     /// The flag's value in `--help`: "<integer>".
     var placeholder: String { get }
@@ -50,7 +56,9 @@ extension AnySetting {
 }
 
 extension Setting: AnySetting {
+    /// The flag's value in `--help`, by the value's type: "<integer>", "<list>".
     public var placeholder: String { Value.placeholder }
+    /// The default as `--help` shows it ("10000", "none" for an empty list); nil when unset by default.
     public var defaultDisplay: String? { defaultValue.display }
 }
 

@@ -3,7 +3,9 @@ import Foundation
 /// One row of a session's event log: a discrete event as its members received
 /// it, or a checkpoint (the session's snapshot) that a replay starts from.
 public struct EventLogEntry: Hashable, Sendable {
+    /// What an entry's `body` holds: one discrete event, or a checkpoint snapshot.
     public enum Kind: Int, Hashable, Sendable {
+        /// `body` is one discrete event (SPEC §4.1), encoded as the members received it.
         case event = 0
         /// `body` is a snapshot (as in `welcome.snapshot`) at `seq`.
         case checkpoint = 1
@@ -13,16 +15,20 @@ public struct EventLogEntry: Hashable, Sendable {
     /// session's seq may repeat after a crash, the position does not). Assigned
     /// by the store when the entry is appended; 0 before.
     public var position: Int64
+    /// The id of the session whose log holds the entry.
     public var session: String
+    /// The session's epoch when the entry was made (SPEC §3): its `seq` means something only with it.
     public var epoch: String
     /// The event's seq (a checkpoint: the seq it reflects).
     public var seq: UInt64
     /// Wall-clock time the server applied the event, in milliseconds since 1970 (UTC).
     public var timeMs: Int64
+    /// Whether `body` is an event or a checkpoint snapshot.
     public var kind: Kind
     /// The JSON object: the event (Protocol v1) or the snapshot.
     public var body: [UInt8]
 
+    /// An entry as the log keeps it; `position` stays 0 until a store appends the entry.
     public init(position: Int64 = 0, session: String, epoch: String, seq: UInt64, timeMs: Int64, kind: Kind, body: [UInt8]) {
         self.position = position
         self.session = session
@@ -37,9 +43,12 @@ public struct EventLogEntry: Hashable, Sendable {
 /// How much of each session's log is kept: entries older than `maxAge` and all
 /// but the newest `maxEntries` of a session are removed.
 public struct EventLogRetention: Hashable, Sendable {
+    /// Entries older than this are removed, in every session's log (default a week).
     public var maxAge: Duration
+    /// Most entries kept of one session's log: beyond it its oldest are removed (default 10 000).
     public var maxEntries: Int
 
+    /// A retention of `maxAge` (default 7 days) and `maxEntries` per session (default 10 000).
     public init(maxAge: Duration = .seconds(7 * 24 * 3600), maxEntries: Int = 10_000) {
         self.maxAge = maxAge
         self.maxEntries = maxEntries

@@ -24,7 +24,9 @@ public final class EventLogWriter: Sendable {
         }
     }
 
+    /// The store the log entries are appended to, and pruned in.
     public let store: any EventLogStore
+    /// What the writer's prunes keep of each session's log.
     public let retention: EventLogRetention
     private let pruneInterval: Duration
     private let onError: @Sendable (StorageError) -> Void

@@ -10,12 +10,16 @@ public final class InMemoryEventLogStore: EventLogStore {
         var count = 0
     }
     private let state = Locked(State())
+    /// Most entries kept over all sessions together; beyond it the oldest go first.
     public let maxEntries: Int
 
+    /// An empty store that keeps at most `maxEntries` entries in all (default a million).
     public init(maxEntries: Int = 1_000_000) {
         self.maxEntries = maxEntries
     }
 
+    /// Appends in order, giving each entry the next position, then drops the oldest entries
+    /// over ``maxEntries``. Never throws.
     public func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] {
         state.withLock { s in
             let appended = entries.map { entry in
@@ -36,6 +40,7 @@ public final class InMemoryEventLogStore: EventLogStore {
         }
     }
 
+    /// Up to `limit` entries of `session` with a position above `after`, oldest first.
     public func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
         state.withLock { s in
             guard let log = s.logs[session] else { return [] }
@@ -49,6 +54,8 @@ public final class InMemoryEventLogStore: EventLogStore {
         }
     }
 
+    /// Removes the entries older than `retention`'s cutoff at `nowMs` from every log, and those
+    /// beyond the newest `retention.maxEntries` from the logs of `sessions`; returns how many went.
     public func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
         let cutoff = retention.cutoff(nowMs: nowMs)
         return state.withLock { s in
@@ -66,6 +73,7 @@ public final class InMemoryEventLogStore: EventLogStore {
         }
     }
 
+    /// Removes `session`'s whole log.
     public func remove(session: String) throws(StorageError) {
         state.withLock { s in s.count -= s.logs.removeValue(forKey: session)?.count ?? 0 }
     }

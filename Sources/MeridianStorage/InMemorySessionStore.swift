@@ -10,8 +10,10 @@ import MeridianSync
 public final class InMemorySessionStore: SessionStore {
     private let sessions = Locked<[String: (header: SessionUpdate, annotations: [String: Annotation], histories: [ParticipantID: UndoHistory])]>([:])
 
+    /// An empty store.
     public init() {}
 
+    /// The session as last committed, with its stored fence; nil if none is stored.
     public func load(_ id: String) throws(StorageError) -> StoredSession? {
         sessions.withLock { Self.stored(id, in: $0) }
     }
@@ -34,12 +36,15 @@ public final class InMemorySessionStore: SessionStore {
         return StoredSession(record: record, epoch: s.header.epoch, fence: s.header.fence ?? 0)
     }
 
+    /// A summary of every stored session, sorted by id.
     public func list() throws(StorageError) -> [StoredSessionSummary] {
         sessions.withLock { all in
             all.keys.sorted().map { StoredSessionSummary(id: $0, seq: all[$0]!.header.seq, annotationCount: all[$0]!.annotations.count) }
         }
     }
 
+    /// Applies the changes in order, all or none: a change whose fence is below its session's
+    /// stored one refuses the whole commit before anything is applied.
     public func commit(_ changes: [SessionChange]) throws(StorageError) {
         try sessions.withLock { all throws(StorageError) in
             // Every fence is checked before anything is applied: a refused commit leaves no trace.

@@ -32,6 +32,7 @@ public final class SQLiteEventLogStore: EventLogStore {
         }.pool
     }
 
+    /// Appends the entries in one transaction; each entry's position is the row id of its insert.
     public func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] {
         guard !entries.isEmpty else { return [] }
         do {
@@ -52,6 +53,7 @@ public final class SQLiteEventLogStore: EventLogStore {
         }
     }
 
+    /// Up to `limit` entries of `session` with a position above `after`, oldest first.
     public func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
         do {
             return try pool.read { db in
@@ -69,6 +71,8 @@ public final class SQLiteEventLogStore: EventLogStore {
         }
     }
 
+    /// In one transaction, deletes the rows older than `retention`'s cutoff at `nowMs`, then the
+    /// rows of each of `sessions` beyond its newest `retention.maxEntries`; returns how many went.
     public func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
         do {
             return try pool.write { db in
@@ -89,6 +93,7 @@ public final class SQLiteEventLogStore: EventLogStore {
         }
     }
 
+    /// Deletes `session`'s whole log.
     public func remove(session: String) throws(StorageError) {
         do {
             try pool.write { db in try db.execute(sql: "DELETE FROM event_log WHERE session_id = ?", arguments: [session]) }

@@ -14,7 +14,9 @@ import MeridianProtocol
 /// Fencing numbers (``SessionUpdate/fence``) are ignored: the file belongs to one node, which
 /// is the only owner of its sessions. A cluster shares a store that enforces them.
 public final class SQLiteSessionStore: SessionStore {
+    /// The name of the SQLite file in the data directory, which the event logs share.
     public static let fileName = "meridian.sqlite"
+    /// The full path of the store's SQLite file.
     public let path: String
     private let pool: DatabasePool
 
@@ -56,6 +58,8 @@ public final class SQLiteSessionStore: SessionStore {
         return m
     }
 
+    /// The session's row, annotations and undo histories, read in one transaction; nil if none is
+    /// stored. Throws `corrupt` for a stored body that does not decode.
     public func load(_ id: String) throws(StorageError) -> StoredSession? {
         let rows: (Row, [String], [Row])?
         do {
@@ -87,6 +91,7 @@ public final class SQLiteSessionStore: SessionStore {
         }
     }
 
+    /// Every stored session's id, seq and annotation count, sorted by id.
     public func list() throws(StorageError) -> [StoredSessionSummary] {
         do {
             return try pool.read { db in
@@ -102,6 +107,7 @@ public final class SQLiteSessionStore: SessionStore {
         }
     }
 
+    /// Applies the changes in order in one transaction, all or none; fences are not checked.
     public func commit(_ changes: [SessionChange]) throws(StorageError) {
         guard !changes.isEmpty else { return }
         do {

@@ -14,6 +14,7 @@ public enum SessionChange: Hashable, Sendable {
     /// Removes the session and its annotations; refused if `fence` is below the stored one.
     case delete(id: String, fence: UInt64? = nil)
 
+    /// The id of the session the change writes or deletes.
     public var sessionID: String {
         switch self {
         case .update(let u): u.id
@@ -30,14 +31,22 @@ public enum SessionChange: Hashable, Sendable {
     }
 }
 
+/// A write of one session: its header (settings, callout, seq, epoch) and the annotations and
+/// undo histories that changed, or its whole record.
 public struct SessionUpdate: Hashable, Sendable {
+    /// The id of the session written; a session not stored yet is created.
     public var id: String
+    /// The epoch of the session's current life, kept as that of its last life (SPEC §4.5).
     public var epoch: String
+    /// The session's seq at this change: the number of the last discrete event it includes.
     public var seq: UInt64
+    /// The session's settings, replacing the stored ones whole.
     public var settings: SessionSettings
+    /// The shared callout, replacing the stored one; nil: none is shown.
     public var callout: Callout?
     /// Annotations in committed form, inserted or replaced.
     public var upserted: [Annotation]
+    /// Ids of the annotations removed from the stored session.
     public var removed: [String]
     /// True: every stored annotation not in `upserted` is removed first (a whole record).
     public var replacesAnnotations: Bool
@@ -47,6 +56,8 @@ public struct SessionUpdate: Hashable, Sendable {
     /// stored history not here is removed first, as annotations are.
     public var histories: [ParticipantID: UndoHistory?]
 
+    /// A write of the session's header with the given annotation and history changes (by default
+    /// none: the header alone).
     public init(
         id: String, epoch: String, seq: UInt64, settings: SessionSettings, callout: Callout?,
         upserted: [Annotation] = [], removed: [String] = [], replacesAnnotations: Bool = false, fence: UInt64? = nil,

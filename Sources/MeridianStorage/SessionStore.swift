@@ -23,6 +23,7 @@ public protocol SessionStore: Sendable {
 }
 
 extension SessionStore {
+    /// Stores in this process always answer: does nothing.
     public func probe() throws(StorageError) {}
 
     /// Loads the session for a new owner whose fencing number is `fence`. A store that fences
@@ -38,10 +39,13 @@ extension SessionStore {
 
 /// A session as stored: its durable record and the epoch of its last life.
 public struct StoredSession: Hashable, Sendable {
+    /// The session's durable state: settings, annotations, callout, seq and undo histories.
     public var record: SessionRecord
+    /// The epoch of the session's last life; a session loaded from storage gets a new one.
     public var epoch: String
     /// The fencing number of the last fenced write (0: none; stores that do not fence).
     public var fence: UInt64
+    /// A stored session; `fence` 0 for a store that does not fence.
     public init(record: SessionRecord, epoch: String, fence: UInt64 = 0) {
         self.record = record
         self.epoch = epoch
@@ -49,10 +53,15 @@ public struct StoredSession: Hashable, Sendable {
     }
 }
 
+/// A stored session as a store's ``SessionStore/list()`` gives it: id, seq and annotation count.
 public struct StoredSessionSummary: Hashable, Sendable {
+    /// The id the session is stored under.
     public var id: String
+    /// The seq of the session's last stored change.
     public var seq: UInt64
+    /// How many annotations the stored session holds.
     public var annotationCount: Int
+    /// A summary of session `id` at `seq`, holding `annotationCount` annotations.
     public init(id: String, seq: UInt64, annotationCount: Int) {
         self.id = id
         self.seq = seq

@@ -6,6 +6,7 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case locked(session: String)
     }
     private let kind: Kind
+    /// What failed and why, naming the file or operation (the error's ``description``).
     public let message: String
 
     private init(_ kind: Kind, _ message: String) {
@@ -19,6 +20,7 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     }
     /// A commit failed; none of its changes were applied.
     public static func writeFailed(_ reason: String) -> StorageError { StorageError(.writeFailed, "storage write failed: \(reason)") }
+    /// A read could not be done: the store failed or did not answer, or the reader has stopped.
     public static func readFailed(_ reason: String) -> StorageError { StorageError(.readFailed, "storage read failed: \(reason)") }
     /// Stored data that cannot be decoded.
     public static func corrupt(_ reason: String) -> StorageError { StorageError(.corrupt, "stored data is corrupt: \(reason)") }
@@ -37,8 +39,11 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         StorageError(.locked(session: session), "storage write of session \(session) waited too long for another writer's lock: \(reason)")
     }
 
+    /// True for a store that could not be opened (``cannotOpen(_:_:)``).
     public var isCannotOpen: Bool { kind == .cannotOpen }
+    /// True for a failed write (``writeFailed(_:)``).
     public var isWriteFailure: Bool { kind == .writeFailed }
+    /// True for a failed read (``readFailed(_:)``).
     public var isReadFailure: Bool { kind == .readFailed }
     /// A change refused for a stale fencing number (``fenced(session:stored:offered:)``).
     public var isFenced: Bool { fencedSession != nil }
@@ -56,5 +61,6 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The ``message``.
     public var description: String { message }
 }

@@ -10,9 +10,11 @@ import Foundation
 public final class StorageReader: Sendable {
     private typealias Read = (run: @Sendable (any SessionStore) -> Void, refuse: @Sendable () -> Void)
 
+    /// The store the reads run against.
     public let store: any SessionStore
     private let worker: WorkerThread<Read>
 
+    /// Starts `count` reader threads (default 4) on `store`; they run until ``stop()``.
     public init(store: any SessionStore, threads count: Int = 4) {
         self.store = store
         worker = WorkerThread(name: "store-reader", threads: count, maxBatch: 1)

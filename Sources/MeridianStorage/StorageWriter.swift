@@ -13,24 +13,31 @@ import MeridianCore
 /// the changes of the fenced session only, and the others are committed again
 /// without them.
 public final class StorageWriter: Sendable {
+    /// Told a change's outcome once its transaction committed or failed, on the writer thread.
     public typealias Completion = @Sendable (Result<Void, StorageError>) -> Void
 
     /// One transaction, for metrics: a batch, or what is left of it once a fenced session's
     /// changes are taken out.
     public struct Batch: Sendable {
+        /// How many changes the transaction held.
         public var changes: Int
+        /// How long the store took to commit (or fail) the transaction.
         public var duration: Duration
+        /// True if the store refused or failed the transaction.
         public var failed: Bool
     }
 
     private typealias Item = (change: SessionChange?, done: Completion?)
 
+    /// The store the changes are committed to.
     public let store: any SessionStore
     /// Most changes in one transaction.
     public let maxBatch: Int
     private let onBatch: @Sendable (Batch) -> Void
     private let worker: WorkerThread<Item>
 
+    /// Starts the writer thread, which commits to `store` at most `maxBatch` changes per
+    /// transaction; `onBatch` hears of every transaction with changes, on that thread.
     public init(store: any SessionStore, maxBatch: Int = 1_024, onBatch: @escaping @Sendable (Batch) -> Void = { _ in }) {
         self.store = store
         self.maxBatch = maxBatch

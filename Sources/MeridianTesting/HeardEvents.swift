@@ -13,8 +13,10 @@ public final class HeardEvents: Sendable {
 
     private let state = Locked(State())
 
+    /// An empty record: nothing heard yet.
     public init() {}
 
+    /// Records a subscriber event: a message as `CHANNEL:PAYLOAD`, `connected`, `disconnected`; subscription confirmations are skipped.
     public func record(_ event: RedisSubscriber.Event) {
         switch event {
         case .message(let channel, let payload): record(channel: channel, payload)

@@ -6,6 +6,7 @@ import MeridianSync
 /// in a temporary directory. Started ready (it printed that it accepts connections); stopped,
 /// paused or restarted on the same port by the test.
 public final class RedisServerProcess: Sendable {
+    /// The loopback port it listens on (TLS only when `tls` is set); the same across restarts.
     public let port: Int
     private let directory: URL
     private let process = Locked<Process?>(nil)
@@ -79,6 +80,7 @@ public final class RedisServerProcess: Sendable {
 
     /// Freezes (SIGSTOP) or thaws (SIGCONT) the server: connections stay open but get no answer.
     public func pause() { signal(SIGSTOP) }
+    /// Thaws the server after ``pause()`` (SIGCONT): it answers its connections again.
     public func resume() { signal(SIGCONT) }
 
     private func signal(_ number: Int32) {
@@ -113,7 +115,9 @@ public final class RedisServerProcess: Sendable {
     }
 }
 
+/// Why a `redis-server` for a test could not be started (no free port, or it ended before it was ready).
 public struct RedisServerError: Error, CustomStringConvertible {
+    /// What failed, with the server's last output where there was some.
     public var description: String
     init(_ description: String) { self.description = description }
 }

@@ -6,9 +6,12 @@ import Glibc
 /// A TCP socket listening on 127.0.0.1 that never accepts: connections complete at the kernel
 /// and then hear nothing, like a server that hangs before answering the upgrade.
 public final class SilentListener {
+    /// The listening socket's descriptor, closed when the listener is released.
     public let fd: Int32
+    /// The loopback port it listens on.
     public let port: Int
 
+    /// Binds a socket to a free port on 127.0.0.1 and listens (backlog 16) without ever accepting; throws ``SilentListenerError`` if it cannot.
     public init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
@@ -36,4 +39,5 @@ public final class SilentListener {
     }
 }
 
+/// Why a ``SilentListener`` could not be set up: the `errno` of the socket, bind or listen call that failed.
 public struct SilentListenerError: Error { public let errno: Int32 }

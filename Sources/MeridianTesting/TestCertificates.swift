@@ -4,13 +4,20 @@ import Foundation
 /// command in a fresh directory: the server's (for `localhost`, and 127.0.0.1 unless told
 /// otherwise) and a client's.
 public struct TestCertificates: Sendable {
+    /// The scratch directory holding the keys, certificates and signing requests.
     public let directory: URL
+    /// Path of the CA's certificate (PEM), for a peer that verifies against it.
     public var ca: String { path("ca.pem") }
+    /// Path of the server's certificate (PEM), CN `localhost`.
     public var serverCertificate: String { path("server.pem") }
+    /// Path of the server's private key (PEM, P-256).
     public var serverKey: String { path("server.key") }
+    /// Path of the client's certificate (PEM), CN `meridian-test-client`, for client authentication.
     public var clientCertificate: String { path("client.pem") }
+    /// Path of the client's private key (PEM, P-256).
     public var clientKey: String { path("client.key") }
 
+    /// Makes the CA and signs the two certificates, valid for two days; `serverAddress: false` leaves 127.0.0.1 out of the server's names. Throws ``CertificateError`` if openssl fails.
     public init(serverAddress: Bool = true) throws {
         directory = try TestScratch.directory("certificates")
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
@@ -42,6 +49,8 @@ public struct TestCertificates: Sendable {
 
 /// The openssl command failed.
 public struct CertificateError: Error, CustomStringConvertible {
+    /// The openssl subcommand that failed (its first two arguments, e.g. `req -x509`).
     public let command: String
+    /// The failure as text: `openssl <command> failed`.
     public var description: String { "openssl \(command) failed" }
 }

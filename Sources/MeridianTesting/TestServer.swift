@@ -5,10 +5,12 @@ import MeridianServer
 /// A real Meridian server for tests: in this process, on an ephemeral port,
 /// logging only critical messages. Stop it with ``stop()``.
 public final class TestServer: Sendable {
+    /// The server itself, for what a test asks of it beyond its port.
     public let server: MeridianServer
     /// The port the server bound.
     public let port: Int
 
+    /// Starts a server on a port the system picks (on 127.0.0.1 unless `configure` says otherwise), with the default configuration as `configure` adjusts it; throws if it cannot start.
     public init(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var configuration = ServerConfiguration()
         configuration.transport.port = 0
@@ -19,6 +21,7 @@ public final class TestServer: Sendable {
         port = try server.start()
     }
 
+    /// Stops the server gracefully (connections closed with 1001) and returns once its threads have ended.
     public func stop() { server.stop() }
 
     /// The `meridian` executable built alongside the tests: the one next to the test binary

@@ -82,7 +82,11 @@ final class EndableTransport: ClientTransport, @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let code = lock.withLock({ ending }) { return .closed(code: code) }
-            do { return try inner.receive(timeout: min(.milliseconds(50), deadline - .now)) } catch where ContinuousClock.now < deadline { continue }
+            let message: TransportMessage
+            do { message = try inner.receive(timeout: min(.milliseconds(50), deadline - .now)) } catch where ContinuousClock.now < deadline { continue }
+            // Ended meanwhile: the inner connection's own end (no code) is the test's.
+            if let code = lock.withLock({ ending }) { return .closed(code: code) }
+            return message
         }
     }
     func close() { inner.close() }
