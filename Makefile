@@ -111,7 +111,7 @@ run: release web-deps
 
 # Each phase is timed (Tools/timed): the table at the end says where the time went.
 TIMED = Tools/timed
-test: test-times test-swift test-tsan check-client-deps test-python test-fuzz-regressions
+test: test-times test-swift check-client-deps test-python test-tsan test-fuzz-regressions
 	@echo "make test: time by phase (artifacts/test-times.tsv)"; $(TIMED) --report
 
 test-times:
@@ -143,17 +143,23 @@ test-partitions: test-deps
 	MERIDIAN_PARTITION_TESTS=1 MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest -q \
 		Tests/python/test_cluster_partitions.py Tests/python/test_cluster_partition_defects.py
 
-# ThreadSanitizer over the tests of every target that runs threads, in a build directory of its own
-# (the live tests start the TSan build of `meridian` too); the first race stops the run and fails it.
+# ThreadSanitizer over the tests of every target that runs threads: this package's own targets are built
+# again with -sanitize=thread in the ordinary build directory (MERIDIAN_SANITIZE, Package.swift), the
+# dependencies keep their objects, so this build takes a few minutes where a whole instrumented build
+# took twelve. Races between Meridian's threads are seen (the live tests start the instrumented
+# `meridian` too); one inside a dependency's own code is not looked for. The first race stops the run
+# and fails it. It runs last among the Swift phases: `.build/debug` holds the instrumented build after
+# it, and the next plain build recompiles this package's targets only.
 # Every lock is a MeridianSync `Locked`, which tells TSan when it is taken and given back: on Linux
 # TSan cannot see the standard library's Synchronization.Mutex by itself (a futex handed over in the
 # kernel), and took the accesses made under one for races. Latency bounds in the tests get 3 times
 # their usual time (MERIDIAN_TEST_SLOWDOWN): TSan slows the code several times.
 TSAN_TESTS ?= MeridianSyncTests|MeridianRedisTests|MeridianTransportCoreTests|MeridianClientTransportTests|MeridianTransportTests|MeridianAuthTests|MeridianStorageTests|MeridianServerTests|MeridianClientTests|MeridianLoadTests
+TSAN_ENV = MERIDIAN_SANITIZE=thread TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3
 test-tsan: deps service-deps postgres-deps
-	$(TIMED) "build: ThreadSanitizer, with tests" $(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
-	$(TIMED) "swift test under ThreadSanitizer" env TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3 $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_TESTS)'
-	$(TIMED) "swift test under ThreadSanitizer: client, portable transport" env TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3 MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --sanitize=thread --build-path .build/tsan --filter MeridianClientTests
+	$(TIMED) "build: ThreadSanitizer (this package's targets), with tests" env MERIDIAN_SANITIZE=thread $(SWIFT) build --build-tests
+	$(TIMED) "swift test under ThreadSanitizer" env $(TSAN_ENV) $(SWIFT) test --skip-build --filter '$(TSAN_TESTS)'
+	$(TIMED) "swift test under ThreadSanitizer: client, portable transport" env $(TSAN_ENV) MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --filter MeridianClientTests
 
 # Fuzzing (FuzzTesting/): every kept crash input and seed through the harness, uninstrumented.
 test-fuzz-regressions:
@@ -204,10 +210,13 @@ FUZZ_HTTP_SECONDS ?= $(FUZZ_SECONDS)
 ifndef FUZZ_HTTP_SEED
 FUZZ_HTTP_SEED := $(shell date +%s)
 endif
+# FUZZ_HTTP_SANITIZE=thread: against the server built under ThreadSanitizer, as `make test` leaves it
+# (.ci/run: no rebuild, and a race the requests provoke stops the server and fails the run).
+FUZZ_HTTP_SANITIZE ?=
 fuzz-http:
-	$(SWIFT) build --product meridian
+	env MERIDIAN_SANITIZE=$(FUZZ_HTTP_SANITIZE) $(SWIFT) build --product meridian
 	@echo "== schemathesis for $(FUZZ_HTTP_SECONDS) s, seed $(FUZZ_HTTP_SEED)"
-	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian MERIDIAN_SCHEMATHESIS_SEED=$(FUZZ_HTTP_SEED) \
+	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian MERIDIAN_SCHEMATHESIS_SEED=$(FUZZ_HTTP_SEED) TSAN_OPTIONS=halt_on_error=1 \
 		MERIDIAN_SCHEMATHESIS_MAX_TIME=$(FUZZ_HTTP_SECONDS) MERIDIAN_SCHEMATHESIS_EXAMPLES=100000 \
 		$(PYTHON) -m pytest Tests/python/test_http_schemathesis.py -q
 

@@ -210,3 +210,15 @@ let package = Package(
         ),
     ]
 )
+
+// `MERIDIAN_SANITIZE=thread` (make test-tsan): this package's own targets built with that sanitizer in
+// the ordinary build directory, while its dependencies keep the objects they have there. A race
+// between two of Meridian's threads is seen wherever it runs; one inside a dependency is not
+// looked for, and the dependencies are not built a second time, instrumented, in a directory of
+// their own (BoringSSL twice, NIO, GRDB: most of a build).
+if let sanitizer = Context.environment["MERIDIAN_SANITIZE"], !sanitizer.isEmpty {
+    for target in package.targets where target.type != .system {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
+    }
+}
