@@ -188,11 +188,11 @@ extension Hub {
     func authenticateAPI(_ request: HTTPRequest) -> Result<AccessGrant?, APIDenial> {
         guard case .tokens(let verifier) = configuration.authentication else { return .success(nil) }
         guard let header = request.authorization, header.lowercased().hasPrefix("bearer ") else {
-            return .failure(APIDenial(response: Self.apiError(401, "unauthorized", "\(request.method) \(request.path.prefix(256)): the API needs an Authorization: Bearer token")))
+            return .failure(APIDenial(response: APIResponse.error(401, "unauthorized", "\(request.method) \(request.path.prefix(256)): the API needs an Authorization: Bearer token")))
         }
         switch verified(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), by: verifier) {
         case .success(let grant): return .success(grant)
-        case .failure(let error): return .failure(APIDenial(response: Self.apiError(401, Self.code(error).rawValue, error.message)))
+        case .failure(let error): return .failure(APIDenial(response: APIResponse.error(401, Self.code(error).rawValue, error.message)))
         }
     }
 
@@ -200,15 +200,15 @@ extension Hub {
     func permitAPI(_ grant: AccessGrant, _ request: HTTPRequest, _ api: APIRequest) -> HTTPResponse? {
         guard let id = api.session else {
             guard grant.watchesEverySession else {
-                return Self.apiError(403, "forbidden", "listing sessions needs an owner or dashboard token for session *")
+                return APIResponse.error(403, "forbidden", "listing sessions needs an owner or dashboard token for session *")
             }
             return nil
         }
         guard grant.allows(session: id) else {
-            return Self.apiError(403, "forbidden", "the token does not allow session \(id)")
+            return APIResponse.error(403, "forbidden", "the token does not allow session \(id)")
         }
         guard api.reads || grant.role == .owner else {
-            return Self.apiError(403, "forbidden", "\(request.method) needs an owner token; this one grants \(grant.role.rawValue)")
+            return APIResponse.error(403, "forbidden", "\(request.method) needs an owner token; this one grants \(grant.role.rawValue)")
         }
         return nil
     }

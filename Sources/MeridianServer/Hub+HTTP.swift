@@ -28,18 +28,3 @@ extension Hub {
     }
 }
 
-extension Hub {
-    /// Drag starts by policy and outcome: granted, preempted (took over another's drag) or refused.
-    func recordDrag(_ command: Command, _ result: ApplyResult, policy: DragPolicy) {
-        guard case .drag(_, .starting, _, _) = command else { return }
-        switch result {
-        case .success(let accepted):
-            let preempted = accepted.events.contains { if case .drag(_, _, _, _, .preempted) = $0.event { true } else { false } }
-            metrics.drag(policy: policy, outcome: preempted ? "preempted" : "granted")
-        case .failure(let error) where error.code == .dragConflict:
-            metrics.drag(policy: policy, outcome: "refused")
-        case .failure:
-            break
-        }
-    }
-}

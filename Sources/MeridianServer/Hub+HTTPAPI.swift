@@ -22,7 +22,7 @@ extension Hub {
         }
         // 404 and 405 depend on the path and the method alone: answered to anyone.
         if case .failure(let refusal) = decoded, refusal.status != 400 {
-            responder.respond(Self.apiError(refusal))
+            responder.respond(APIResponse.error(refusal))
             return true
         }
         let grant: AccessGrant?
@@ -36,7 +36,7 @@ extension Hub {
         let api: APIRequest
         switch decoded {
         case .failure(let refusal):
-            responder.respond(Self.apiError(refusal))
+            responder.respond(APIResponse.error(refusal))
             return true
         case .success(let r):
             api = r
@@ -51,7 +51,11 @@ extension Hub {
         case .read(let id): readSession(id, responder)
         case .delete(let id): deleteSession(id, responder, on: server)
         case .configure(let id, let patch): configureSession(id, patch, responder, on: server)
-        case .events(let id, let query): responder.respond(eventLogResponse(id, query))
+        case .events(let id, let query):
+            responder.respond(eventLog.page(of: id, query) { () throws(StorageError) -> Bool in
+                if sessions[id] != nil { return true }
+                return try durability.slot.current?.store.load(id) != nil
+            })
         case .rates(let id): readRates(id, responder)
         }
         return true
@@ -70,36 +74,36 @@ extension Hub {
 
     /// Stored sessions read on a reader thread, merged there with the `loaded` ones (of every hub).
     func listSessions(_ responder: HTTPResponder, loaded: [String: JSONValue]) {
-        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         reader.read({ store throws(StorageError) in try store.list() }, completion: { result in
             switch result {
             case .failure(let error):
-                responder.respond(Self.storageDown(error.message))
+                responder.respond(APIResponse.storageDown(error.message))
             case .success(let stored):
                 var rows = loaded
                 for s in stored where rows[s.id] == nil {
                     rows[s.id] = .object(["id": .string(s.id), "seq": .number(Double(s.seq)), "annotations": .number(Double(s.annotationCount)),
                                           "loaded": .bool(false), "members": .number(0)])
                 }
-                responder.respond(Self.json(200, .object(["sessions": .array(rows.sorted { $0.key < $1.key }.map(\.value))])))
+                responder.respond(APIResponse.json(200, .object(["sessions": .array(rows.sorted { $0.key < $1.key }.map(\.value))])))
             }
         })
     }
 
     private func readSession(_ id: String, _ responder: HTTPResponder) {
         if waitBehindGate(id, { [unowned self] _ in self.readSession(id, responder) }) { return }
-        if let host = sessions[id] { return responder.respond(Self.json(200, Self.describe(host.session, loaded: true))) }
-        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        if let host = sessions[id] { return responder.respond(APIResponse.json(200, APIResponse.describe(host.session, loaded: true))) }
+        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         let limits = configuration.limits
         reader.read({ store throws(StorageError) in try store.load(id) }, completion: { result in
             switch result {
             case .failure(let error):
-                responder.respond(Self.storageDown(error.message))
+                responder.respond(APIResponse.storageDown(error.message))
             case .success(nil):
-                responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
+                responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))
             case .success(let stored?):
                 let session = Session(restoring: stored.record, epoch: stored.epoch, limits: limits)
-                responder.respond(Self.json(200, Self.describe(session, loaded: false)))
+                responder.respond(APIResponse.json(200, APIResponse.describe(session, loaded: false)))
             }
         })
     }
@@ -108,13 +112,13 @@ extension Hub {
     /// holds it); a stored session that is not open has none yet; no such session is 404.
     private func readRates(_ id: String, _ responder: HTTPResponder) {
         if waitBehindGate(id, { [unowned self] _ in self.readRates(id, responder) }) { return }
-        if let host = sessions[id] { return responder.respond(Self.json(200, host.rates.json(session: id))) }
-        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        if let host = sessions[id] { return responder.respond(APIResponse.json(200, host.rates.json(session: id))) }
+        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: { result in
             switch result {
-            case .failure(let error): responder.respond(Self.storageDown(error.message))
-            case .success(false): responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
-            case .success(true): responder.respond(Self.json(200, RateHistory().json(session: id)))
+            case .failure(let error): responder.respond(APIResponse.storageDown(error.message))
+            case .success(false): responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))
+            case .success(true): responder.respond(APIResponse.json(200, RateHistory().json(session: id)))
             }
         })
     }
@@ -123,8 +127,8 @@ extension Hub {
     /// record goes to the writer; joins and API calls for `id` wait until it is committed.
     private func create(_ id: String, settings: SettingsPatch?, _ responder: HTTPResponder, on server: any Outbound) {
         if waitBehindGate(id, { [unowned self] _ in self.create(id, settings: settings, responder, on: server) }) { return }
-        if sessions[id] != nil { return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists")) }
-        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        if sessions[id] != nil { return responder.respond(APIResponse.error(409, "already_exists", "session \(id) already exists")) }
+        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
         reader.read(unloadedWrite(of: id), completion: returning(to: server) { hub, server, result in
             hub.create(id, found: result, settings: settings, responder, on: server)
@@ -138,20 +142,20 @@ extension Hub {
         switch found {
         case .failure(let error):
             endWrite(id)
-            return responder.respond(Self.storageDown(error.message))
+            return responder.respond(APIResponse.storageDown(error.message))
         case .success(.elsewhere):
             endWrite(id)
-            return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists (loaded on \(ownerName(of: id)))"))
+            return responder.respond(APIResponse.error(409, "already_exists", "session \(id) already exists (loaded on \(ownerName(of: id)))"))
         case .success(.read(true, _)):
             finishUnloadedWrite(id)
-            return responder.respond(Self.apiError(409, "already_exists", "session \(id) already exists"))
+            return responder.respond(APIResponse.error(409, "already_exists", "session \(id) already exists"))
         case .success(.read(false, let leased)):
             fence = leased
         }
         var session = Session(id: id, epoch: Self.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
         if let settings, case .failure(let error) = session.reconfigure(settings) {
             finishUnloadedWrite(id)
-            return responder.respond(Self.apiError(400, error.code.rawValue, error.message, field: error.field))
+            return responder.respond(APIResponse.error(400, error.code.rawValue, error.message, field: error.field))
         }
         var update = SessionUpdate(record: session.record, epoch: session.epoch)
         update.fence = fence
@@ -159,7 +163,7 @@ extension Hub {
             self.finishUnloadedWrite(id)
             guard case .success = result else { return responder.respond(self.writeFailed(result)) }
             self.logger.info("session created", metadata: ["session": "\(id)", "via": "http"])
-            responder.respond(Self.json(201, Self.describe(session, loaded: false)))
+            responder.respond(APIResponse.json(201, APIResponse.describe(session, loaded: false)))
         }
     }
 
@@ -210,19 +214,19 @@ extension Hub {
             case .absent?:
                 place?.cluster?.release(id)
                 durability.fences[id] = nil
-                return responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
-            case .failed(let error)?: return responder.respond(Self.storageDown(error.message))
-            case .full(let refusal)?: return responder.respond(Self.apiError(503, refusal.code.rawValue, refusal.message))
+                return responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))
+            case .failed(let error)?: return responder.respond(APIResponse.storageDown(error.message))
+            case .full(let refusal)?: return responder.respond(APIResponse.error(503, refusal.code.rawValue, refusal.message))
             case .elsewhere?:
                 let owner = place?.cluster?.gateway.owner(of: id).map { "node \($0)" } ?? "another node"
-                return responder.respond(Self.apiError(409, "owned_elsewhere", "session \(id) is loaded on \(owner) of the cluster: change its settings there"))
+                return responder.respond(APIResponse.error(409, "owned_elsewhere", "session \(id) is loaded on \(owner) of the cluster: change its settings there"))
             case .loaded?, .written?, .roomMade?, nil:
                 let room = makeRoom(for: id, on: server)
                 if case .refused(let refusal) = room {
-                    return responder.respond(Self.apiError(503, refusal.code.rawValue, refusal.message))
+                    return responder.respond(APIResponse.error(503, refusal.code.rawValue, refusal.message))
                 }
                 if case .made = room, let refusal = startLoad(id, on: server) {
-                    return responder.respond(Self.apiError(503, refusal.code.rawValue, refusal.message))
+                    return responder.respond(APIResponse.error(503, refusal.code.rawValue, refusal.message))
                 }
                 _ = waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, patch, responder, after: outcome, on: server) })
                 return
@@ -231,11 +235,11 @@ extension Hub {
         announcePresence(host, on: server)
         switch host.session.reconfigure(patch) {
         case .failure(let error):
-            responder.respond(Self.apiError(400, error.code.rawValue, error.message, field: error.field))
+            responder.respond(APIResponse.error(400, error.code.rawValue, error.message, field: error.field))
         case .success(let events):
             host.broadcast(events, on: server)
             let s = host.session
-            let answer = Self.json(200, Self.describe(s, loaded: true))
+            let answer = APIResponse.json(200, APIResponse.describe(s, loaded: true))
             let change = SessionChange.update(SessionUpdate(
                 id: s.id, epoch: s.epoch, seq: s.seq, settings: s.settings, callout: s.callout,
                 upserted: s.drags.keys.sorted().compactMap { s.committedAnnotation($0) }))
@@ -249,7 +253,7 @@ extension Hub {
         if waitBehindGate(id, { [unowned self] _ in self.deleteSession(id, responder, on: server) }) { return }
         if let host = sessions[id] {
             guard host.isEmpty else {
-                return responder.respond(Self.apiError(409, "session_in_use", "session \(id) has \(host.memberCount) connected members"))
+                return responder.respond(APIResponse.error(409, "session_in_use", "session \(id) has \(host.memberCount) connected members"))
             }
             // Joins of `id` wait until the delete is committed; they then find nothing stored.
             durability.gates[id] = SessionGate(work: .writing)
@@ -260,7 +264,7 @@ extension Hub {
             }
             return
         }
-        guard let reader = durability.slot.current?.reader else { return responder.respond(Self.storageDown("the store is not open")) }
+        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
         reader.read(unloadedWrite(of: id), completion: returning(to: server) { hub, server, result in
             hub.delete(id, found: result, responder, on: server)
@@ -271,13 +275,13 @@ extension Hub {
         switch found {
         case .failure(let error):
             endWrite(id)
-            responder.respond(Self.storageDown(error.message))
+            responder.respond(APIResponse.storageDown(error.message))
         case .success(.elsewhere):
             endWrite(id)
-            responder.respond(Self.apiError(409, "owned_elsewhere", "session \(id) is loaded on \(ownerName(of: id)): delete it there"))
+            responder.respond(APIResponse.error(409, "owned_elsewhere", "session \(id) is loaded on \(ownerName(of: id)): delete it there"))
         case .success(.read(false, _)):
             finishUnloadedWrite(id)
-            responder.respond(Self.apiError(404, "not_found", "no session \(id)"))
+            responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))
         case .success(.read(true, let fence)):
             commitUnloaded(.delete(id: id, fence: fence), on: server) { [unowned self] result in
                 if result.isSuccess {
@@ -303,32 +307,9 @@ extension Hub {
 
     private func writeFailed(_ result: Result<Void, StorageError>) -> HTTPResponse {
         metrics.error(.storageUnavailable)
-        guard case .failure(let error) = result else { return Self.storageDown("storage write failed") }
-        return Self.storageDown(error.message)
+        guard case .failure(let error) = result else { return APIResponse.storageDown("storage write failed") }
+        return APIResponse.storageDown(error.message)
     }
-
-    static func describe(_ s: Session, loaded: Bool) -> JSONValue {
-        .object(["id": .string(s.id), "epoch": .string(s.epoch), "loaded": .bool(loaded), "snapshot": ServerMessage.snapshot(s)])
-    }
-
-    static func json(_ status: Int, _ value: JSONValue) -> HTTPResponse {
-        HTTPResponse(status: status, body: value.encoded)
-    }
-
-    static func apiError(_ status: Int, _ code: String, _ message: String, field: String? = nil) -> HTTPResponse {
-        var body: [String: JSONValue] = ["error": .string(code), "message": .string(message)]
-        if let field { body["field"] = .string(field) }
-        return json(status, .object(body))
-    }
-
-    /// A refusal of `APIRequest.decode`; a 405 lists the path's methods in `Allow`.
-    static func apiError(_ refusal: APIRefusal) -> HTTPResponse {
-        var response = apiError(refusal.status, refusal.code, refusal.message, field: refusal.field)
-        if let allow = refusal.allow { response.headers.append(("allow", allow.joined(separator: ", "))) }
-        return response
-    }
-
-    static func storageDown(_ message: String) -> HTTPResponse { apiError(503, "storage_unavailable", message) }
 }
 
 extension Result {

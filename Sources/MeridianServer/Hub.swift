@@ -21,7 +21,7 @@ final class Hub: TransportHandler {
     }
     var connections: [ConnectionID: ConnectionState] = [:]
     /// `overview.watch` subscribers and the counts behind the overview's rates.
-    var overview = OverviewState()
+    var overview = OverviewFeed()
     var durability: Durability {
         didSet { postLoad() }
     }
@@ -240,7 +240,7 @@ final class Hub: TransportHandler {
             host.requestsIn += 1
             announcePresence(host, on: server)
             let result = host.apply(command, from: pid, at: server.now)
-            recordDrag(command, result, policy: host.session.settings.dragPolicy)
+            metrics.dragStart(command, result, policy: host.session.settings.dragPolicy)
             switch result {
             case .success(let accepted):
                 host.broadcast(accepted.events, on: server)

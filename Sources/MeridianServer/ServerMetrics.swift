@@ -108,7 +108,20 @@ final class HubMetrics {
         }
     }
     func connectionEvent(_ event: String) { count("meridian_connection_events_total", [("event", event)]) }
-    func drag(policy: DragPolicy, outcome: String) {
+    /// A drag `starting` by policy and outcome: granted, preempted (took over another's drag) or
+    /// refused for a conflict; any other command or refusal counts nothing.
+    func dragStart(_ command: Command, _ result: ApplyResult, policy: DragPolicy) {
+        guard case .drag(_, .starting, _, _) = command else { return }
+        let outcome: String
+        switch result {
+        case .success(let accepted):
+            let preempted = accepted.events.contains { if case .drag(_, _, _, _, .preempted) = $0.event { true } else { false } }
+            outcome = preempted ? "preempted" : "granted"
+        case .failure(let error) where error.code == .dragConflict:
+            outcome = "refused"
+        case .failure:
+            return
+        }
         count("meridian_drag_starts_total", [("policy", policy.rawValue), ("outcome", outcome)])
     }
 

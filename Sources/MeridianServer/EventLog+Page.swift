@@ -5,23 +5,24 @@ import MeridianTransport
 
 /// `GET /api/sessions/{id}/events?after=POSITION&limit=N`: a page of a session's
 /// event log, oldest first (Protocol/openapi.yaml).
-extension Hub {
-    /// The page of `query` (`EventLogQuery.parse` checked it, and the id).
-    func eventLogResponse(_ id: String, _ query: EventLogQuery) -> HTTPResponse {
+extension EventLog {
+    /// The page of `query` (`EventLogQuery.parse` checked it, and the id). An empty page is a 404
+    /// when `exists` (asked only then) says there is no such session.
+    func page(of id: String, _ query: EventLogQuery, exists: () throws(StorageError) -> Bool) -> HTTPResponse {
         let (after, limit) = (query.after, query.limit)
-        guard let writer = eventLog.writer else {
-            return Self.apiError(404, "not_found", "the event log is turned off on this server (eventLogMaxEntries 0)")
+        guard let writer else {
+            return APIResponse.error(404, "not_found", "the event log is turned off on this server (eventLogMaxEntries 0)")
         }
         let page: [EventLogEntry]
         do throws(StorageError) {
             page = try writer.store.entries(of: id, after: after, limit: limit + 1)
             // An empty page of a session that is neither loaded nor stored: there is no such session
             // (a deleted one's log went with it), whatever `after` says.
-            if page.isEmpty, sessions[id] == nil, try durability.slot.current?.store.load(id) == nil {
-                return Self.apiError(404, "not_found", "no session \(id)")
+            if page.isEmpty, try !exists() {
+                return APIResponse.error(404, "not_found", "no session \(id)")
             }
         } catch {
-            return Self.storageDown(error.message)
+            return APIResponse.storageDown(error.message)
         }
         let more = page.count > limit
         let entries = page.prefix(limit)
@@ -40,8 +41,4 @@ extension Hub {
         return HTTPResponse(status: 200, body: out)
     }
 
-    /// When each loaded session last emitted an event, for the overview.
-    func lastActivityMs(of host: SessionHost) -> Int64? {
-        host.eventLog?.lastActivityMs
-    }
 }
