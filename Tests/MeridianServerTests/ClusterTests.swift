@@ -32,7 +32,7 @@ struct ClusterTests {
         }
         let deadline = ContinuousClock.now + .seconds(20)
         var ready = false
-        while !ready, ContinuousClock.now < deadline { ready = try HTTPClient.call(port: server.port, "GET", "/readyz").status == 200 }
+        while !ready, ContinuousClock.now < deadline { ready = try HTTPConnection.call(port: server.port, "GET", "/readyz").status == 200 }
         if !ready { server.stop() }
         try #require(ready, "the node joined its cluster")
         return server
@@ -73,20 +73,20 @@ extension ClusterTests {
         let first = try a.joined("harbour", name: "first")
         let second = try b.joined("harbour", name: "second")
         #expect(try first.request("annotation.add", ["annotation": .point("pin", 52.5, 13.4)])["type"]?.string == "ack")
-        #expect(try HTTPClient.call(port: a.port, "GET", "/readyz").status == 200)
+        #expect(try HTTPConnection.call(port: a.port, "GET", "/readyz").status == 200)
         redis.stop()
         #expect(try second.next("$closed", timeout: .seconds(10)).message["code"]?.number == 4012)
         #expect(try first.next("$closed", timeout: .seconds(10)).message["code"]?.number == 4012)
         let deadline = ContinuousClock.now + .seconds(10)
-        var ready = try HTTPClient.call(port: a.port, "GET", "/readyz")
-        while ready.status != 503, ContinuousClock.now < deadline { ready = try HTTPClient.call(port: a.port, "GET", "/readyz") }
+        var ready = try HTTPConnection.call(port: a.port, "GET", "/readyz")
+        while ready.status != 503, ContinuousClock.now < deadline { ready = try HTTPConnection.call(port: a.port, "GET", "/readyz") }
         #expect(ready.status == 503)
-        #expect(ready.body?["reason"]?.string?.contains("redis://127.0.0.1:\(redis.port)") == true)
+        #expect(ready.json?["reason"]?.string?.contains("redis://127.0.0.1:\(redis.port)") == true)
         let refused = try a.client()
         let answer = try refused.request("join", ["session": "harbour", "name": "third", "role": "editor"])
         #expect(answer["code"]?.string == "storage_unavailable", "\(answer)")
         try redis.start()
-        while try HTTPClient.call(port: b.port, "GET", "/readyz").status != 200, ContinuousClock.now < deadline + .seconds(10) {}
+        while try HTTPConnection.call(port: b.port, "GET", "/readyz").status != 200, ContinuousClock.now < deadline + .seconds(10) {}
         let back = try b.joined("harbour", name: "back")
         #expect(back.welcome["snapshot"]?["annotations"]?.array?.map { $0["id"]?.string } == ["pin"])
     }
@@ -150,7 +150,7 @@ extension ClusterTests {
         #expect(seen.contains(.didDisconnect(code: 4012)))
         #expect(app.welcome?.epoch == welcome["epoch"]?.string)
         // Both were moved on their connections: none reconnected.
-        let metrics = try HTTPClient.text(port: b.port, "/metrics")
+        let metrics = try HTTPConnection.call(port: b.port, "GET", "/metrics").text
         #expect(metrics.contains("meridian_cluster_handovers_total 2"), "\(metrics.split(separator: "\n").filter { $0.contains("handover") })")
     }
 
@@ -196,7 +196,7 @@ extension ClusterTests {
         #expect(app.state?.annotations["pin"] != nil)
         #expect(!updates.withLock { $0 }.contains(.didClose))
         // Moved in place once; the join after the refusal came on a new connection.
-        let metrics = try HTTPClient.text(port: b.port, "/metrics")
+        let metrics = try HTTPConnection.call(port: b.port, "GET", "/metrics").text
         #expect(metrics.contains("meridian_cluster_handovers_total 1"), "\(metrics.split(separator: "\n").filter { $0.contains("handover") })")
     }
 }

@@ -199,13 +199,13 @@ struct OffThreadTests {
         let alice = try server.client()
         alice.send(join("s", name: "Alice"))
         #expect(store.loadStarted.wait())
-        let deleting = try HTTPClient(port: server.port)
+        let deleting = try HTTPConnection(port: server.port, timeout: 10)
         try deleting.send("DELETE", "/api/sessions/s")
         #expect(try alice.next("welcome").message["snapshot"]?["participants"]?.array?.count == 1)
-        let answer = try deleting.response()
+        let answer = try deleting.answer()
         #expect(answer.status == 409)
-        #expect(answer.body?["error"]?.string == "session_in_use")
-        #expect(try HTTPClient.call(port: server.port, "GET", "/api/sessions/s").body?["loaded"]?.bool == true)
+        #expect(answer.json?["error"]?.string == "session_in_use")
+        #expect(try HTTPConnection.call(port: server.port, "GET", "/api/sessions/s").json?["loaded"]?.bool == true)
     }
 
     @Test func aCreateWhileAJoinLoadsTheSameSessionFindsItExists() throws {
@@ -217,44 +217,44 @@ struct OffThreadTests {
         let alice = try server.client()
         alice.send(join("s", name: "Alice"))
         #expect(store.loadStarted.wait())
-        let creating = try HTTPClient(port: server.port)
-        try creating.send("POST", "/api/sessions", .object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])]))
+        let creating = try HTTPConnection(port: server.port, timeout: 10)
+        try creating.send("POST", "/api/sessions", body: JSONValue.object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])]).encoded)
         #expect(try alice.next("welcome").message["snapshot"]?["settings"]?["dragPolicy"]?.string == "exclusive")
-        let answer = try creating.response()
+        let answer = try creating.answer()
         #expect(answer.status == 409)
-        #expect(answer.body?["error"]?.string == "already_exists")
+        #expect(answer.json?["error"]?.string == "already_exists")
     }
 
     @Test func aJoinWhileACreateCommitsGetsTheCreatedSession() throws {
         try withHeldCommits { store, server in
             store.hold()
-            let creating = try HTTPClient(port: server.port)
-            try creating.send("POST", "/api/sessions", .object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])]))
+            let creating = try HTTPConnection(port: server.port, timeout: 10)
+            try creating.send("POST", "/api/sessions", body: JSONValue.object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])]).encoded)
             #expect(store.waitForHeldCommit())
             let alice = try server.client()
             alice.send(join("s", name: "Alice"))
             // The join waits behind the create: the loop answers others meanwhile.
             let bob = try server.joined("other", name: "Bob")
             #expect(try bob.request("ping")["type"]?.string == "ack")
-            #expect(!creating.answered)
+            #expect(!creating.readable)
             store.release()
-            #expect(try creating.response().status == 201)
+            #expect(try creating.answer().status == 201)
             #expect(try alice.next("welcome").message["snapshot"]?["settings"]?["dragPolicy"]?.string == "priority")
         }
     }
 
     @Test func aJoinWhileADeleteCommitsFindsTheSessionGone() throws {
         try withHeldCommits { store, server in
-            #expect(try HTTPClient.call(port: server.port, "POST", "/api/sessions",
-                                        .object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])])).status == 201)
+            #expect(try HTTPConnection.call(port: server.port, "POST", "/api/sessions",
+                                            json: .object(["id": .string("s"), "settings": .object(["dragPolicy": .string("priority")])])).status == 201)
             store.hold()
-            let deleting = try HTTPClient(port: server.port)
+            let deleting = try HTTPConnection(port: server.port, timeout: 10)
             try deleting.send("DELETE", "/api/sessions/s")
             #expect(store.waitForHeldCommit())
             let alice = try server.client()
             alice.send(join("s", name: "Alice"))
             store.release()
-            #expect(try deleting.response().status == 204)
+            #expect(try deleting.answer().status == 204)
             let welcome = try alice.next("welcome").message
             #expect(welcome["snapshot"]?["settings"]?["dragPolicy"]?.string == "exclusive", "a new session, not the deleted one")
         }
@@ -264,15 +264,15 @@ struct OffThreadTests {
         try withHeldCommits { store, server in
             let alice = try server.joined("s", name: "Alice")
             store.hold()
-            let creating = try HTTPClient(port: server.port)
-            try creating.send("POST", "/api/sessions", .object(["id": .string("new")]))
+            let creating = try HTTPConnection(port: server.port, timeout: 10)
+            try creating.send("POST", "/api/sessions", body: JSONValue.object(["id": .string("new")]).encoded)
             #expect(store.waitForHeldCommit())
             // The commit is held; the service thread goes on answering.
             for _ in 0..<20 { #expect(try alice.request("ping")["type"]?.string == "ack") }
-            #expect(!creating.answered, "answered before the commit")
+            #expect(!creating.readable, "answered before the commit")
             #expect(try store.sqlite.load("new") == nil)
             store.release()
-            let answer = try creating.response()
+            let answer = try creating.answer()
             let answeredAt = ContinuousClock.now
             #expect(answer.status == 201)
             #expect(try store.sqlite.load("new") != nil)
@@ -280,14 +280,14 @@ struct OffThreadTests {
 
             // A settings change of a loaded session too: broadcast at once, answered after its commit.
             store.hold()
-            let patching = try HTTPClient(port: server.port)
-            try patching.send("PATCH", "/api/sessions/s/settings", .object(["dragPolicy": .string("last-writer-wins")]))
+            let patching = try HTTPConnection(port: server.port, timeout: 10)
+            try patching.send("PATCH", "/api/sessions/s/settings", body: JSONValue.object(["dragPolicy": .string("last-writer-wins")]).encoded)
             #expect(store.waitForHeldCommit())
             #expect(try alice.next("settings").message["settings"]?["dragPolicy"]?.string == "last-writer-wins")
             #expect(try alice.request("ping")["type"]?.string == "ack")
-            #expect(!patching.answered)
+            #expect(!patching.readable)
             store.release()
-            #expect(try patching.response().status == 200)
+            #expect(try patching.answer().status == 200)
             #expect(try store.sqlite.load("s")?.record.settings.dragPolicy == .lastWriterWins)
         }
     }
@@ -296,13 +296,13 @@ struct OffThreadTests {
         try withHeldCommits { store, server in
             store.hold()
             do {
-                let gone = try HTTPClient(port: server.port)
-                try gone.send("POST", "/api/sessions", .object(["id": .string("s")]))
+                let gone = try HTTPConnection(port: server.port, timeout: 10)
+                try gone.send("POST", "/api/sessions", body: JSONValue.object(["id": .string("s")]).encoded)
                 #expect(store.waitForHeldCommit())
             }
             store.release()
             // The change was made all the same; the server goes on.
-            let read = try HTTPClient.call(port: server.port, "GET", "/api/sessions/s")
+            let read = try HTTPConnection.call(port: server.port, "GET", "/api/sessions/s")
             #expect(read.status == 200)
             #expect(try server.joined("s", name: "Alice").welcome["type"]?.string == "welcome")
         }

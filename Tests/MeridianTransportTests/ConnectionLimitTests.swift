@@ -2,6 +2,7 @@ import Foundation
 import MeridianClientTransport
 @testable import MeridianTransport
 import Testing
+import MeridianTesting
 
 @Suite(.serialized) struct ConnectionLimitTests {
     @Test func overThePerIPLimitTheUpgradeIsAnswered429() throws {

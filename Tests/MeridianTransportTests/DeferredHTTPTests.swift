@@ -2,6 +2,7 @@ import Foundation
 import MeridianClientTransport
 @testable import MeridianTransport
 import Testing
+import MeridianTesting
 
 /// Answers `/later` from another thread when the test says so, leaves `/never` unanswered,
 /// echoes WebSocket messages, and answers anything else at once.

@@ -1,5 +1,6 @@
 import MeridianTransport
 import Testing
+import MeridianTesting
 
 @Suite struct HTTPBodyTests {
     @Test func methodsAndBodiesReachTheHandler() throws {

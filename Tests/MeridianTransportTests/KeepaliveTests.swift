@@ -1,6 +1,7 @@
 import Foundation
 import MeridianTransport
 import Testing
+import MeridianTesting
 
 /// The server's keepalive (ServerLoop+Keepalive.swift): a connection quiet for the ping
 /// interval gets a PING; one quiet for the idle timeout is dropped; anything the peer sends

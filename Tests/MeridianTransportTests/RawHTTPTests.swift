@@ -2,45 +2,17 @@ import Foundation
 import MeridianTransportCore
 @testable import MeridianTransport
 import Testing
+import MeridianTesting
 
 /// Requests lws does not parse as HTTP (a method it does not know, CONNECT) reach the handler
 /// through the raw fallback, and /healthz and /readyz refuse methods they do not answer.
 @Suite struct RawHTTPTests {
     /// Sends `bytes` on a new connection and reads until the server closes it (or 5 s pass).
     static func exchange(_ port: Int, _ bytes: String) throws -> (status: Int, headers: [String: String], body: String, closed: Bool) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw TransportError.connectFailed("connect") }
-        let request = Array(bytes.utf8)
-        _ = send(fd, request, request.count, Int32(MSG_NOSIGNAL))
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        var closed = false
-        while true {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n == 0 { closed = true }
-            if n <= 0 { break }
-            received += chunk[..<n]
-        }
-        let text = String(decoding: received, as: UTF8.self)
-        let parts = text.components(separatedBy: "\r\n\r\n")
-        let lines = parts[0].components(separatedBy: "\r\n")
-        let status = lines.first.flatMap { $0.split(separator: " ").dropFirst().first.flatMap { Int($0) } } ?? 0
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return (status, headers, parts.dropFirst().joined(separator: "\r\n\r\n"), closed)
+        let connection = try HTTPConnection(port: port)
+        try connection.send(Array(bytes.utf8))
+        let (answer, ended) = connection.answerUntilEnd()
+        return (answer.status, Dictionary(answer.headers, uniquingKeysWith: { _, last in last }), answer.text, ended)
     }
 
     static func start(_ handler: LaterHandler, _ configure: (inout TransportConfiguration) -> Void = { _ in }) throws -> (WebSocketServer, Int) {

@@ -3,6 +3,7 @@ import MeridianClientTransport
 @testable import MeridianTransport
 import MeridianTransportCore
 import Testing
+import MeridianTesting
 
 @Suite(.serialized) struct WebSocketServerTests {
     @Test func roundTripsMessages() throws {
