@@ -67,7 +67,13 @@ public struct Emitted: Hashable, Sendable {
     public var excluding: ParticipantID?
     /// For a drag's `canceling` or `ending`: the drag it ends, as it was just before. Not sent:
     /// an `interest` message that stands before the event lists that drag (SPEC §4.7).
-    public var ended: EndedDrag?
+    public var ended: EndedDrag? {
+        get { endedStorage.first }
+        set { endedStorage = newValue.map { [$0] } ?? [] }
+    }
+    /// `ended` out of line: a word in every emitted event, where the drag inline would take 64
+    /// bytes of each move on the hot path; empty (no allocation) for all but a drag's end.
+    private var endedStorage: [EndedDrag] = []
 
     /// Whether the event is transient: conflatable, unnumbered and not kept in history.
     public var isTransient: Bool { conflation != nil }
