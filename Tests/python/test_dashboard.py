@@ -52,6 +52,7 @@ def test_overview_lists_sessions_and_links_to_them(server, session_id, page):
                 while not busy.is_set():
                     await alice.ok({"type": "select", "id": "flag"} if i % 2 == 0 else {"type": "deselect"})
                     i += 1
+                    await asyncio.sleep(0.02)  # a paced member: 50 requests a second, under the rate limit
 
             task = asyncio.create_task(activity())
             try:

@@ -230,6 +230,7 @@ def test_the_overview_dims_its_figures_while_disconnected(session_id, page):
                 while not done.is_set():
                     await alice.ok({"type": "select", "id": "flag"} if i % 2 == 0 else {"type": "deselect"})
                     i += 1
+                    await asyncio.sleep(0.02)  # a paced member: 50 requests a second, under the rate limit
 
             task = asyncio.create_task(activity())
             try:
