@@ -100,14 +100,8 @@ test-deps: deps service-deps postgres-deps web-deps browser-deps netns-deps
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
 	fi
 
-# Debug builds (`make build`, the tests): no debug information for C (the dependencies' C and C++,
-# BoringSSL twice, are a third of a build) and line tables only for Swift (backtraces keep their
-# files and lines; lldb sees no variables). A `swift build` without these flags rebuilds everything:
-# use `make build`, or pass them. The index store stays: Linux finds XCTest tests through it.
-DEBUG_FLAGS ?= -Xcc -g0 -Xswiftc -gline-tables-only
-
 build: deps
-	$(SWIFT) build $(DEBUG_FLAGS)
+	$(SWIFT) build
 
 release: deps
 	$(SWIFT) build -c release --product meridian
@@ -124,7 +118,7 @@ test-times:
 	@$(TIMED) --reset
 
 test-swift: deps service-deps postgres-deps
-	$(TIMED) "build: debug, with tests" $(SWIFT) build $(DEBUG_FLAGS) --build-tests
+	$(TIMED) "build: debug, with tests" $(SWIFT) build --build-tests
 	$(TIMED) "swift test" $(SWIFT) test --skip-build
 	@# The client's suite again over each other wire (Tests/MeridianClientTests/Support.swift, Wire):
 	@# the portable transport, then both transports over TLS with client certificates, one test at a time.
@@ -134,18 +128,18 @@ test-swift: deps service-deps postgres-deps
 
 # The MeridianClient library builds alone and holds nothing of the server (its targets, its imports, its symbols).
 check-client-deps: deps
-	$(TIMED) "client dependency check" env SWIFT=$(SWIFT) SWIFT_BUILD_FLAGS="$(DEBUG_FLAGS)" Tools/check-client-deps.sh
+	$(TIMED) "client dependency check" env SWIFT=$(SWIFT) Tools/check-client-deps.sh
 
 test-python: test-deps
-	$(TIMED) "build: debug meridian" $(SWIFT) build $(DEBUG_FLAGS) --product meridian
-	$(TIMED) "build: debug meridian-follow-example" $(SWIFT) build $(DEBUG_FLAGS) --product meridian-follow-example
+	$(TIMED) "build: debug meridian" $(SWIFT) build --product meridian
+	$(TIMED) "build: debug meridian-follow-example" $(SWIFT) build --product meridian-follow-example
 	$(TIMED) "pytest Tests/python" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
 
 # The cluster under network partitions: three nodes, Redis and PostgreSQL in network namespaces of
 # their own (root, iproute2, iptables), links cut, delayed and flapping under write load with a
 # history check, and one reproduction per fault found (about 4 minutes; not part of `make test`).
 test-partitions: test-deps
-	$(SWIFT) build $(DEBUG_FLAGS) --product meridian
+	$(SWIFT) build --product meridian
 	MERIDIAN_PARTITION_TESTS=1 MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest -q \
 		Tests/python/test_cluster_partitions.py Tests/python/test_cluster_partition_defects.py
 
@@ -163,7 +157,7 @@ test-partitions: test-deps
 TSAN_TESTS ?= MeridianSyncTests|MeridianRedisTests|MeridianTransportCoreTests|MeridianClientTransportTests|MeridianTransportTests|MeridianAuthTests|MeridianStorageTests|MeridianServerTests|MeridianClientTests|MeridianLoadTests
 TSAN_ENV = MERIDIAN_SANITIZE=thread TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_SLOWDOWN=3
 test-tsan: deps service-deps postgres-deps
-	$(TIMED) "build: ThreadSanitizer (this package's targets), with tests" env MERIDIAN_SANITIZE=thread $(SWIFT) build $(DEBUG_FLAGS) --build-tests
+	$(TIMED) "build: ThreadSanitizer (this package's targets), with tests" env MERIDIAN_SANITIZE=thread $(SWIFT) build --build-tests
 	$(TIMED) "swift test under ThreadSanitizer" env $(TSAN_ENV) $(SWIFT) test --skip-build --filter '$(TSAN_TESTS)'
 	$(TIMED) "swift test under ThreadSanitizer: client, portable transport" env $(TSAN_ENV) MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --filter MeridianClientTests
 
@@ -220,7 +214,7 @@ endif
 # (.ci/run: no rebuild, and a race the requests provoke stops the server and fails the run).
 FUZZ_HTTP_SANITIZE ?=
 fuzz-http:
-	env MERIDIAN_SANITIZE=$(FUZZ_HTTP_SANITIZE) $(SWIFT) build $(DEBUG_FLAGS) --product meridian
+	env MERIDIAN_SANITIZE=$(FUZZ_HTTP_SANITIZE) $(SWIFT) build --product meridian
 	@echo "== schemathesis for $(FUZZ_HTTP_SECONDS) s, seed $(FUZZ_HTTP_SEED)"
 	MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian MERIDIAN_SCHEMATHESIS_SEED=$(FUZZ_HTTP_SEED) TSAN_OPTIONS=halt_on_error=1 \
 		MERIDIAN_SCHEMATHESIS_MAX_TIME=$(FUZZ_HTTP_SECONDS) MERIDIAN_SCHEMATHESIS_EXAMPLES=100000 \

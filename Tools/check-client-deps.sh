@@ -7,8 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-# The flags of the build it checks (the Makefile's DEBUG_FLAGS), so that it builds nothing anew.
-read -r -a build_flags <<< "${SWIFT_BUILD_FLAGS:-}"
 PRODUCT=MeridianClient
 # Targets that hold the server; a client never needs them.
 SERVER_TARGETS="MeridianTransport MeridianServer MeridianStorage MeridianAuth MeridianDashboard MeridianTesting"
@@ -49,7 +47,7 @@ echo "$PRODUCT is built from: $(echo "$graph" | sed 1d | cut -d' ' -f1 | tr '\n'
 
 # A library product cannot be built by name (it is "automatic"): build its root targets.
 for target in $roots; do
-    "$SWIFT" build "${build_flags[@]}" --target "$target" --explicit-target-dependency-import-check error
+    "$SWIFT" build --target "$target" --explicit-target-dependency-import-check error
 done
 
 found=0
