@@ -25,7 +25,7 @@ final class Hub: TransportHandler {
     var durability: Durability {
         didSet { postLoad() }
     }
-    /// Each session's persisted event log (Hub+EventLog.swift).
+    /// Each session's persisted event log; its pages are read in EventLog+Page.swift.
     let eventLog: EventLog
     let metrics: HubMetrics
     /// When connections' token expiries are next looked at.

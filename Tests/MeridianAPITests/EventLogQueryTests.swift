@@ -19,7 +19,7 @@ struct EventLogQueryTests {
         #expect(try EventLogQuery.parse("&&after=3&").get().after == 3)
     }
 
-    /// `?=` made `Hub.eventLogResponse` index an empty array and the process die.
+    /// `?=` made the event log's page (then `Hub.eventLogResponse`) index an empty array and the process die.
     @Test(arguments: ["=", "==", "=1", "&=", "=&=", "after=1&="])
     func aParameterWithoutANameIsRefused(_ query: String) {
         let r = refusal(query)

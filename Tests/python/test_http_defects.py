@@ -56,7 +56,7 @@ MALFORMED_QUERIES = [
 
 @pytest.mark.parametrize("auth", ["none", "jwt"])
 def test_an_empty_query_key_is_refused_and_the_server_lives(auth, jwt_server, start_server, owner, session_id):
-    # `?=` made Hub.eventLogResponse index an empty array: the process died (SIGILL), every session with it.
+    # `?=` made the event log's page (then Hub.eventLogResponse) index an empty array: the process died (SIGILL), every session with it.
     server = jwt_server if auth == "jwt" else start_server()
     token = owner if auth == "jwt" else None
     for query, field in MALFORMED_QUERIES:
