@@ -103,7 +103,7 @@ extension Hub {
             guard grant.role == current.role, grant.allows(session: sessionID) else {
                 return AuthRefusal(code: .forbidden, message: "the new token must grant the same role in session \(sessionID)", field: "token")
             }
-            connections[connection]?.grant = grant
+            connections[connection]?.refreshed(grant)
             return nil
         }
     }
@@ -117,7 +117,7 @@ extension Hub {
         for (id, state) in connections {
             guard let grant = state.grant, case .failure = verifier.recheck(grant, at: now) else { continue }
             logger.info("token expired", metadata: ["connection": "\(id)", "participant": "\(grant.participant)"])
-            connections[id]?.grant = nil
+            connections[id]?.grantExpired()
             server.close(id, code: CloseCode.tokenExpired, reason: "token expired")
         }
     }

@@ -27,7 +27,7 @@ extension Hub {
         case .serve:
             break
         case .adopt:
-            connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant)
+            connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant, isEdge: false)
         case .reroute(let home):
             return reroute(request, from: connection, peer: peer, handshakeGrant: handshakeGrant, to: home, place: place)
         case .refuse(let message):
@@ -42,8 +42,7 @@ extension Hub {
     /// requests then wait for that home's answer. `request` still carries the client's text.
     func reroute(_ request: ClientRequest, from connection: ConnectionID, peer: String, handshakeGrant: AccessGrant?, to home: Int, place: HubPlace) {
         if isLocal(connection) {
-            connections[connection]?.edge.wait(for: home)
-            connections[connection]?.homes |= 1 << UInt64(home)
+            connections[connection]?.rerouted(to: home)
         } else {
             // The edge's state stays there; this hub forgets the connection it made for the join.
             connections[connection] = nil

@@ -36,14 +36,6 @@ enum GateOutcome {
     case elsewhere
 }
 
-/// Joins waiting for their session to load (the requests their connections send meanwhile
-/// wait in their ``Edge``, and go on once the join is answered).
-struct PendingJoins {
-    /// The ticket of each connection's waiting join.
-    var tickets: [ConnectionID: UInt64] = [:]
-    var nextTicket: UInt64 = 1
-}
-
 extension Hub {
     /// What a join gets: its session now, a wait (`retry` runs when the gate it waits behind
     /// is done), or a refusal.
@@ -242,27 +234,17 @@ extension Hub {
 
     /// The join waits behind the session's gate; requests its connection sends meanwhile are held.
     private func waitForJoin(_ id: String, connection: ConnectionID, on server: any Outbound, retry: @escaping (GateOutcome) -> Void) {
-        let ticket = durability.joins.nextTicket
-        durability.joins.nextTicket += 1
-        durability.joins.tickets[connection] = ticket
-        connections[connection]?.edge.wait(for: nil)
+        let ticket = durability.nextLoadTicket
+        durability.nextLoadTicket += 1
+        connections[connection]?.waitForLoad(ticket: ticket)
         durability.gates[id]?.waiters.append { [unowned self] outcome in
-            // A connection that closed meanwhile is skipped.
-            guard self.durability.joins.tickets[connection] == ticket else { return }
-            self.durability.joins.tickets[connection] = nil
-            guard self.connections[connection] != nil else { return }
+            // A connection that closed, or waits for a later load, is skipped.
+            guard self.connections[connection]?.loaded(ticket: ticket) == true else { return }
             retry(outcome)
-            self.releaseHeld(connection, on: server)
-        }
-    }
-
-    /// After a join that waited here is answered (not waiting again, nor sent on to another
-    /// node's session): the requests held behind it go on, in order.
-    private func releaseHeld(_ connection: ConnectionID, on server: any Outbound) {
-        guard durability.joins.tickets[connection] == nil, let state = connections[connection], state.edge.route == .awaiting(home: nil) else { return }
-        let held = connections[connection]!.edge.answered(by: nil, state.sessionID == nil ? .none : .here)
-        for request in held where connections[connection] != nil {
-            route(request, from: connection, on: server)
+            // Answered (not waiting again, nor sent on to another node's session): the requests
+            // held behind the join go on, in order.
+            guard let held = self.connections[connection]?.loadAnswered() else { return }
+            self.resume(held, of: connection, on: server)
         }
     }
 

@@ -123,8 +123,7 @@ extension Hub {
             roomAnswer(for: session, freed: freed, from: hub)
         case .rerouted(let connection, let home):
             guard case .awaiting? = connections[connection]?.edge.route else { return }
-            connections[connection]?.edge.wait(for: home)
-            connections[connection]?.homes |= 1 << UInt64(home)
+            connections[connection]?.rerouted(to: home)
         case .leaseLost(let session):
             leaseLost(session, on: out)
         case .moved(let connection, let session, let reason):

@@ -11,7 +11,8 @@ struct Durability {
     var gates: [String: SessionGate] = [:]
     /// Loads in flight: they count towards the loaded-sessions limit.
     var loads = 0
-    var joins = PendingJoins()
+    /// The ticket of the next join to wait for a load.
+    var nextLoadTicket: UInt64 = 1
     /// Acks waiting for a commit, per connection (later acks wait behind them).
     var pendingAcks: [ConnectionID: Int] = [:]
     /// Uncommitted writes per session: such a session is never unloaded.
@@ -71,8 +72,7 @@ extension Hub {
         durability.fences[id] = nil
         logger.warning("session lease lost: unloaded", metadata: ["session": "\(id)", "members": "\(host.memberIDs.count)"])
         for member in host.memberIDs {
-            connections[member]?.sessionID = nil
-            connections[member]?.participant = nil
+            connections[member]?.left()
             server.close(member, code: CloseCode.sessionMoved, reason: "session \(id) moved to another node")
         }
     }

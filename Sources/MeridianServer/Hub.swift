@@ -46,28 +46,6 @@ final class Hub: TransportHandler {
     var relayedBacklog: ArraySlice<RelayMessage> = []
     var relayedResumeQueued = false
 
-    struct ConnectionState {
-        var peer: String
-        /// The grant of the WebSocket handshake's bearer token, used by a join without its own.
-        var handshakeGrant: AccessGrant?
-        var sessionID: String?
-        var participant: ParticipantID?
-        /// The verified token the participant joined with (nil without authentication).
-        var grant: AccessGrant?
-        /// The connection's rate limit, where its requests are served.
-        var rate = RateGate()
-        /// Times of recent protocol errors, for the abuse limit.
-        var recentErrors: [Duration] = []
-        /// Where the connection's requests go: served here, sent on to its session's home hub,
-        /// or held behind a join or leave not answered yet.
-        var edge = Edge()
-        /// The hubs its requests went to (bit per hub), which keep its state until it closes.
-        var homes: UInt64 = 0
-        /// The connection's last join, when it asked for handover: sent again, as it is, when
-        /// the session moves to another node of a cluster.
-        var rejoin: ClientRequest?
-    }
-
     init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, eventLog: EventLog, metrics: ServerMetrics, place: HubPlace? = nil) {
         self.place = place
         self.configuration = configuration
@@ -225,9 +203,7 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: "leave", code: .notJoined, message: "not in a session", on: server)
             }
             leave(connection, state, reason: "left", on: server)
-            connections[connection]?.sessionID = nil
-            connections[connection]?.participant = nil
-            connections[connection]?.grant = nil
+            connections[connection]?.left()
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, into: &$0) },
                                    ref: request.ref, request: "leave"), on: server)
             settled(connection)
@@ -282,9 +258,7 @@ final class Hub: TransportHandler {
             // The same participant again (a reconnect the server has not noticed yet, another tab):
             // the newer connection wins.
             leave(old, oldState, reason: "replaced", on: server)
-            connections[old]?.sessionID = nil
-            connections[old]?.participant = nil
-            connections[old]?.grant = nil
+            connections[old]?.left()
             server.close(old, code: CloseCode.replaced, reason: "replaced by a newer connection of \(pid)")
             settled(old)
         }
@@ -304,9 +278,7 @@ final class Hub: TransportHandler {
             refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, field: error.field, on: server)
         case .success(let (pid, events)):
             host.add(connection, as: pid)
-            connections[connection]?.sessionID = sessionID
-            connections[connection]?.participant = pid
-            connections[connection]?.grant = grant
+            connections[connection]?.joined(ConnectionState.Member(session: sessionID, participant: pid, grant: grant))
             settled(connection)
             logger.debug("joined", metadata: [
                 "connection": "\(connection)", "session": "\(sessionID)", "participant": "\(pid)",
@@ -373,19 +345,6 @@ final class Hub: TransportHandler {
         guard !events.isEmpty else { return }
         host.broadcast(events, on: server)
         persist(events, of: host, on: server)
-    }
-
-    /// A client that keeps sending what cannot be decoded is closed with 4009.
-    func countProtocolError(_ connection: ConnectionID, on server: any Outbound) {
-        guard connections[connection] != nil else { return }
-        let now = server.now
-        let window = configuration.abuseWindow
-        connections[connection]?.recentErrors.removeAll { now - $0 > window }
-        connections[connection]?.recentErrors.append(now)
-        if connections[connection]!.recentErrors.count > configuration.maxProtocolErrors {
-            logger.warning("closing abusive connection", metadata: ["connection": "\(connection)"])
-            server.close(connection, code: CloseCode.abusive, reason: "too many invalid requests")
-        }
     }
 
     /// The seq of the connection's session; 0 when it is in none.

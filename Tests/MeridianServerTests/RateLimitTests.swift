@@ -1,67 +1,67 @@
 import MeridianCore
-import MeridianServer
-import MeridianTesting
+@testable import MeridianServer
 import Testing
 
-@Suite("Per-connection rate limit", .serialized)
+/// The per-connection rate limit as members see it, on one hub in memory with a clock the test
+/// moves (the rules themselves: ConnectionStateTests; the wire: the Python abuse tests).
+@Suite("Per-connection rate limit")
 struct RateLimitTests {
-    @Test func requestsBeyondTheBurstAreRefusedWithARetryHint() throws {
+    static func hubs(perSecond: Double, burst: Int) throws -> MemoryHubs {
+        var configuration = ServerConfiguration()
+        configuration.rateLimit = RateLimit(perSecond: perSecond, burst: burst)
+        return try MemoryHubs(count: 1, configuration: configuration)
+    }
+
+    @Test func requestsBeyondTheBurstAreRefusedWithARetryHintAndEveryOneIsAnsweredInOrder() throws {
         // Five at once, then one a second: the join takes one token.
-        let server = try TestServer { $0.rateLimit = RateLimit(perSecond: 1, burst: 5) }
-        defer { server.stop() }
-        let c = try server.joined("rl-1", name: "Flooder")
-        for i in 0..<10 { c.send(.object(["type": .string("ping"), "ref": .string("f\(i)")])) }
-        var answers: [JSONValue] = []
-        while answers.count < 10 { answers.append(try c.next()) }
-        #expect(answers.map { $0["ref"]?.string } == (0..<10).map { "f\($0)" }, "every request answered once, in order")
+        let memory = try Self.hubs(perSecond: 1, burst: 5)
+        let c = memory.connect(to: 0)
+        try memory.request("join", ["session": "rl-1", "name": "Flooder", "role": "editor"], from: c)
+        let refs = (0..<10).map { _ in memory.post("ping", from: c) }
+        let answers = memory.drain(c)
+        #expect(answers.map { $0["ref"]?.string } == refs, "every request answered once, in order")
         #expect(answers.prefix(4).allSatisfy { $0["type"]?.string == "ack" })
-        let refused = answers.filter { $0["code"]?.string == "rate_limited" }
-        #expect(refused.count >= 5)
-        #expect(refused.allSatisfy { ($0["retryAfterMs"]?.number ?? 0) >= 1 })
-        #expect(refused.first?["message"]?.string?.contains("ping") == true)
+        let refused = answers.dropFirst(4)
+        #expect(refused.allSatisfy { $0["code"]?.string == "rate_limited" && ($0["retryAfterMs"]?.number ?? 0) >= 1 }, "\(refused)")
+        #expect(refused.first?["message"]?.string?.hasPrefix("ping: over 1 requests/s (burst 5)") == true)
+        // A second later there is a token again.
+        memory.outbounds[0].advance(by: .seconds(1))
+        #expect(try memory.request("ping", from: c)["type"]?.string == "ack")
     }
 
     @Test func aClientIgnoringRateLimitedRefusalsIsClosedWith4009() throws {
         // Every refusal counts towards the abuse limit (more than 100 in 10 s).
-        let server = try TestServer { $0.rateLimit = RateLimit(perSecond: 1, burst: 5) }
-        defer { server.stop() }
-        let c = try server.joined("rl-3", name: "Flooder")
-        for i in 0..<150 { c.send(.object(["type": .string("ping"), "ref": .string("f\(i)")])) }
-        let closed = try c.waitFor { $0["type"]?.string == "$closed" }
-        #expect(closed["code"]?.number == 4009)
+        let memory = try Self.hubs(perSecond: 1, burst: 5)
+        let c = memory.connect(to: 0)
+        try memory.request("join", ["session": "rl-3", "name": "Flooder", "role": "editor"], from: c)
+        for _ in 0..<104 { memory.post("ping", from: c) }
+        #expect(memory.closeCode(of: c) == nil, "100 refusals are tolerated")
+        memory.post("ping", from: c)
+        #expect(memory.closeCode(of: c) == 4009)
     }
 
     @Test func transientRequestsAreConflatedAndTheLatestIsAppliedInOrder() throws {
-        let server = try TestServer { $0.rateLimit = RateLimit(perSecond: 20, burst: 3) }
-        defer { server.stop() }
-        let mover = try server.joined("rl-2", name: "Mover")
-        let watcher = try server.joined("rl-2", name: "Watcher", role: "viewer")
-        _ = try mover.next("participant.joined")
-        #expect(try mover.request("camera.begin")["type"]?.string == "ack")
+        let memory = try Self.hubs(perSecond: 20, burst: 3)
+        let mover = memory.connect(to: 0), watcher = memory.connect(to: 0)
+        try memory.request("join", ["session": "rl-2", "name": "Mover", "role": "editor"], from: mover)
+        try memory.request("join", ["session": "rl-2", "name": "Watcher", "role": "viewer"], from: watcher)
+        #expect(try memory.request("camera.begin", from: mover)["type"]?.string == "ack")
+        _ = memory.drain(watcher)
         func camera(_ lat: Double) -> JSONValue { .object(["center": .coordinate(lat, 0), "zoom": .number(10)]) }
-        for i in 1...30 {
-            mover.send(.object(["type": .string("camera.changing"), "ref": .string("c\(i)"), "camera": camera(Double(i))]))
-        }
-        mover.send(.object(["type": .string("camera.end"), "ref": .string("end"), "camera": camera(30)]))
-        // Every request is answered; replaced ones say so.
-        var answers: [String: JSONValue] = [:]
-        while answers.count < 31 {
-            let m = try mover.next()
-            if let ref = m["ref"]?.string { answers[ref] = m }
-        }
-        let conflated = answers.values.filter { $0["conflated"]?.bool == true }
-        #expect(!conflated.isEmpty, "30 moves at once exceed a burst of 3")
-        #expect(answers["c30"]?["type"]?.string == "ack" && answers["c30"]?["conflated"] == nil, "the latest move is applied")
-        // camera.end is either admitted after the waiting move or refused to be retried; never ahead of it.
-        let endAnswer = try #require(answers["end"])
-        // The watcher sees the moves in order, ending with the latest one.
-        var latitudes: [Double] = []
-        while latitudes.last != 30 {
-            let m = try watcher.next()
-            if m["type"]?.string == "camera.changing", let lat = m["camera"]?["center"]?["latitude"]?.number { latitudes.append(lat) }
-            #expect(m["type"]?.string != "camera.end", "camera.end overtook a waiting move")
-        }
-        #expect(latitudes == latitudes.sorted())
-        if endAnswer["type"]?.string == "error" { #expect(endAnswer["code"]?.string == "rate_limited") }
+        // The join and camera.begin took two of three tokens: the first move is applied, the
+        // others wait for the next token, each replacing the one before.
+        let moves = (1...30).map { memory.post("camera.changing", ["camera": camera(Double($0))], from: mover) }
+        let end = memory.post("camera.end", ["camera": camera(30)], from: mover)
+        var answers = Dictionary(uniqueKeysWithValues: memory.drain(mover).compactMap { m in m["ref"]?.string.map { ($0, m) } })
+        #expect(answers[moves[0]]?["type"]?.string == "ack")
+        #expect(moves[1..<29].allSatisfy { answers[$0]?["conflated"]?.bool == true }, "\(answers)")
+        #expect(answers[moves[29]] == nil, "the latest move waits for a token")
+        #expect(answers[end]?["code"]?.string == "rate_limited", "camera.end never overtakes a waiting move")
+        memory.outbounds[0].advance(by: .milliseconds(50))
+        memory.tick()
+        answers = Dictionary(uniqueKeysWithValues: memory.drain(mover).compactMap { m in m["ref"]?.string.map { ($0, m) } })
+        #expect(answers[moves[29]]?["type"]?.string == "ack" && answers[moves[29]]?["conflated"] == nil, "the latest move is applied")
+        let latitudes = memory.drain(watcher).filter { $0["type"]?.string == "camera.changing" }.compactMap { $0["camera"]?["center"]?["latitude"]?.number }
+        #expect(latitudes == [1, 30])
     }
 }
