@@ -1,3 +1,4 @@
+import Foundation
 import MeridianAuth
 import MeridianProtocol
 import MeridianTransport
@@ -138,5 +139,19 @@ extension Hub {
         metrics.messageOut("moved")
         local.send(OutboundFrame(text: ServerMessage.moved(ref: rejoin.ref, session: session, reason: reason)), to: connection)
         route(rejoin, from: connection, on: outbound(for: local))
+    }
+
+    /// Closes, with 4401, connections whose token expired unrefreshed (looked at once a second).
+    func closeExpiredTokens(on server: any Outbound) {
+        guard case .tokens = configuration.authentication else { return }
+        let now = Date()
+        guard now >= nextTokenCheck else { return }
+        nextTokenCheck = now.addingTimeInterval(1)
+        for (id, state) in connections {
+            guard let grant = state.grant, gatekeeper.hasExpired(grant, at: now) else { continue }
+            logger.info("token expired", metadata: ["connection": "\(id)", "participant": "\(grant.participant)"])
+            connections[id]?.grantExpired()
+            server.close(id, code: CloseCode.tokenExpired, reason: "token expired")
+        }
     }
 }

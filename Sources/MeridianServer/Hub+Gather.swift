@@ -78,7 +78,7 @@ extension Hub {
             if let cluster = place?.cluster { metrics.refresh(cluster.figures) }
             responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
         case .http(let request, let responder):
-            if let denial = authorizeAPI(request, .list) { return responder.respond(denial) }
+            if let denial = gatekeeper.authorizeAPI(request, .list) { return responder.respond(denial) }
             listSessions(responder, loaded: gather.loaded)
         }
     }

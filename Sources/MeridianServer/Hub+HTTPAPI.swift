@@ -26,7 +26,7 @@ extension Hub {
             return true
         }
         let grant: AccessGrant?
-        switch authenticateAPI(request) {
+        switch gatekeeper.authenticateAPI(request) {
         case .failure(let denial):
             responder.respond(denial.response)
             return true
@@ -41,7 +41,7 @@ extension Hub {
         case .success(let r):
             api = r
         }
-        if let grant, let denial = permitAPI(grant, request, api) {
+        if let grant, let denial = gatekeeper.permitAPI(grant, request, api) {
             responder.respond(denial)
             return true
         }

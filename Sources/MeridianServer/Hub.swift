@@ -30,12 +30,10 @@ final class Hub: TransportHandler {
     let metrics: HubMetrics
     /// When connections' token expiries are next looked at.
     var nextTokenCheck = Date.distantPast
-    /// The token and grant of the upgrade `screen` accepted last, until its `didOpen`.
-    var screened: (token: String, grant: AccessGrant)?
     /// Connections with requests waiting for their rate limit.
     var deferredConnections: Set<ConnectionID> = []
-    /// Grants of tokens verified before (nil without tokens).
-    let tokens: TokenCache?
+    /// Bearer tokens of handshakes, joins, the overview and the API.
+    let gatekeeper: Gatekeeper
     /// Among several hubs (one per service thread): this hub's index and the relay (Hub+Relay).
     let place: HubPlace?
     var routed: RoutedOutbound?
@@ -53,13 +51,13 @@ final class Hub: TransportHandler {
         self.durability = Durability(slot: storage)
         self.eventLog = eventLog
         self.metrics = HubMetrics(metrics)
-        self.tokens = Self.tokenCache(configuration.authentication)
+        self.gatekeeper = Gatekeeper(configuration.authentication, metrics: self.metrics)
     }
 
     // MARK: TransportHandler
 
     func transport(_ server: ServerLoop, shouldAccept handshake: Handshake) -> HandshakeVerdict {
-        screen(handshake)
+        gatekeeper.screen(handshake)
     }
 
     func transport(_ server: ServerLoop, didOpen connection: ConnectionID, handshake: Handshake) {
@@ -83,7 +81,7 @@ final class Hub: TransportHandler {
     /// A WebSocket connection opened with `handshake` (its bearer token screened before).
     func open(_ connection: ConnectionID, handshake: Handshake) {
         let peer = handshake.peer
-        connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant(handshake))
+        connections[connection] = ConnectionState(peer: peer, handshakeGrant: gatekeeper.handshakeGrant(handshake))
         metrics.connectionEvent("opened")
         logger.debug("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
     }
@@ -157,7 +155,7 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: "join", code: .alreadyJoined,
                               message: "this connection already joined session \(state.sessionID!); send leave first", on: server)
             }
-            switch resolveJoin(join, session: sessionID, resume: resume, connection: connection) {
+            switch gatekeeper.resolveJoin(join, session: sessionID, resume: resume, handshakeGrant: state.handshakeGrant) {
             case .failure(let refusal):
                 refuse(connection, ref: request.ref, request: "join", code: refusal.code, message: refusal.message, field: refusal.field, on: server)
                 countProtocolError(connection, on: server)
@@ -166,9 +164,13 @@ final class Hub: TransportHandler {
                           original: request, on: server)
             }
         case .refreshToken(let token):
-            if let refusal = refreshToken(token, connection: connection) {
+            let state = connections[connection]!
+            switch gatekeeper.refresh(token, session: state.sessionID ?? "", current: state.grant, handshakeGrant: state.handshakeGrant) {
+            case .failure(let refusal):
                 return refuse(connection, ref: request.ref, request: "token.refresh", code: refusal.code, message: refusal.message,
                               field: refusal.field, on: server)
+            case .success(let grant):
+                connections[connection]?.refreshed(grant)
             }
             let seq = seq(of: connections[connection]!)
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
@@ -178,7 +180,7 @@ final class Hub: TransportHandler {
             acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
                                    ref: request.ref, request: "ping"), on: server)
         case .overviewWatch(let token):
-            if let refusal = authorizeOverview(token: token, connection: connection) {
+            if let refusal = gatekeeper.authorizeOverview(token: token, handshakeGrant: connections[connection]!.handshakeGrant) {
                 refuse(connection, ref: request.ref, request: "overview.watch", code: refusal.code, message: refusal.message,
                        field: refusal.field, on: server)
                 return countProtocolError(connection, on: server)

@@ -12,13 +12,30 @@ struct AuthRefusal: Error {
     var field: String?
 }
 
-extension Hub {
+/// Who a connection or an HTTP request is, and what it may do: the bearer tokens of handshakes,
+/// joins, refreshes, the overview and the HTTP API checked against the server's
+/// ``Authentication``, with no I/O. Each hub has its own, on its service thread: it keeps the
+/// grant of the upgrade it screened last, for the connection that opens next.
+final class Gatekeeper {
+    let authentication: Authentication
+    private let metrics: HubMetrics
+    /// Grants of tokens verified before (nil without tokens).
+    private let tokens: TokenCache?
+    /// The token and grant of the upgrade ``screen(_:)`` accepted last, until its `didOpen`.
+    private var screened: (token: String, grant: AccessGrant)?
+
+    init(_ authentication: Authentication, metrics: HubMetrics) {
+        self.authentication = authentication
+        self.metrics = metrics
+        if case .tokens(let verifier) = authentication { tokens = TokenCache(verifier: verifier) } else { tokens = nil }
+    }
+
     /// The core join request a `join` amounts to: under tokens, the token
     /// names the participant and caps the role; without, the request says all.
     func resolveJoin(
-        _ p: JoinParameters, session: String, resume: ResumePoint?, connection: ConnectionID
+        _ p: JoinParameters, session: String, resume: ResumePoint?, handshakeGrant: AccessGrant?
     ) -> Result<(JoinRequest, AccessGrant?), AuthRefusal> {
-        guard case .tokens(let verifier) = configuration.authentication else {
+        guard case .tokens(let verifier) = authentication else {
             guard let name = p.name else { return .failure(AuthRefusal(code: .invalidField, message: "name: required", field: "name")) }
             guard let role = p.role else {
                 return .failure(AuthRefusal(code: .invalidField, message: "role: required (owner, editor or viewer)", field: "role"))
@@ -27,7 +44,7 @@ extension Hub {
                 name: name, role: role, hidden: p.hidden ?? false, color: p.color, previous: p.previousParticipant, previousEpoch: resume?.epoch), nil))
         }
         let grant: AccessGrant
-        switch bearer(p.token, connection: connection, verifier: verifier, request: "join") {
+        switch bearer(p.token, handshakeGrant: handshakeGrant, verifier: verifier, request: "join") {
         case .success(let g): grant = g
         case .failure(let refusal): return .failure(refusal)
         }
@@ -57,11 +74,11 @@ extension Hub {
 
     /// The grant of a request's own token, else of the connection's handshake token (verified
     /// when the connection opened; only its expiry is checked again).
-    func bearer(_ token: String?, connection: ConnectionID, verifier: TokenVerifier, request: String) -> Result<AccessGrant, AuthRefusal> {
+    private func bearer(_ token: String?, handshakeGrant: AccessGrant?, verifier: TokenVerifier, request: String) -> Result<AccessGrant, AuthRefusal> {
         let result: Result<AccessGrant, AuthError>
         if let token {
             result = verified(token, by: verifier)
-        } else if let grant = connections[connection]?.handshakeGrant {
+        } else if let grant = handshakeGrant {
             result = verifier.recheck(grant)
         } else {
             return .failure(AuthRefusal(
@@ -78,55 +95,38 @@ extension Hub {
         tokens?.verify(token) ?? verifier.verify(token)
     }
 
-    /// The token cache of a server that checks tokens.
-    static func tokenCache(_ authentication: Authentication) -> TokenCache? {
-        guard case .tokens(let verifier) = authentication else { return nil }
-        return TokenCache(verifier: verifier)
-    }
-
-    /// `token.refresh`: a new token for the same participant, still allowing
-    /// the joined session with the same role, replaces the expiry.
-    func refreshToken(_ token: String, connection: ConnectionID) -> AuthRefusal? {
-        guard case .tokens(let verifier) = configuration.authentication else {
-            return AuthRefusal(code: .invalidField, message: "this server does not check tokens", field: "token")
+    /// `token.refresh` of a member joined to `session` with `current`: a new token for the same
+    /// participant, still allowing the session with the same role, whose grant replaces it.
+    func refresh(_ token: String, session: String, current: AccessGrant?, handshakeGrant: AccessGrant?) -> Result<AccessGrant, AuthRefusal> {
+        guard case .tokens(let verifier) = authentication else {
+            return .failure(AuthRefusal(code: .invalidField, message: "this server does not check tokens", field: "token"))
         }
-        guard let state = connections[connection], let sessionID = state.sessionID, let current = state.grant else {
-            return AuthRefusal(code: .notJoined, message: "token.refresh needs a joined session")
-        }
-        switch bearer(token, connection: connection, verifier: verifier, request: "token.refresh") {
+        guard let current else { return .failure(AuthRefusal(code: .notJoined, message: "token.refresh needs a joined session")) }
+        switch bearer(token, handshakeGrant: handshakeGrant, verifier: verifier, request: "token.refresh") {
         case .failure(let refusal):
-            return refusal
+            return .failure(refusal)
         case .success(let grant):
             guard grant.participant == current.participant else {
-                return AuthRefusal(code: .forbidden, message: "the new token is for \(grant.participant), not \(current.participant)", field: "token")
+                return .failure(AuthRefusal(code: .forbidden, message: "the new token is for \(grant.participant), not \(current.participant)", field: "token"))
             }
-            guard grant.role == current.role, grant.allows(session: sessionID) else {
-                return AuthRefusal(code: .forbidden, message: "the new token must grant the same role in session \(sessionID)", field: "token")
+            guard grant.role == current.role, grant.allows(session: session) else {
+                return .failure(AuthRefusal(code: .forbidden, message: "the new token must grant the same role in session \(session)", field: "token"))
             }
-            connections[connection]?.refreshed(grant)
-            return nil
+            return .success(grant)
         }
     }
 
-    /// Closes, with 4401, connections whose token expired unrefreshed.
-    func closeExpiredTokens(on server: any Outbound) {
-        guard case .tokens(let verifier) = configuration.authentication else { return }
-        let now = Date()
-        guard now >= nextTokenCheck else { return }
-        nextTokenCheck = now.addingTimeInterval(1)
-        for (id, state) in connections {
-            guard let grant = state.grant, case .failure = verifier.recheck(grant, at: now) else { continue }
-            logger.info("token expired", metadata: ["connection": "\(id)", "participant": "\(grant.participant)"])
-            connections[id]?.grantExpired()
-            server.close(id, code: CloseCode.tokenExpired, reason: "token expired")
-        }
+    /// Whether `grant` expired unrefreshed at `now` (never without tokens).
+    func hasExpired(_ grant: AccessGrant, at now: Date) -> Bool {
+        guard case .tokens(let verifier) = authentication, case .failure = verifier.recheck(grant, at: now) else { return false }
+        return true
     }
 
     /// Answers a WebSocket upgrade: a token in the handshake must verify. The grant is kept
     /// for `didOpen`, which lws calls next for the same request.
     func screen(_ handshake: Handshake) -> HandshakeVerdict {
         screened = nil
-        guard case .tokens(let verifier) = configuration.authentication, let token = Self.token(in: handshake) else { return .accept }
+        guard case .tokens(let verifier) = authentication, let token = Self.token(in: handshake) else { return .accept }
         switch verified(token, by: verifier) {
         case .success(let grant):
             screened = (token, grant)
@@ -140,7 +140,7 @@ extension Hub {
     /// The grant of an opened connection's handshake token, verified by `screen`.
     func handshakeGrant(_ handshake: Handshake) -> AccessGrant? {
         defer { screened = nil }
-        guard case .tokens(let verifier) = configuration.authentication, let token = Self.token(in: handshake) else { return nil }
+        guard case .tokens(let verifier) = authentication, let token = Self.token(in: handshake) else { return nil }
         if let screened, screened.token == token { return screened.grant }
         return try? verified(token, by: verifier).get()
     }
@@ -172,7 +172,7 @@ extension Role {
     }
 }
 
-extension Hub {
+extension Gatekeeper {
     /// Under tokens, the HTTP API needs `Authorization: Bearer`: reading a
     /// session needs a token allowing it; listing all sessions a `*` owner or
     /// dashboard token; creating, configuring or deleting one an owner token
@@ -186,7 +186,7 @@ extension Hub {
 
     /// The grant of the request's bearer token (nil when the server checks none), or the 401.
     func authenticateAPI(_ request: HTTPRequest) -> Result<AccessGrant?, APIDenial> {
-        guard case .tokens(let verifier) = configuration.authentication else { return .success(nil) }
+        guard case .tokens(let verifier) = authentication else { return .success(nil) }
         guard let header = request.authorization, header.lowercased().hasPrefix("bearer ") else {
             return .failure(APIDenial(response: APIResponse.error(401, "unauthorized", "\(request.method) \(request.path.prefix(256)): the API needs an Authorization: Bearer token")))
         }
@@ -219,12 +219,12 @@ struct APIDenial: Error {
     var response: HTTPResponse
 }
 
-extension Hub {
+extension Gatekeeper {
     /// The overview lists every session: under tokens it needs an owner or
     /// dashboard token for session `*`.
-    func authorizeOverview(token: String?, connection: ConnectionID) -> AuthRefusal? {
-        guard case .tokens(let verifier) = configuration.authentication else { return nil }
-        switch bearer(token, connection: connection, verifier: verifier, request: "overview.watch") {
+    func authorizeOverview(token: String?, handshakeGrant: AccessGrant?) -> AuthRefusal? {
+        guard case .tokens(let verifier) = authentication else { return nil }
+        switch bearer(token, handshakeGrant: handshakeGrant, verifier: verifier, request: "overview.watch") {
         case .failure(let refusal):
             return refusal
         case .success(let grant):
