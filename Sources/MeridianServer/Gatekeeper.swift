@@ -173,6 +173,28 @@ extension Role {
 }
 
 extension Gatekeeper {
+    /// A request under /api/sessions, read and checked in this order (`APIRequest.decode` reads
+    /// it): the path and the method (404, 405, whoever asks), the token (401), the request's form
+    /// (400: id, query, body), the token's rights (403). Nil for any other path.
+    func admitAPI(_ request: HTTPRequest) -> Result<APIRequest, APIDenial>? {
+        guard let decoded = APIRequest.decode(method: request.method, path: request.path, query: request.query, body: request.body) else {
+            return nil
+        }
+        // 404 and 405 depend on the path and the method alone: answered to anyone.
+        if case .failure(let refusal) = decoded, refusal.status != 400 { return .failure(APIDenial(response: APIResponse.error(refusal))) }
+        switch authenticateAPI(request) {
+        case .failure(let denial):
+            return .failure(denial)
+        case .success(let grant):
+            switch decoded {
+            case .failure(let refusal): return .failure(APIDenial(response: APIResponse.error(refusal)))
+            case .success(let api):
+                if let grant, let denial = permitAPI(grant, request, api) { return .failure(APIDenial(response: denial)) }
+                return .success(api)
+            }
+        }
+    }
+
     /// Under tokens, the HTTP API needs `Authorization: Bearer`: reading a
     /// session needs a token allowing it; listing all sessions a `*` owner or
     /// dashboard token; creating, configuring or deleting one an owner token

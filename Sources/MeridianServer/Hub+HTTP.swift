@@ -11,14 +11,14 @@ extension Hub {
         if let place, place.relay.hubs > 1 {
             // A session's requests are answered on its home hub (of this node: one that another
             // node owns is read from the shared store); the list and the metrics gather every hub's part.
-            if let id = Self.sessionOfAPIRequest(request), case let home = place.relay.localHome(of: id), home != place.hub {
+            if let id = HubGather.sessionOfAPIRequest(request), case let home = place.relay.localHome(of: id), home != place.hub {
                 return place.relay.post(.http(request, responder), to: home)
             }
-            if Self.isGathered(request) {
+            if HubGather.isGathered(request) {
                 return gather(HubGather(request: request, responder: responder), on: local)
             }
         }
-        if Self.isGathered(request) {
+        if HubGather.isGathered(request) {
             var all = HubGather(request: request, responder: responder)
             all.add(self, on: local)
             return finish(all, on: local)

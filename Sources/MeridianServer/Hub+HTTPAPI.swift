@@ -13,37 +13,15 @@ import MeridianTransport
 /// writing, wait behind that work and are then served in arrival order.
 extension Hub {
     /// Answers a request under /api/sessions through `responder`; false for any other path.
-    /// Checked in this order (`APIRequest.decode` reads the request): the path and the method
-    /// (404, 405, whoever asks), the token (401), the request's form (400: id, query, body),
-    /// the token's rights (403), then the session's state.
     func apiRequest(_ request: HTTPRequest, responder: HTTPResponder, on server: any Outbound) -> Bool {
-        guard let decoded = APIRequest.decode(method: request.method, path: request.path, query: request.query, body: request.body) else {
-            return false
-        }
-        // 404 and 405 depend on the path and the method alone: answered to anyone.
-        if case .failure(let refusal) = decoded, refusal.status != 400 {
-            responder.respond(APIResponse.error(refusal))
-            return true
-        }
-        let grant: AccessGrant?
-        switch gatekeeper.authenticateAPI(request) {
-        case .failure(let denial):
+        let api: APIRequest
+        switch gatekeeper.admitAPI(request) {
+        case nil: return false
+        case .failure(let denial)?:
             responder.respond(denial.response)
             return true
-        case .success(let g):
-            grant = g
-        }
-        let api: APIRequest
-        switch decoded {
-        case .failure(let refusal):
-            responder.respond(APIResponse.error(refusal))
-            return true
-        case .success(let r):
-            api = r
-        }
-        if let grant, let denial = gatekeeper.permitAPI(grant, request, api) {
-            responder.respond(denial)
-            return true
+        case .success(let admitted)?:
+            api = admitted
         }
         switch api {
         case .list: listSessions(responder, loaded: loadedRows())
@@ -130,7 +108,7 @@ extension Hub {
         if sessions[id] != nil { return responder.respond(APIResponse.error(409, "already_exists", "session \(id) already exists")) }
         guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
-        reader.read(unloadedWrite(of: id), completion: returning(to: server) { hub, server, result in
+        reader.read(UnloadedWrite.lookup(id, cluster: place?.cluster, hub: place?.hub ?? 0), completion: returning(to: server) { hub, server, result in
             hub.create(id, found: result, settings: settings, responder, on: server)
         })
     }
@@ -164,31 +142,6 @@ extension Hub {
             guard case .success = result else { return responder.respond(self.writeFailed(result)) }
             self.logger.info("session created", metadata: ["session": "\(id)", "via": "http"])
             responder.respond(APIResponse.json(201, APIResponse.describe(session, loaded: false)))
-        }
-    }
-
-    /// What an HTTP API create or delete of a session not loaded here found, on a reader thread.
-    enum UnloadedWrite: Sendable {
-        /// Whether it is stored, and in a cluster the fence of the lease this node took on it
-        /// for the write (given up after it).
-        case read(Bool, fence: UInt64?)
-        /// Another node of the cluster holds it.
-        case elsewhere
-    }
-
-    /// The read before an HTTP API create or delete of `id`, which is not loaded here. In a
-    /// cluster the node takes the session's lease first, as a load does, and claims its fence
-    /// in the store: the write is fenced like an owner's, and a former owner's late write cannot
-    /// undo it; a session another node holds is not written here.
-    private func unloadedWrite(of id: String) -> @Sendable (any SessionStore) throws(StorageError) -> UnloadedWrite {
-        let (cluster, hub) = (place?.cluster, place?.hub ?? 0)
-        return { store throws(StorageError) in
-            guard let cluster else { return .read(try store.load(id) != nil, fence: nil) }
-            guard let lease = try cluster.acquire(id, hub: hub) else { return .elsewhere }
-            let stored = try store.load(id, claiming: lease.fence)
-            guard let settled = try cluster.settle(id, lease, stored: stored?.fence ?? 0) else { return .elsewhere }
-            if settled != lease { _ = try store.load(id, claiming: settled.fence) }
-            return .read(stored != nil, fence: settled.fence)
         }
     }
 
@@ -266,7 +219,7 @@ extension Hub {
         }
         guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
-        reader.read(unloadedWrite(of: id), completion: returning(to: server) { hub, server, result in
+        reader.read(UnloadedWrite.lookup(id, cluster: place?.cluster, hub: place?.hub ?? 0), completion: returning(to: server) { hub, server, result in
             hub.delete(id, found: result, responder, on: server)
         })
     }

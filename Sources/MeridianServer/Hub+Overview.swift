@@ -30,14 +30,4 @@ extension Hub {
 
     /// The cluster node's advertised address, which overview entries name.
     private var node: String? { place?.cluster?.configuration.advertise }
-
-    /// A drag `starting` refused for a conflict: the session's dashboards see
-    /// who was refused and who holds the annotation (the refused client got the error).
-    func announceRefusal(_ command: Command, _ error: SessionError, by pid: ParticipantID, in host: SessionHost, on server: any Outbound) {
-        guard error.code == .dragConflict, case .drag(let annotation, _, _, _) = command else { return }
-        let watchers = host.hiddenMembers(in: host.session)
-        guard !watchers.isEmpty else { return }
-        let frame = OutboundFrame(text: ServerMessage.dragRefused(seq: host.session.seq, annotation: annotation, participant: pid, holder: error.holder))
-        server.broadcast(frame, to: watchers)
-    }
 }

@@ -228,7 +228,7 @@ final class Hub: TransportHandler {
                 refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
                        field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, annotation: error.annotation,
                        on: server)
-                announceRefusal(command, error, by: pid, in: host, on: server)
+                host.announceRefusal(command, error, by: pid, on: server)
             }
         }
     }
@@ -286,23 +286,7 @@ final class Hub: TransportHandler {
                 "connection": "\(connection)", "session": "\(sessionID)", "participant": "\(pid)",
                 "role": "\(request.role.rawValue)", "hidden": "\(request.hidden)",
             ])
-            let missed = resume.flatMap { r in r.epoch == host.session.epoch ? host.frames(after: r.seq, upTo: before) : nil }
-            if let interest, interest.isNarrowed {
-                return welcomeWithInterest(interest, to: connection, as: pid, in: host, ref: ref, resume: resume, missed: missed, events: events, on: server)
-            }
-            if missed == nil {
-                for frame in host.welcomeFrames(ref: ref, participant: pid, ledger: server.sharedFrames) { server.send(frame, to: connection) }
-            } else {
-                server.send(OutboundFrame(text: ServerMessage.welcome(
-                    ref: ref, session: host.session, participant: pid, resumedFrom: resume!.seq, annotations: [])), to: connection)
-            }
-            if let missed {
-                for (_, frame, _) in missed { server.send(frame, to: connection) }
-                host.broadcast(events, on: server)
-                server.send(OutboundFrame(text: ServerMessage.live(host.session)), to: connection)
-            } else {
-                host.broadcast(events, on: server, excludingConnection: connection)
-            }
+            host.welcome(connection, as: pid, ref: ref, interest: interest, resume: resume, before: before, events: events, on: server)
         }
     }
 
