@@ -137,7 +137,7 @@ extension Hub {
         }
         var update = SessionUpdate(record: session.record, epoch: session.epoch)
         update.fence = fence
-        commitUnloaded(.update(update), on: server) { [unowned self] result in
+        writes.commitUnloaded(.update(update), on: server) { [unowned self] result in
             self.finishUnloadedWrite(id)
             guard case .success = result else { return responder.respond(self.writeFailed(result)) }
             self.logger.info("session created", metadata: ["session": "\(id)", "via": "http"])
@@ -196,7 +196,7 @@ extension Hub {
             let change = SessionChange.update(SessionUpdate(
                 id: s.id, epoch: s.epoch, seq: s.seq, settings: s.settings, callout: s.callout,
                 upserted: s.drags.keys.sorted().compactMap { s.committedAnnotation($0) }))
-            submit(change, of: id, ack: nil, on: server) { [unowned self] result in
+            writes.submit(change, of: id, ack: nil, on: server) { [unowned self] result in
                 responder.respond(result.isSuccess ? answer : self.writeFailed(result))
             }
         }
@@ -210,7 +210,7 @@ extension Hub {
             }
             // Joins of `id` wait until the delete is committed; they then find nothing stored.
             durability.gates[id] = SessionGate(work: .writing)
-            submit(.delete(id: id), of: id, ack: nil, on: server) { [unowned self] result in
+            writes.submit(.delete(id: id), of: id, ack: nil, on: server) { [unowned self] result in
                 if result.isSuccess { self.forget(id) }
                 self.endWrite(id)
                 responder.respond(result.isSuccess ? HTTPResponse(status: 204, body: []) : self.writeFailed(result))
@@ -236,7 +236,7 @@ extension Hub {
             finishUnloadedWrite(id)
             responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))
         case .success(.read(true, let fence)):
-            commitUnloaded(.delete(id: id, fence: fence), on: server) { [unowned self] result in
+            writes.commitUnloaded(.delete(id: id, fence: fence), on: server) { [unowned self] result in
                 if result.isSuccess {
                     self.eventLog.writer?.forget(session: id)
                     self.logger.info("session deleted", metadata: ["session": "\(id)", "via": "http"])
@@ -254,7 +254,7 @@ extension Hub {
         durability.fences[id] = nil
         place?.cluster?.release(id)
         durability.emptySince[id] = nil
-        durability.needsFullWrite.remove(id)
+        writes.forget(id)
         logger.info("session deleted", metadata: ["session": "\(id)", "via": "http"])
     }
 

@@ -25,6 +25,10 @@ final class Hub: TransportHandler {
     var durability: Durability {
         didSet { postLoad() }
     }
+    /// The hub's writes to the store, and the acks that wait for them.
+    lazy var writes = SessionWrites(
+        slot: durability.slot, logger: logger, fence: { [unowned self] in self.sessions[$0]?.fence ?? self.durability.fences[$0] },
+        isOpen: { [unowned self] in self.connections[$0] != nil })
     /// Each session's persisted event log; its pages are read in EventLog+Page.swift.
     let eventLog: EventLog
     let metrics: HubMetrics
@@ -129,7 +133,7 @@ final class Hub: TransportHandler {
             guard let due = host.session.nextDragExpiry, due <= now else { continue }
             let events = host.session.expireDrags(at: now)
             host.broadcast(events, on: server)
-            persist(events, of: host, on: server)
+            writes.persist(events, of: host, on: server)
         }
         releaseAllDeferred(on: server)
         unloadIdleSessions(on: server)
@@ -173,12 +177,12 @@ final class Hub: TransportHandler {
                 connections[connection]?.refreshed(grant)
             }
             let seq = seq(of: connections[connection]!)
-            acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
-                                   ref: request.ref, request: "token.refresh"), on: server)
+            writes.acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
+                                   ref: request.ref, request: "token.refresh"), in: connections[connection]?.sessionID, on: server)
         case .ping:
             let seq = seq(of: connections[connection]!)
-            acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
-                                   ref: request.ref, request: "ping"), on: server)
+            writes.acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
+                                   ref: request.ref, request: "ping"), in: connections[connection]?.sessionID, on: server)
         case .overviewWatch(let token):
             if let refusal = gatekeeper.authorizeOverview(token: token, handshakeGrant: connections[connection]!.handshakeGrant) {
                 refuse(connection, ref: request.ref, request: "overview.watch", code: refusal.code, message: refusal.message,
@@ -197,8 +201,8 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: "interest", code: error.code, message: error.message, field: error.field, on: server)
             }
             let seq = host.session.seq
-            acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
-                                   ref: request.ref, request: "interest"), on: server)
+            writes.acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
+                                   ref: request.ref, request: "interest"), in: connections[connection]?.sessionID, on: server)
         case .leave:
             let state = connections[connection]!
             guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
@@ -206,8 +210,8 @@ final class Hub: TransportHandler {
             }
             leave(connection, state, reason: "left", on: server)
             connections[connection]?.left()
-            acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, into: &$0) },
-                                   ref: request.ref, request: "leave"), on: server)
+            writes.acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, into: &$0) },
+                                   ref: request.ref, request: "leave"), in: connections[connection]?.sessionID, on: server)
             settled(connection)
         case .command(let command):
             guard let sessionID = connections[connection]!.sessionID, let host = sessions[sessionID],
@@ -223,7 +227,7 @@ final class Hub: TransportHandler {
             case .success(let accepted):
                 host.broadcast(accepted.events, on: server)
                 let ack = OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera, into: &$0) }
-                persist(accepted.events, of: host, ack: PendingAck(connection: connection, frame: ack, ref: request.ref, request: command.name), on: server)
+                writes.persist(accepted.events, of: host, ack: PendingAck(connection: connection, frame: ack, ref: request.ref, request: command.name), on: server)
             case .failure(let error):
                 refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
                        field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, annotation: error.annotation,
@@ -304,7 +308,7 @@ final class Hub: TransportHandler {
         host.remove(connection)
         let events = host.session.leave(pid, reason: reason, at: server.now)
         host.broadcast(events, on: server)
-        persist(events, of: host, on: server)
+        writes.persist(events, of: host, on: server)
         logger.debug("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
     }
 
@@ -330,7 +334,7 @@ final class Hub: TransportHandler {
         let events = host.session.flushPresence()
         guard !events.isEmpty else { return }
         host.broadcast(events, on: server)
-        persist(events, of: host, on: server)
+        writes.persist(events, of: host, on: server)
     }
 
     /// The seq of the connection's session; 0 when it is in none.

@@ -97,7 +97,7 @@ def test_the_loser_of_a_drag_race_cannot_undo_the_winners_drag(server, session_i
             # the winner's drag; Bob has changed nothing.
             error, _ = await loser.request({"type": "undo"})
             if loser is alice:
-                assert error["code"] == "being_dragged" and error["holder"] == winner.participant, error
+                assert error["code"] == "being_dragged" and error["holder"]["id"] == winner.participant, error
             else:
                 assert error["code"] == "not_found", error
             await winner.ok({"type": "drag", "id": "boat", "state": "dragging", "coordinate": {"latitude": 11, "longitude": 21}})
