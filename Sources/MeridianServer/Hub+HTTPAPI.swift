@@ -108,7 +108,7 @@ extension Hub {
         if sessions[id] != nil { return responder.respond(APIResponse.error(409, "already_exists", "session \(id) already exists")) }
         guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
-        reader.read(UnloadedWrite.lookup(id, cluster: place?.cluster, hub: place?.hub ?? 0), completion: returning(to: server) { hub, server, result in
+        reader.read(UnloadedWrite.lookup(id, cluster: place?.cluster, hub: place?.hub ?? 0), completion: returning(self, to: server) { hub, server, result in
             hub.create(id, found: result, settings: settings, responder, on: server)
         })
     }
@@ -219,7 +219,7 @@ extension Hub {
         }
         guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         durability.gates[id] = SessionGate(work: .writing)
-        reader.read(UnloadedWrite.lookup(id, cluster: place?.cluster, hub: place?.hub ?? 0), completion: returning(to: server) { hub, server, result in
+        reader.read(UnloadedWrite.lookup(id, cluster: place?.cluster, hub: place?.hub ?? 0), completion: returning(self, to: server) { hub, server, result in
             hub.delete(id, found: result, responder, on: server)
         })
     }

@@ -134,7 +134,7 @@ extension Hub {
                 return LoadedSession(session: session, index: index)
             }
             return .read(loaded, fence: fence)
-        }, completion: returning(to: server) { hub, server, result in hub.finishLoad(id, result, on: server) })
+        }, completion: returning(self, to: server) { hub, server, result in hub.finishLoad(id, result, on: server) })
         return nil
     }
 

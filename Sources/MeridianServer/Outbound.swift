@@ -56,19 +56,17 @@ struct LoopBound<Value>: @unchecked Sendable {
     }
 }
 
-extension Hub {
-    /// A completion for work done on another thread (a store's read or write): it hands its
-    /// result back to this hub's thread, where `body` runs with the hub and `server`.
-    func returning<Result: Sendable>(
-        to server: any Outbound, _ body: @escaping (Hub, any Outbound, Result) -> Void
-    ) -> @Sendable (Result) -> Void {
-        let thread = server.thread
-        let bound = LoopBound((hub: self, server: server, body: body), on: thread)
-        return { result in
-            thread.enqueue {
-                let bound = bound.value
-                bound.body(bound.hub, bound.server, result)
-            }
+/// A completion for work done on another thread (a store's read or write): it hands its result
+/// back to `server`'s thread, where `body` runs with `owner` (a value of that thread) and `server`.
+func returning<Owner, Result: Sendable>(
+    _ owner: Owner, to server: any Outbound, _ body: @escaping (Owner, any Outbound, Result) -> Void
+) -> @Sendable (Result) -> Void {
+    let thread = server.thread
+    let bound = LoopBound((owner: owner, server: server, body: body), on: thread)
+    return { result in
+        thread.enqueue {
+            let bound = bound.value
+            bound.body(bound.owner, bound.server, result)
         }
     }
 }

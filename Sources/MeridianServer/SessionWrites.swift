@@ -85,7 +85,7 @@ final class SessionWrites {
         if change != nil { pendingWrites[sessionID, default: 0] += 1 }
         if let ack { pendingAcks[ack.connection, default: 0] += 1 }
         let wrote = change != nil
-        writer.submit(change, completion: returning(to: server) { writes, server, result in
+        writer.submit(change, completion: returning(self, to: server) { writes, server, result in
             writes.finish(result, sessionID: sessionID, wrote: wrote, ack: ack, counted: true, on: server)
             then?(result)
         })
@@ -99,21 +99,7 @@ final class SessionWrites {
             do throws(StorageError) { try opened.store.commit([change]) } catch { return then(.failure(error)) }
             return then(.success(()))
         }
-        writer.submit(change, completion: returning(to: server) { _, _, result in then(result) })
-    }
-
-    /// A completion for the writer's thread that hands its result back to the hub's thread.
-    private func returning<Result: Sendable>(
-        to server: any Outbound, _ body: @escaping (SessionWrites, any Outbound, Result) -> Void
-    ) -> @Sendable (Result) -> Void {
-        let thread = server.thread
-        let bound = LoopBound((writes: self, server: server, body: body), on: thread)
-        return { result in
-            thread.enqueue {
-                let bound = bound.value
-                bound.body(bound.writes, bound.server, result)
-            }
-        }
+        writer.submit(change, completion: returning(self, to: server) { _, _, result in then(result) })
     }
 
     /// In a cluster, `change` under the fencing number of this node's lease on the session: the
