@@ -13,42 +13,17 @@ import Synchronization
 /// every member of another node with an alias, a connection id of its own (its high byte the
 /// gateway's index), so that a home hub serves it as it serves a member on another hub.
 ///
-/// Messages go through the cluster's broker (``ChannelBus``): Redis, or memory in tests.
+/// Messages go through the cluster's broker (``ChannelBus``): Redis, or memory in tests. What
+/// the gateway knows is two values under one lock, ``GatewayEdge`` and ``GatewayOwner``, which
+/// decide; the gateway sends and posts what they say.
 final class ClusterGateway: Sendable {
     struct State {
         /// Sessions owned by another node, as last heard: session → node.
         var owners: [String: Int] = [:]
-        /// Edge: the node each local connection's requests go to, and every node they went to.
-        var edgeRoutes: [ConnectionID: Int] = [:]
-        var edgeNodes: [ConnectionID: Set<Int>] = [:]
-        /// Edge: each routed member's session, as its owner last said.
-        var edgeSessions: [ConnectionID: String] = [:]
-        /// Edge: local connections with requests another node has not answered yet.
-        var unanswered: [ConnectionID: Unanswered] = [:]
-        /// Edge: for each node, the members moved in place that it served before: nothing it
-        /// sends for them is delivered any more (frames of the session's old life, sent before it
-        /// let them go, may still be on their way), and a join of theirs is not sent to it (they
-        /// are closed with 4012 and join again). Kept until they close.
-        var retired: [Int: Set<ConnectionID>] = [:]
-        /// Owner: the aliases of other nodes' members, both ways.
-        var aliases: [RemoteConnection: ConnectionID] = [:]
-        var remotes: [ConnectionID: RemoteConnection] = [:]
-        /// Owner: the hubs an alias's requests went to, and the latest.
-        var aliasHubs: [ConnectionID: Set<Int>] = [:]
-        var aliasLast: [ConnectionID: Int] = [:]
-        var nextAlias: UInt64 = 1
-        /// Owner: the payload so far of a message an alias is being sent in fragments.
-        var fragments: [ConnectionID: [UInt8]] = [:]
-        /// Edge: the session each routed connection counts towards (from its join on), and how
-        /// many count for each session: while any does, this node hears the session's channel.
-        var interest: [ConnectionID: String] = [:]
-        var interested: [String: Int] = [:]
-        /// Edge: sessions whose channel Redis confirmed, and the owner told so.
-        var confirmed: Set<String> = []
-        var told: [String: Int] = [:]
-        /// Owner: each alias's session, and the nodes that hear each session's channel.
-        var aliasSession: [ConnectionID: String] = [:]
-        var listeners: [String: Set<Int>] = [:]
+        /// This node's connections served by other nodes.
+        var edge = GatewayEdge()
+        /// Other nodes' members served here.
+        var owner: GatewayOwner
         /// Messages relayed each way, for /metrics.
         var sent = 0
         var received = 0
@@ -61,7 +36,7 @@ final class ClusterGateway: Sendable {
     let local: LocalRelay
     let index: Int
     private let publisher: any ChannelPublisher
-    let state = Locked(State())
+    let state: Locked<State>
     /// Hears the session channels (set when the node starts).
     let subscriber = Locked<(any ChannelSubscriber)?>(nil)
 
@@ -71,13 +46,12 @@ final class ClusterGateway: Sendable {
         self.local = local
         self.index = local.hubs
         self.publisher = publisher
+        self.state = Locked(State(owner: GatewayOwner(index: local.hubs)))
     }
 
     private func send(_ message: ClusterMessage, to node: Int) {
         publisher.publish(ClusterWire.encode(message, from: self.node), to: ClusterKeys.inbox(node))
     }
-
-    private func isAlias(_ connection: ConnectionID) -> Bool { LocalRelay.hub(of: connection) == index }
 
     // MARK: From this node's hubs
 
@@ -88,27 +62,20 @@ final class ClusterGateway: Sendable {
             forward(request, from: connection, peer: peer, grant: grant)
         case .echo(let relayed, let connection):
             // A reply made here goes through the owner, and comes back as an answer like its own.
-            let answer = Self.isAnswer(relayed.frame.wire)
-            guard let node = state.withLock({ state -> Int? in
-                guard let node = state.edgeRoutes[connection] else { return nil }
-                if answer { state.unanswered[connection, default: Unanswered()].sent() }
-                return node
-            }) else { return }
+            let answer = Self.isAnswer(relayed.frame.wire), now = ContinuousClock.now
+            guard let node = state.withLock({ $0.edge.echo(connection, isAnswer: answer, at: now) }) else { return }
             send(.echo(origin: RemoteConnection(node: self.node, connection: connection), wire: relayed.frame.wire.wireBytes), to: node)
         case .closed(let connection, let code, let reason):
-            leaveEdge(connection, code: code, reason: reason) { state, _ in Self.unretire(connection, &state) }
+            leaveEdge(connection, code: code, reason: reason) { state, _ in state.edge.unretire(connection) }
         case .frame(let relayed, let members, let skip):
             relay(relayed, to: members, except: skip)
         case .close(let alias, let code, let reason):
-            guard let remote = state.withLock({ $0.remotes[alias] }) else { return }
+            guard let remote = state.withLock({ $0.owner.remotes[alias] }) else { return }
             send(.close(remote.connection, code: code, reason: reason), to: remote.node)
         case .handedOver(let connection, let session):
             handedOver(connection, session: session)
         case .membership(let alias, let session, _):
-            guard let remote = state.withLock({ state in
-                state.aliasSession[alias] = session
-                return state.remotes[alias]
-            }) else { return }
+            guard let remote = state.withLock({ $0.owner.membership(alias, session: session) }) else { return }
             send(.membership(remote.connection, session: session), to: remote.node)
         case .http, .gather, .evict, .evicted, .rerouted, .leaseLost, .moved:
             // Node-local, or (rerouted) told to the edge by the new owner's membership; an owner
@@ -126,28 +93,16 @@ final class ClusterGateway: Sendable {
         if !relayed.frame.wire.isFinal || relayed.frame.wire.opcode == 0 {
             return relayFragment(relayed, to: members.filter { $0 != skip })
         }
-        var byNode: [Int: FrameTarget] = [:]
-        let (session, listening) = state.withLock { state -> (String?, Set<Int>) in
-            let skipped = skip.flatMap { state.remotes[$0] }
-            var session: String?
-            for alias in members {
-                guard let remote = state.remotes[alias] else { continue }
-                byNode[remote.node, default: FrameTarget(node: remote.node, members: [], skip: skipped?.node == remote.node ? skipped?.connection : nil)]
-                    .members.append(remote.connection)
-                if session == nil { session = state.aliasSession[alias] }
-            }
-            guard members.count > 1, let session else { return (nil, []) }
-            return (session, state.listeners[session] ?? [])
-        }
+        let (byNode, session, listening) = state.withLock { $0.owner.targets(of: members, except: skip) }
         let wire = relayed.frame.wire.wireBytes
         let frame = { (targets: [FrameTarget]) in
             ClusterMessage.frame(wire: wire, shared: relayed.frame.isShared, token: relayed.token, supersedes: relayed.supersedes, targets: targets)
         }
-        let together = byNode.values.filter { listening.contains($0.node) }.sorted { $0.node < $1.node }
+        let together = byNode.filter { listening.contains($0.node) }
         if !together.isEmpty, let session {
             publisher.publish(ClusterWire.encode(frame(together), from: node), to: ClusterKeys.channel(session))
         }
-        for target in byNode.values.sorted(by: { $0.node < $1.node }) where !listening.contains(target.node) {
+        for target in byNode where !listening.contains(target.node) {
             send(frame([target]), to: target.node)
         }
     }
@@ -158,15 +113,8 @@ final class ClusterGateway: Sendable {
     /// a client must never be sent part of one. A message's fragments come back to back.
     private func relayFragment(_ relayed: RelayedFrame, to members: [ConnectionID]) {
         let wire = relayed.frame.wire
-        let whole = state.withLock { state -> [(RemoteConnection, [UInt8])] in
-            var whole: [(RemoteConnection, [UInt8])] = []
-            for alias in members {
-                guard let remote = state.remotes[alias] else { continue }
-                if wire.opcode != 0 { state.fragments[alias] = [] }
-                wire.withPayload { state.fragments[alias, default: []].append(contentsOf: $0) }
-                if wire.isFinal, let payload = state.fragments.removeValue(forKey: alias) { whole.append((remote, payload)) }
-            }
-            return whole
+        let whole = wire.withPayload { payload in
+            state.withLock { $0.owner.fragment(payload, first: wire.opcode != 0, last: wire.isFinal, for: members) }
         }
         for (remote, payload) in whole {
             let frame = OutboundFrame(text: payload).relayable.wire.wireBytes
@@ -175,39 +123,12 @@ final class ClusterGateway: Sendable {
         }
     }
 
-    /// Edge: subscriptions to start and stop, and owners to tell, after a change of interest.
-    struct ChannelChanges {
-        var subscribe: [String] = []
-        var unsubscribe: [(session: String, owner: Int?)] = []
-    }
-
-    /// Edge: `connection` counts towards `session` now (nil: none).
-    private static func setInterest(_ connection: ConnectionID, _ session: String?, _ state: inout State) -> ChannelChanges {
-        var changes = ChannelChanges()
-        let old = state.interest[connection]
-        guard old != session else { return changes }
-        state.interest[connection] = session
-        if let old {
-            state.interested[old, default: 1] -= 1
-            if state.interested[old] == 0 {
-                state.interested[old] = nil
-                state.confirmed.remove(old)
-                changes.unsubscribe.append((old, state.told.removeValue(forKey: old)))
-            }
-        }
-        if let session {
-            state.interested[session, default: 0] += 1
-            if state.interested[session] == 1 { changes.subscribe.append(session) }
-        }
-        return changes
-    }
-
-    private func apply(_ changes: ChannelChanges) {
-        guard !changes.subscribe.isEmpty || !changes.unsubscribe.isEmpty else { return }
+    private func apply(_ changes: GatewayEdge.ChannelChanges) {
+        guard !changes.isEmpty else { return }
         let subscriber = self.subscriber.withLock { $0 }
-        for (session, owner) in changes.unsubscribe {
-            subscriber?.unsubscribe(ClusterKeys.channel(session))
-            if let owner { send(.unsubscribed(session: session), to: owner) }
+        for gone in changes.unsubscribe {
+            subscriber?.unsubscribe(ClusterKeys.channel(gone.session))
+            if let owner = gone.owner { send(.unsubscribed(session: gone.session), to: owner) }
         }
         for session in changes.subscribe { subscriber?.subscribe(ClusterKeys.channel(session)) }
     }
@@ -216,13 +137,7 @@ final class ClusterGateway: Sendable {
     /// publishes its broadcasts for this node there from then on.
     func confirmed(_ channel: String) {
         guard let session = ClusterKeys.session(ofChannel: channel) else { return }
-        let owner = state.withLock { state -> Int? in
-            guard state.interested[session] != nil else { return nil }
-            state.confirmed.insert(session)
-            guard let owner = state.owners[session], state.told[session] != owner else { return nil }
-            state.told[session] = owner
-            return owner
-        }
+        let owner = state.withLock { state in state.edge.confirmed(session, owners: state.owners) }
         if let owner { send(.subscribed(session: session), to: owner) }
     }
 
@@ -230,27 +145,22 @@ final class ClusterGateway: Sendable {
     /// edge), or from an alias whose join turned out to belong to yet another node.
     private func forward(_ request: ClientRequest, from connection: ConnectionID, peer: String, grant: AccessGrant?) {
         guard let text = request.text else { return }
-        var changes = ChannelChanges()
+        var changes = GatewayEdge.ChannelChanges()
+        let now = ContinuousClock.now
         let target: (origin: RemoteConnection, node: Int)? = state.withLock { state in
             let session: String? = if case .join(let id, _, _) = request.body { id } else { nil }
-            if isAlias(connection) {
-                guard let remote = state.remotes[connection], let session, let owner = state.owners[session] else { return nil }
+            if state.owner.isAlias(connection) {
+                guard let remote = state.owner.remotes[connection], let session, let owner = state.owners[session] else { return nil }
                 return (remote, owner)
             }
-            guard let node = session.flatMap({ state.owners[$0] }) ?? state.edgeRoutes[connection],
-                  state.retired[node]?.contains(connection) != true else { return nil }
-            state.edgeRoutes[connection] = node
-            state.edgeNodes[connection, default: []].insert(node)
-            state.unanswered[connection, default: Unanswered()].sent()
-            // From its join on, the connection counts towards its session: this node hears the
-            // session's channel before the owner sends anything there for it.
-            if let session { changes = Self.setInterest(connection, session, &state) }
-            return (RemoteConnection(node: self.node, connection: connection), node)
+            guard let routed = state.edge.forward(connection, join: session, owners: state.owners, at: now) else { return nil }
+            changes = routed.changes
+            return (RemoteConnection(node: self.node, connection: connection), routed.node)
         }
         apply(changes)
         guard let target else {
             // The owner is not known any more (it changed meanwhile): the client joins again.
-            if !isAlias(connection) { local.post(.close(connection, code: CloseCode.sessionMoved, reason: "session moved"), to: LocalRelay.hub(of: connection)) }
+            if LocalRelay.hub(of: connection) != index { local.post(.close(connection, code: CloseCode.sessionMoved, reason: "session moved"), to: LocalRelay.hub(of: connection)) }
             return
         }
         send(.request(origin: target.origin, peer: peer, grant: grant, text: text), to: target.node)
@@ -267,52 +177,37 @@ final class ClusterGateway: Sendable {
             guard case .success(var request) = ClientRequest.decode(text) else { return }
             request.text = text
             let isJoin = if case .join = request.body { true } else { false }
-            if !isJoin, state.withLock({ $0.aliases[origin] == nil }) {
+            if !isJoin, state.withLock({ $0.owner.aliases[origin] == nil }) {
                 // A member this node let go while the link to its node was broken (its edge could
                 // not be told): the edge closes it with 4012, and it joins again.
                 return send(.close(origin.connection, code: CloseCode.sessionMoved,
                                    reason: "the session's owner lost track of this member (the link between nodes broke); join again"),
                             to: origin.node)
             }
-            let (alias, hub) = state.withLock { state -> (ConnectionID, Int) in
-                let alias = state.aliases[origin] ?? {
-                    let made = ConnectionID(tag: UInt8(truncatingIfNeeded: index), serial: state.nextAlias)
-                    state.nextAlias += 1
-                    state.aliases[origin] = made
-                    state.remotes[made] = origin
-                    return made
-                }()
-                var hub = state.aliasLast[alias] ?? 0
-                if case .join(let session, _, _) = request.body {
-                    hub = state.owners[session] == nil ? local.home(of: session) : index
-                }
-                if hub != index {
-                    state.aliasHubs[alias, default: []].insert(hub)
-                    state.aliasLast[alias] = hub
-                }
-                return (alias, hub)
+            let joined: String? = if case .join(let session, _, _) = request.body { session } else { nil }
+            let (alias, hub) = state.withLock { state in
+                state.owner.request(from: origin, join: joined, ownedElsewhere: joined.map { state.owners[$0] != nil } ?? false, home: local.home(of:))
             }
             if hub == index { return post(.request(request, from: alias, peer: peer, handshakeGrant: grant)) }
             local.post(.request(request, from: alias, peer: peer, handshakeGrant: grant), to: hub)
         case .echo(let origin, let wire):
             guard let frame = FrameBytes(wire: wire),
-                  let (alias, hub) = state.withLock({ state in state.aliases[origin].map { ($0, state.aliasLast[$0] ?? 0) } })
+                  let (alias, hub) = state.withLock({ $0.owner.echo(from: origin) })
             else { return }
             local.post(.echo(RelayedFrame(frame: RelayableFrame(wire: frame, isShared: false), token: nil, supersedes: nil), to: alias), to: hub)
         case .closed(let origin, let code, let reason):
-            guard let (alias, hubs) = state.withLock({ state in forget(origin, &state) }) else { return }
+            guard let (alias, hubs) = state.withLock({ $0.owner.forget(origin) }) else { return }
             for hub in hubs.sorted() { local.post(.closed(alias, code: code, reason: reason), to: hub) }
         case .frame(let wire, let shared, let token, let supersedes, let targets):
             guard let target = targets.first(where: { $0.node == node }), let frame = FrameBytes(wire: wire) else { return }
             var (members, skip) = (target.members, target.skip)
-            if let retired = state.withLock({ $0.retired[sender] }) {
+            if let retired = state.withLock({ $0.edge.retired[sender] }) {
                 members.removeAll { retired.contains($0) }
                 guard !members.isEmpty else { return }
             }
             if members.count == 1, Self.isAnswer(frame) {
-                state.withLock { state in
-                    if state.unanswered[members[0]]?.answered() == true { state.unanswered[members[0]] = nil }
-                }
+                let now = ContinuousClock.now
+                state.withLock { $0.edge.answered(members[0], at: now) }
             }
             let relayed = RelayedFrame(frame: RelayableFrame(wire: frame, isShared: shared),
                                        token: token.map { Self.token($0, from: sender) }, supersedes: supersedes.map { Self.token($0, from: sender) })
@@ -323,7 +218,7 @@ final class ClusterGateway: Sendable {
             }
         case .close(let connection, let code, let reason):
             guard LocalRelay.hub(of: connection) < local.hubs else { return }
-            let (retired, session) = state.withLock { ($0.retired[sender]?.contains(connection) == true, $0.edgeSessions[connection]) }
+            let (retired, session) = state.withLock { ($0.edge.retired[sender]?.contains(connection) == true, $0.edge.sessions[connection]) }
             guard !retired else { return }
             if code == CloseCode.sessionMoved, let session {
                 // The owner let the member go (it lost the session's lease, or lost track of the
@@ -333,41 +228,16 @@ final class ClusterGateway: Sendable {
             local.post(.close(connection, code: code, reason: reason), to: LocalRelay.hub(of: connection))
         case .membership(let connection, let session):
             guard LocalRelay.hub(of: connection) < local.hubs,
-                  state.withLock({ $0.retired[sender]?.contains(connection) != true }) else { return }
-            var tell: String?
-            let changes = state.withLock { state -> ChannelChanges in
-                state.edgeRoutes[connection] = sender
-                state.edgeNodes[connection, default: []].insert(sender)
-                state.edgeSessions[connection] = session
-                if let session {
-                    state.owners[session] = sender
-                    if state.confirmed.contains(session), state.told[session] != sender {
-                        state.told[session] = sender
-                        tell = session
-                    }
-                }
-                return Self.setInterest(connection, session, &state)
-            }
+                  state.withLock({ $0.edge.retired[sender]?.contains(connection) != true }) else { return }
+            let (changes, tell) = state.withLock { state in state.edge.membership(connection, session: session, from: sender, owners: &state.owners) }
             apply(changes)
             if let tell { send(.subscribed(session: tell), to: sender) }
             local.post(.membership(connection, session: session, from: index), to: LocalRelay.hub(of: connection))
         case .subscribed(let session):
-            state.withLock { _ = $0.listeners[session, default: []].insert(sender) }
+            state.withLock { $0.owner.listens(sender, to: session, true) }
         case .unsubscribed(let session):
-            state.withLock { state in
-                state.listeners[session]?.remove(sender)
-                if state.listeners[session]?.isEmpty == true { state.listeners[session] = nil }
-            }
+            state.withLock { $0.owner.listens(sender, to: session, false) }
         }
-    }
-
-    private func forget(_ origin: RemoteConnection, _ state: inout State) -> (ConnectionID, Set<Int>)? {
-        guard let alias = state.aliases.removeValue(forKey: origin) else { return nil }
-        state.remotes[alias] = nil
-        state.fragments[alias] = nil
-        state.aliasLast[alias] = nil
-        state.aliasSession[alias] = nil
-        return (alias, state.aliasHubs.removeValue(forKey: alias) ?? [])
     }
 
     /// A transient frame's token from node `sender`, made unique among every node's tokens
@@ -390,24 +260,20 @@ final class ClusterGateway: Sendable {
     /// Sessions owned elsewhere that members here are routed to (joined, or with a join on its
     /// way), with their owners.
     var routedOwners: [String: Int] {
-        state.withLock { state in
-            var owners: [String: Int] = [:]
-            for session in state.interested.keys { if let owner = state.owners[session] { owners[session] = owner } }
-            return owners
-        }
+        state.withLock { $0.edge.routedOwners($0.owners) }
     }
 
     /// The nodes that have members here (as aliases).
-    var aliasNodes: Set<Int> { state.withLock { Set($0.remotes.values.map(\.node)) } }
+    var aliasNodes: Set<Int> { state.withLock { $0.owner.nodes } }
 
     /// `session` no longer has the owner it had: its members here are closed with
     /// ``CloseCode/sessionMoved`` (they join again, and find the new owner), and the owner is forgotten.
     func ownerChanged(_ session: String) {
         let members = state.withLock { state -> [ConnectionID] in
             state.owners[session] = nil
-            return state.interest.filter { $0.value == session }.map(\.key)
+            return state.edge.members(of: session)
         }
-        for member in members.sorted() {
+        for member in members {
             local.post(.moved(member, session: session, reason: "session \(session) moved to another node"), to: LocalRelay.hub(of: member))
         }
     }
@@ -415,19 +281,12 @@ final class ClusterGateway: Sendable {
     /// Node `node` is gone: its members here leave their sessions, and members here routed
     /// to it are closed so that they join again.
     func nodeGone(_ node: Int) {
-        let (aliases, routed) = state.withLock { state -> ([(ConnectionID, Set<Int>)], [(ConnectionID, String?)]) in
-            let origins = state.aliases.keys.filter { $0.node == node }
-            let aliases = origins.compactMap { forget($0, &state) }
-            let routed = state.edgeRoutes.filter { $0.value == node }.map { ($0.key, state.edgeSessions[$0.key]) }
+        let (aliases, routed) = state.withLock { state in
             for session in state.owners.filter({ $0.value == node }).map(\.key) { state.owners[session] = nil }
-            for session in Array(state.listeners.keys) {
-                state.listeners[session]?.remove(node)
-                if state.listeners[session]?.isEmpty == true { state.listeners[session] = nil }
-            }
-            return (aliases, routed)
+            return (state.owner.nodeGone(node), state.edge.routed(to: node))
         }
         for (alias, hubs) in aliases { for hub in hubs.sorted() { local.post(.closed(alias, code: nil, reason: "node \(node) is gone"), to: hub) } }
-        for (member, session) in routed.sorted(by: { $0.0 < $1.0 }) {
+        for (member, session) in routed {
             let reason = "the owner of the session is gone"
             if let session {
                 local.post(.moved(member, session: session, reason: reason), to: LocalRelay.hub(of: member))
@@ -443,8 +302,7 @@ final class ClusterGateway: Sendable {
     /// join finds the session where it is now.
     private func handedOver(_ connection: ConnectionID, session: String) {
         leaveEdge(connection, code: CloseCode.sessionMoved, reason: "moved in place") { state, nodes in
-            for node in nodes { state.retired[node, default: []].insert(connection) }
-            if let owner = state.owners[session], nodes.contains(owner) { state.owners[session] = nil }
+            state.edge.retire(connection, from: nodes, session: session, owners: &state.owners)
         }
     }
 
@@ -452,13 +310,10 @@ final class ClusterGateway: Sendable {
     /// unanswered requests, its interest), does `also` with the nodes that served it under the
     /// same lock, and tells those nodes it is gone.
     private func leaveEdge(_ connection: ConnectionID, code: UInt16?, reason: String, also: (inout State, Set<Int>) -> Void) {
-        let (nodes, changes) = state.withLock { state -> (Set<Int>, ChannelChanges) in
-            let nodes = state.edgeNodes.removeValue(forKey: connection) ?? []
-            state.edgeRoutes[connection] = nil
-            state.edgeSessions[connection] = nil
-            state.unanswered[connection] = nil
-            also(&state, nodes)
-            return (nodes, Self.setInterest(connection, nil, &state))
+        let (nodes, changes) = state.withLock { state in
+            let left = state.edge.leave(connection)
+            also(&state, left.nodes)
+            return left
         }
         for node in nodes.sorted() {
             send(.closed(origin: RemoteConnection(node: self.node, connection: connection), code: code, reason: reason), to: node)
@@ -466,51 +321,17 @@ final class ClusterGateway: Sendable {
         apply(changes)
     }
 
-    private static func unretire(_ connection: ConnectionID, _ state: inout State) {
-        guard !state.retired.isEmpty else { return }
-        for node in Array(state.retired.keys) {
-            state.retired[node]?.remove(connection)
-            if state.retired[node]?.isEmpty == true { state.retired[node] = nil }
-        }
-    }
-
     /// The link to the other nodes broke (Redis unreachable, messages lost): every member
     /// served across nodes is let go (aliases leave their sessions; members here routed
     /// elsewhere are closed and resume), since what was lost cannot be told apart.
     func linkLost(_ reason: String) {
-        let (aliases, routed) = state.withLock { state -> ([(ConnectionID, Set<Int>)], [ConnectionID]) in
-            let aliases = Array(state.aliases.keys).compactMap { forget($0, &state) }
-            let routed = Array(state.edgeRoutes.keys)
+        let (aliases, routed) = state.withLock { state in
             state.owners.removeAll()
-            // Owners forget who hears what; edges tell again once their members join again.
-            state.listeners.removeAll()
-            state.told.removeAll()
-            state.confirmed.removeAll()
-            return (aliases, routed)
+            return (state.owner.linkLost(), state.edge.linkLost())
         }
         for (alias, hubs) in aliases { for hub in hubs.sorted() { local.post(.closed(alias, code: nil, reason: reason), to: hub) } }
-        for member in routed.sorted() {
+        for member in routed {
             local.post(.close(member, code: CloseCode.sessionMoved, reason: reason), to: LocalRelay.hub(of: member))
-        }
-    }
-
-    /// Edge: how many of a connection's requests another node has not answered yet, and since
-    /// when it has waited for the oldest of them with no answer coming (the first request
-    /// sent, or the last answer, whichever is later).
-    struct Unanswered {
-        private(set) var count = 0
-        private(set) var since = ContinuousClock.now
-
-        mutating func sent() {
-            if count == 0 { since = .now }
-            count += 1
-        }
-
-        /// One answer came; true when none is owed any more.
-        mutating func answered() -> Bool {
-            count -= 1
-            since = .now
-            return count <= 0
         }
     }
 
@@ -526,12 +347,8 @@ final class ClusterGateway: Sendable {
     /// finds then answers, its event stream saying what became of the request.
     func closeUnanswered(after limit: Duration) {
         let now = ContinuousClock.now
-        let overdue = state.withLock { state -> [ConnectionID] in
-            let overdue = state.unanswered.filter { now - $0.value.since > limit }.map(\.key)
-            for connection in overdue { state.unanswered[connection] = nil }
-            return overdue
-        }
-        for member in overdue.sorted() {
+        let overdue = state.withLock { $0.edge.overdue(after: limit, at: now) }
+        for member in overdue {
             local.post(.close(member, code: CloseCode.sessionMoved, reason: "the session's owner node did not answer within \(limit); join again"),
                        to: LocalRelay.hub(of: member))
         }
