@@ -27,7 +27,7 @@ extension Hub {
             responder.respond(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4", body: metrics.shared.exposition()))
         case .http(let request, let responder):
             if let denial = gatekeeper.authorizeAPI(request, .list) { return responder.respond(denial) }
-            listSessions(responder, loaded: gather.loaded)
+            api.listSessions(responder, loaded: gather.loaded)
         }
     }
 }

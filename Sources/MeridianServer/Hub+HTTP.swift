@@ -23,7 +23,7 @@ extension Hub {
             all.add(self, on: local)
             return finish(all, on: local)
         }
-        if apiRequest(request, responder: responder, on: outbound(for: local)) { return }
+        if api.answer(request, responder: responder, on: outbound(for: local)) { return }
         responder.respond(configuration.http?(request) ?? .notFound)
     }
 }

@@ -29,6 +29,8 @@ final class Hub: TransportHandler {
     lazy var writes = SessionWrites(
         slot: durability.slot, logger: logger, fence: { [unowned self] in self.sessions[$0]?.fence ?? self.durability.fences[$0] },
         isOpen: { [unowned self] in self.connections[$0] != nil })
+    /// The HTTP API on this hub's sessions.
+    lazy var api = SessionAPI(self)
     /// Each session's persisted event log; its pages are read in EventLog+Page.swift.
     let eventLog: EventLog
     let metrics: HubMetrics

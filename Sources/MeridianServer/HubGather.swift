@@ -29,7 +29,7 @@ struct HubGather: Sendable {
         case .http:
             stats.add(local.transportStats)
             sessions += hub.sessions.count
-            loaded.merge(hub.loadedRows()) { kept, _ in kept }
+            loaded.merge(hub.api.loadedRows()) { kept, _ in kept }
         case .overview:
             overview += hub.overviewEntries(now: local.now, rates: .none)
             connections += hub.localConnectionCount

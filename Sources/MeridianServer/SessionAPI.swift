@@ -5,17 +5,24 @@ import MeridianProtocol
 import MeridianStorage
 import MeridianTransport
 
-/// The HTTP API (`Protocol/openapi.yaml`): list, read, create, configure and
-/// delete sessions. Runs on the service thread but never waits there: reads
-/// of sessions that are not loaded go to a reader thread, and a change is
-/// answered 2xx only once the storage writer has committed it. Requests for
-/// a session that is loading, or that an earlier create or delete is still
-/// writing, wait behind that work and are then served in arrival order.
-extension Hub {
+/// The HTTP API (`Protocol/openapi.yaml`): list, read, create, configure and delete sessions,
+/// their event logs and rates. Each hub has one, on its service thread, which asks the hub's
+/// sessions through ``APISessions``. It never waits there: reads of sessions that are not
+/// loaded go to a reader thread, and a change is answered 2xx only once the storage writer has
+/// committed it. Requests for a session that is loading, or that an earlier create or delete is
+/// still writing, wait behind that work and are then served in arrival order.
+final class SessionAPI {
+    private unowned let hub: any APISessions
+
+    init(_ hub: any APISessions) { self.hub = hub }
+
+    private var configuration: ServerConfiguration { hub.configuration }
+    private var cluster: ClusterNode? { hub.place?.cluster }
+
     /// Answers a request under /api/sessions through `responder`; false for any other path.
-    func apiRequest(_ request: HTTPRequest, responder: HTTPResponder, on server: any Outbound) -> Bool {
+    func answer(_ request: HTTPRequest, responder: HTTPResponder, on server: any Outbound) -> Bool {
         let api: APIRequest
-        switch gatekeeper.admitAPI(request) {
+        switch hub.gatekeeper.admitAPI(request) {
         case nil: return false
         case .failure(let denial)?:
             responder.respond(denial.response)
@@ -30,9 +37,9 @@ extension Hub {
         case .delete(let id): deleteSession(id, responder, on: server)
         case .configure(let id, let patch): configureSession(id, patch, responder, on: server)
         case .events(let id, let query):
-            responder.respond(eventLog.page(of: id, query) { () throws(StorageError) -> Bool in
-                if sessions[id] != nil { return true }
-                return try durability.slot.current?.store.load(id) != nil
+            responder.respond(hub.eventLog.page(of: id, query) { () throws(StorageError) -> Bool in
+                if hub.host(id) != nil { return true }
+                return try hub.storage.current?.store.load(id) != nil
             })
         case .rates(let id): readRates(id, responder)
         }
@@ -42,7 +49,7 @@ extension Hub {
     /// The rows of the sessions loaded on this hub, as they are now.
     func loadedRows() -> [String: JSONValue] {
         var rows: [String: JSONValue] = [:]
-        for (id, host) in sessions {
+        for (id, host) in hub.sessions {
             rows[id] = .object(["id": .string(id), "seq": .number(Double(host.session.seq)),
                                 "annotations": .number(Double(host.session.annotations.count)),
                                 "loaded": .bool(true), "members": .number(Double(host.memberCount)), "epoch": .string(host.session.epoch)])
@@ -52,7 +59,7 @@ extension Hub {
 
     /// Stored sessions read on a reader thread, merged there with the `loaded` ones (of every hub).
     func listSessions(_ responder: HTTPResponder, loaded: [String: JSONValue]) {
-        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
+        guard let reader = hub.storage.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         reader.read({ store throws(StorageError) in try store.list() }, completion: { result in
             switch result {
             case .failure(let error):
@@ -69,9 +76,9 @@ extension Hub {
     }
 
     private func readSession(_ id: String, _ responder: HTTPResponder) {
-        if waitBehindGate(id, { [unowned self] _ in self.readSession(id, responder) }) { return }
-        if let host = sessions[id] { return responder.respond(APIResponse.json(200, APIResponse.describe(host.session, loaded: true))) }
-        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
+        if hub.waitBehindGate(id, { [unowned self] _ in self.readSession(id, responder) }) { return }
+        if let host = hub.host(id) { return responder.respond(APIResponse.json(200, APIResponse.describe(host.session, loaded: true))) }
+        guard let reader = hub.storage.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         let limits = configuration.limits
         reader.read({ store throws(StorageError) in try store.load(id) }, completion: { result in
             switch result {
@@ -89,9 +96,9 @@ extension Hub {
     /// `GET /api/sessions/{id}/rates`: the last minute of an open session's rates (on the hub that
     /// holds it); a stored session that is not open has none yet; no such session is 404.
     private func readRates(_ id: String, _ responder: HTTPResponder) {
-        if waitBehindGate(id, { [unowned self] _ in self.readRates(id, responder) }) { return }
-        if let host = sessions[id] { return responder.respond(APIResponse.json(200, host.rates.json(session: id))) }
-        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
+        if hub.waitBehindGate(id, { [unowned self] _ in self.readRates(id, responder) }) { return }
+        if let host = hub.host(id) { return responder.respond(APIResponse.json(200, host.rates.json(session: id))) }
+        guard let reader = hub.storage.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: { result in
             switch result {
             case .failure(let error): responder.respond(APIResponse.storageDown(error.message))
@@ -104,12 +111,12 @@ extension Hub {
     /// Creates `id` under its gate: whether it exists is read on a reader thread, then the new
     /// record goes to the writer; joins and API calls for `id` wait until it is committed.
     private func create(_ id: String, settings: SettingsPatch?, _ responder: HTTPResponder, on server: any Outbound) {
-        if waitBehindGate(id, { [unowned self] _ in self.create(id, settings: settings, responder, on: server) }) { return }
-        if sessions[id] != nil { return responder.respond(APIResponse.error(409, "already_exists", "session \(id) already exists")) }
-        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
-        durability.gates[id] = SessionGate(work: .writing)
-        reader.read(UnloadedWrite.lookup(id, cluster: place?.cluster, hub: place?.hub ?? 0), completion: returning(self, to: server) { hub, server, result in
-            hub.create(id, found: result, settings: settings, responder, on: server)
+        if hub.waitBehindGate(id, { [unowned self] _ in self.create(id, settings: settings, responder, on: server) }) { return }
+        if hub.host(id) != nil { return responder.respond(APIResponse.error(409, "already_exists", "session \(id) already exists")) }
+        guard let reader = hub.storage.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
+        hub.openWriteGate(id)
+        reader.read(UnloadedWrite.lookup(id, cluster: cluster, hub: hub.place?.hub ?? 0), completion: returning(self, to: server) { api, server, result in
+            api.create(id, found: result, settings: settings, responder, on: server)
         })
     }
 
@@ -119,10 +126,10 @@ extension Hub {
         let fence: UInt64?
         switch found {
         case .failure(let error):
-            endWrite(id)
+            hub.endWrite(id)
             return responder.respond(APIResponse.storageDown(error.message))
         case .success(.elsewhere):
-            endWrite(id)
+            hub.endWrite(id)
             return responder.respond(APIResponse.error(409, "already_exists", "session \(id) already exists (loaded on \(ownerName(of: id)))"))
         case .success(.read(true, _)):
             finishUnloadedWrite(id)
@@ -130,17 +137,17 @@ extension Hub {
         case .success(.read(false, let leased)):
             fence = leased
         }
-        var session = Session(id: id, epoch: Self.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
+        var session = Session(id: id, epoch: Hub.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
         if let settings, case .failure(let error) = session.reconfigure(settings) {
             finishUnloadedWrite(id)
             return responder.respond(APIResponse.error(400, error.code.rawValue, error.message, field: error.field))
         }
         var update = SessionUpdate(record: session.record, epoch: session.epoch)
         update.fence = fence
-        writes.commitUnloaded(.update(update), on: server) { [unowned self] result in
+        hub.writes.commitUnloaded(.update(update), on: server) { [unowned self] result in
             self.finishUnloadedWrite(id)
             guard case .success = result else { return responder.respond(self.writeFailed(result)) }
-            self.logger.info("session created", metadata: ["session": "\(id)", "via": "http"])
+            self.hub.logger.info("session created", metadata: ["session": "\(id)", "via": "http"])
             responder.respond(APIResponse.json(201, APIResponse.describe(session, loaded: false)))
         }
     }
@@ -148,12 +155,12 @@ extension Hub {
     /// After an HTTP API write of a session not loaded here: its gate opens, and in a cluster
     /// the lease taken for the write is given up (unless the session was loaded meanwhile).
     private func finishUnloadedWrite(_ id: String) {
-        if sessions[id] == nil { place?.cluster?.release(id) }
-        endWrite(id)
+        if hub.host(id) == nil { cluster?.release(id) }
+        hub.endWrite(id)
     }
 
     private func ownerName(of id: String) -> String {
-        place?.cluster?.gateway.owner(of: id).map { "node \($0)" } ?? "another node of the cluster"
+        cluster?.gateway.owner(of: id).map { "node \($0)" } ?? "another node of the cluster"
     }
 
     /// Settings change: applied and broadcast at once, answered once committed. A session that
@@ -161,31 +168,26 @@ extension Hub {
     private func configureSession(
         _ id: String, _ patch: SettingsPatch, _ responder: HTTPResponder, after outcome: GateOutcome? = nil, on server: any Outbound
     ) {
-        if waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, patch, responder, after: outcome, on: server) }) { return }
-        guard let host = sessions[id] else {
+        if hub.waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, patch, responder, after: outcome, on: server) }) { return }
+        guard let host = hub.host(id) else {
             switch outcome {
             case .absent?:
-                place?.cluster?.release(id)
-                durability.fences[id] = nil
+                hub.release(id)
                 return responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))
             case .failed(let error)?: return responder.respond(APIResponse.storageDown(error.message))
             case .full(let refusal)?: return responder.respond(APIResponse.error(503, refusal.code.rawValue, refusal.message))
             case .elsewhere?:
-                let owner = place?.cluster?.gateway.owner(of: id).map { "node \($0)" } ?? "another node"
+                let owner = cluster?.gateway.owner(of: id).map { "node \($0)" } ?? "another node"
                 return responder.respond(APIResponse.error(409, "owned_elsewhere", "session \(id) is loaded on \(owner) of the cluster: change its settings there"))
             case .loaded?, .written?, .roomMade?, nil:
-                let room = makeRoom(for: id, on: server)
-                if case .refused(let refusal) = room {
+                if let refusal = hub.load(id, on: server) {
                     return responder.respond(APIResponse.error(503, refusal.code.rawValue, refusal.message))
                 }
-                if case .made = room, let refusal = startLoad(id, on: server) {
-                    return responder.respond(APIResponse.error(503, refusal.code.rawValue, refusal.message))
-                }
-                _ = waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, patch, responder, after: outcome, on: server) })
+                _ = hub.waitBehindGate(id, { [unowned self] outcome in self.configureSession(id, patch, responder, after: outcome, on: server) })
                 return
             }
         }
-        announcePresence(host, on: server)
+        hub.announcePresence(host, on: server)
         switch host.session.reconfigure(patch) {
         case .failure(let error):
             responder.respond(APIResponse.error(400, error.code.rawValue, error.message, field: error.field))
@@ -196,50 +198,50 @@ extension Hub {
             let change = SessionChange.update(SessionUpdate(
                 id: s.id, epoch: s.epoch, seq: s.seq, settings: s.settings, callout: s.callout,
                 upserted: s.drags.keys.sorted().compactMap { s.committedAnnotation($0) }))
-            writes.submit(change, of: id, ack: nil, on: server) { [unowned self] result in
+            hub.writes.submit(change, of: id, ack: nil, on: server) { [unowned self] result in
                 responder.respond(result.isSuccess ? answer : self.writeFailed(result))
             }
         }
     }
 
     private func deleteSession(_ id: String, _ responder: HTTPResponder, on server: any Outbound) {
-        if waitBehindGate(id, { [unowned self] _ in self.deleteSession(id, responder, on: server) }) { return }
-        if let host = sessions[id] {
+        if hub.waitBehindGate(id, { [unowned self] _ in self.deleteSession(id, responder, on: server) }) { return }
+        if let host = hub.host(id) {
             guard host.isEmpty else {
                 return responder.respond(APIResponse.error(409, "session_in_use", "session \(id) has \(host.memberCount) connected members"))
             }
             // Joins of `id` wait until the delete is committed; they then find nothing stored.
-            durability.gates[id] = SessionGate(work: .writing)
-            writes.submit(.delete(id: id), of: id, ack: nil, on: server) { [unowned self] result in
-                if result.isSuccess { self.forget(id) }
-                self.endWrite(id)
+            hub.openWriteGate(id)
+            hub.writes.submit(.delete(id: id), of: id, ack: nil, on: server) { [unowned self] result in
+                if result.isSuccess { self.hub.forget(id) }
+                self.hub.endWrite(id)
                 responder.respond(result.isSuccess ? HTTPResponse(status: 204, body: []) : self.writeFailed(result))
             }
             return
         }
-        guard let reader = durability.slot.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
-        durability.gates[id] = SessionGate(work: .writing)
-        reader.read(UnloadedWrite.lookup(id, cluster: place?.cluster, hub: place?.hub ?? 0), completion: returning(self, to: server) { hub, server, result in
-            hub.delete(id, found: result, responder, on: server)
+        guard let reader = hub.storage.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
+        hub.openWriteGate(id)
+        reader.read(UnloadedWrite.lookup(id, cluster: cluster, hub: hub.place?.hub ?? 0), completion: returning(self, to: server) { api, server, result in
+            api.delete(id, found: result, responder, on: server)
         })
     }
 
     private func delete(_ id: String, found: Result<UnloadedWrite, StorageError>, _ responder: HTTPResponder, on server: any Outbound) {
         switch found {
         case .failure(let error):
-            endWrite(id)
+            hub.endWrite(id)
             responder.respond(APIResponse.storageDown(error.message))
         case .success(.elsewhere):
-            endWrite(id)
+            hub.endWrite(id)
             responder.respond(APIResponse.error(409, "owned_elsewhere", "session \(id) is loaded on \(ownerName(of: id)): delete it there"))
         case .success(.read(false, _)):
             finishUnloadedWrite(id)
             responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))
         case .success(.read(true, let fence)):
-            writes.commitUnloaded(.delete(id: id, fence: fence), on: server) { [unowned self] result in
+            hub.writes.commitUnloaded(.delete(id: id, fence: fence), on: server) { [unowned self] result in
                 if result.isSuccess {
-                    self.eventLog.writer?.forget(session: id)
-                    self.logger.info("session deleted", metadata: ["session": "\(id)", "via": "http"])
+                    self.hub.eventLog.writer?.forget(session: id)
+                    self.hub.logger.info("session deleted", metadata: ["session": "\(id)", "via": "http"])
                 }
                 self.finishUnloadedWrite(id)
                 responder.respond(result.isSuccess ? HTTPResponse(status: 204, body: []) : self.writeFailed(result))
@@ -247,19 +249,8 @@ extension Hub {
         }
     }
 
-    /// A deleted session leaves memory, and its event log goes.
-    private func forget(_ id: String) {
-        eventLog.writer?.forget(session: id)
-        sessions[id] = nil
-        durability.fences[id] = nil
-        place?.cluster?.release(id)
-        durability.emptySince[id] = nil
-        writes.forget(id)
-        logger.info("session deleted", metadata: ["session": "\(id)", "via": "http"])
-    }
-
     private func writeFailed(_ result: Result<Void, StorageError>) -> HTTPResponse {
-        metrics.error(.storageUnavailable)
+        hub.metrics.error(.storageUnavailable)
         guard case .failure(let error) = result else { return APIResponse.storageDown("storage write failed") }
         return APIResponse.storageDown(error.message)
     }
