@@ -163,7 +163,7 @@ final class Hub: TransportHandler {
             }
             switch gatekeeper.resolveJoin(join, session: sessionID, resume: resume, handshakeGrant: state.handshakeGrant) {
             case .failure(let refusal):
-                refuse(connection, ref: request.ref, request: "join", code: refusal.code, message: refusal.message, field: refusal.field, on: server)
+                refuse(request, refusal, from: connection, on: server)
                 countProtocolError(connection, on: server)
             case .success(let (joinRequest, grant)):
                 self.join(sessionID, joinRequest, interest: join.interest, grant: grant, resume: resume, ref: request.ref, connection: connection,
@@ -173,22 +173,16 @@ final class Hub: TransportHandler {
             let state = connections[connection]!
             switch gatekeeper.refresh(token, session: state.sessionID ?? "", current: state.grant, handshakeGrant: state.handshakeGrant) {
             case .failure(let refusal):
-                return refuse(connection, ref: request.ref, request: "token.refresh", code: refusal.code, message: refusal.message,
-                              field: refusal.field, on: server)
+                return refuse(request, refusal, from: connection, on: server)
             case .success(let grant):
                 connections[connection]?.refreshed(grant)
             }
-            let seq = seq(of: connections[connection]!)
-            writes.acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
-                                   ref: request.ref, request: "token.refresh"), in: connections[connection]?.sessionID, on: server)
+            acknowledge(request, seq: seq(of: connections[connection]!), from: connection, on: server)
         case .ping:
-            let seq = seq(of: connections[connection]!)
-            writes.acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
-                                   ref: request.ref, request: "ping"), in: connections[connection]?.sessionID, on: server)
+            acknowledge(request, seq: seq(of: connections[connection]!), from: connection, on: server)
         case .overviewWatch(let token):
             if let refusal = gatekeeper.authorizeOverview(token: token, handshakeGrant: connections[connection]!.handshakeGrant) {
-                refuse(connection, ref: request.ref, request: "overview.watch", code: refusal.code, message: refusal.message,
-                       field: refusal.field, on: server)
+                refuse(request, refusal, from: connection, on: server)
                 return countProtocolError(connection, on: server)
             }
             watchOverview(connection, ref: request.ref, on: server)
@@ -202,9 +196,7 @@ final class Hub: TransportHandler {
             } catch {
                 return refuse(connection, ref: request.ref, request: "interest", code: error.code, message: error.message, field: error.field, on: server)
             }
-            let seq = host.session.seq
-            writes.acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) },
-                                   ref: request.ref, request: "interest"), in: connections[connection]?.sessionID, on: server)
+            acknowledge(request, seq: host.session.seq, from: connection, on: server)
         case .leave:
             let state = connections[connection]!
             guard let host = state.sessionID.flatMap({ sessions[$0] }) else {
@@ -212,8 +204,7 @@ final class Hub: TransportHandler {
             }
             leave(connection, state, reason: "left", on: server)
             connections[connection]?.left()
-            writes.acknowledge(PendingAck(connection: connection, frame: OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, into: &$0) },
-                                   ref: request.ref, request: "leave"), in: connections[connection]?.sessionID, on: server)
+            acknowledge(request, seq: host.session.seq, from: connection, on: server)
             settled(connection)
         case .command(let command):
             guard let sessionID = connections[connection]!.sessionID, let host = sessions[sessionID],
@@ -312,6 +303,17 @@ final class Hub: TransportHandler {
         host.broadcast(events, on: server)
         writes.persist(events, of: host, on: server)
         logger.debug("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
+    }
+
+    /// Answers `request` with an ack at `seq`, behind the connection's acks still waiting for a commit.
+    private func acknowledge(_ request: ClientRequest, seq: UInt64, from connection: ConnectionID, on server: any Outbound) {
+        let frame = OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: seq, into: &$0) }
+        writes.acknowledge(PendingAck(connection: connection, frame: frame, ref: request.ref, request: request.typeName),
+                           in: connections[connection]?.sessionID, on: server)
+    }
+
+    private func refuse(_ request: ClientRequest, _ refusal: AuthRefusal, from connection: ConnectionID, on server: any Outbound) {
+        refuse(connection, ref: request.ref, request: request.typeName, code: refusal.code, message: refusal.message, field: refusal.field, on: server)
     }
 
     private func refuse(
