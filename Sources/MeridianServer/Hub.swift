@@ -134,8 +134,7 @@ final class Hub: TransportHandler {
             host.tickClusters(on: server)
             guard let due = host.session.nextDragExpiry, due <= now else { continue }
             let events = host.session.expireDrags(at: now)
-            host.broadcast(events, on: server)
-            writes.persist(events, of: host, on: server)
+            publish(events, of: host, on: server)
         }
         releaseAllDeferred(on: server)
         unloadIdleSessions(on: server)
@@ -218,9 +217,8 @@ final class Hub: TransportHandler {
             metrics.dragStart(command, result, policy: host.session.settings.dragPolicy)
             switch result {
             case .success(let accepted):
-                host.broadcast(accepted.events, on: server)
                 let ack = OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera, into: &$0) }
-                writes.persist(accepted.events, of: host, ack: PendingAck(connection: connection, frame: ack, ref: request.ref, request: command.name), on: server)
+                publish(accepted.events, of: host, ack: PendingAck(connection: connection, frame: ack, ref: request.ref, request: command.name), on: server)
             case .failure(let error):
                 refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
                        field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, annotation: error.annotation,
@@ -300,8 +298,7 @@ final class Hub: TransportHandler {
         guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else { return }
         host.remove(connection)
         let events = host.session.leave(pid, reason: reason, at: server.now)
-        host.broadcast(events, on: server)
-        writes.persist(events, of: host, on: server)
+        publish(events, of: host, on: server)
         logger.debug("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
     }
 
@@ -337,8 +334,14 @@ final class Hub: TransportHandler {
     func announcePresence(_ host: SessionHost, on server: any Outbound) {
         let events = host.session.flushPresence()
         guard !events.isEmpty else { return }
+        publish(events, of: host, on: server)
+    }
+
+    /// Sends `events` to the session's members at once, and stores their durable part (`ack`
+    /// answers the request behind them once that is committed).
+    func publish(_ events: [Emitted], of host: SessionHost, ack: PendingAck? = nil, on server: any Outbound) {
         host.broadcast(events, on: server)
-        writes.persist(events, of: host, on: server)
+        writes.persist(events, of: host, ack: ack, on: server)
     }
 
     /// The seq of the connection's session; 0 when it is in none.
