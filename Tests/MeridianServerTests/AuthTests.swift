@@ -7,37 +7,6 @@ import MeridianTransport
 import MeridianTransportCore
 import Testing
 
-let authSecret = "meridian-test-secret-0123456789abcdef"
-
-/// A server that checks HS256 tokens signed with ``authSecret`` (no clock leeway).
-func tokenServer(_ configure: @escaping (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
-    let verifier = try await TokenVerifier.make(keys: [.secret(authSecret)], leeway: 0)
-    return try TestServer {
-        $0.authentication = .tokens(verifier)
-        configure(&$0)
-    }
-}
-
-func token(
-    _ sub: String, role: TokenRole, session: String = "auth-*", name: String? = nil, ttl: TimeInterval = 600, secret: String = authSecret
-) async throws -> String {
-    let claims = AccessClaims(subject: sub, name: name, session: session, role: role, expires: Date().addingTimeInterval(ttl))
-    return try await TokenMinter(key: .secret(secret)).sign(claims)
-}
-
-extension TestClient {
-    /// Joins with a token; returns the answer (welcome or error).
-    @discardableResult
-    func join(_ session: String, token: String, _ extra: [String: JSONValue] = [:]) throws -> JSONValue {
-        var fields = extra
-        fields["session"] = .string(session)
-        fields["token"] = .string(token)
-        let answer = try request("join", fields)
-        if answer["type"]?.string == "welcome" { welcome = answer }
-        return answer
-    }
-}
-
 @Suite("Bearer tokens at join", .serialized)
 struct AuthTests {
     @Test func theTokenNamesTheParticipantAndCapsItsRole() async throws {

@@ -1,12 +1,12 @@
 import MeridianCore
-import MeridianTesting
 import Testing
 
-@Suite("Drags over real sockets")
+/// Exclusive drags on hubs in memory (one, and four with the members spread over them), on a
+/// clock the test moves.
+@Suite("Drags")
 struct DragTests {
     @Test(arguments: [1, 4]) func exclusiveDragRefusesSecondStarterNamingHolder(threads: Int) throws {
-        let server = try TestServer { $0.threads = threads }
-        defer { server.stop() }
+        let server = try MemoryServer(threads: threads)
         let alice = try server.joined("s", name: "Alice")
         let bob = try server.joined("s", name: "Bob")
         #expect(try alice.request("annotation.add", ["annotation": .point("pin", 1, 2)])["type"]?.string == "ack")
@@ -24,14 +24,13 @@ struct DragTests {
     }
 
     @Test(arguments: [1, 4]) func holderDisconnectCancelsAndRestores(threads: Int) throws {
-        let server = try TestServer { $0.threads = threads }
-        defer { server.stop() }
+        let server = try MemoryServer(threads: threads)
         let alice = try server.joined("s", name: "Alice")
-        var bob: TestClient? = try server.joined("s", name: "Bob")
+        let bob = try server.joined("s", name: "Bob")
         try alice.request("annotation.add", ["annotation": .point("pin", 1, 2)])
-        try bob!.request("drag", ["id": .string("pin"), "state": .string("starting")])
-        try bob!.request("drag", ["id": .string("pin"), "state": .string("dragging"), "coordinate": .coordinate(7, 8)])
-        bob = nil  // closes the socket
+        try bob.request("drag", ["id": .string("pin"), "state": .string("starting")])
+        try bob.request("drag", ["id": .string("pin"), "state": .string("dragging"), "coordinate": .coordinate(7, 8)])
+        bob.disconnect()
         let canceling = try alice.waitFor { $0["type"]?.string == "drag" && $0["state"]?.string == "canceling" }
         #expect(canceling["reason"]?.string == "holder_left")
         #expect(canceling["coordinate"] == .coordinate(1, 2))
@@ -40,11 +39,14 @@ struct DragTests {
     }
 
     @Test(arguments: [1, 4]) func idleLeaseExpires(threads: Int) throws {
-        let server = try TestServer { $0.threads = threads; $0.sessionDefaults.leaseTimeout = .milliseconds(200) }
-        defer { server.stop() }
+        let server = try MemoryServer(threads: threads) { $0.sessionDefaults.leaseTimeout = .milliseconds(200) }
         let alice = try server.joined("s", name: "Alice")
         try alice.request("annotation.add", ["annotation": .point("pin", 1, 2)])
         try alice.request("drag", ["id": .string("pin"), "state": .string("starting")])
+        server.tick()
+        #expect(!alice.peek().contains { $0["type"]?.string == "drag" && $0["state"]?.string == "canceling" }, "the lease ended before its time")
+        server.advance(by: .milliseconds(200))
+        server.tick()
         let canceled = try alice.waitFor { $0["type"]?.string == "drag" && $0["state"]?.string == "canceling" }
         #expect(canceled["reason"]?.string == "lease_expired")
     }

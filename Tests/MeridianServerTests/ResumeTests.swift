@@ -1,19 +1,19 @@
 import MeridianCore
-import MeridianTesting
 import Testing
 
+/// Reconnecting with a resume point, on hubs in memory: one, and four with the members spread
+/// over them.
 @Suite("Reconnect and resume")
 struct ResumeTests {
     @Test(arguments: [1, 4]) func resumeDeliversExactlyTheMissedEvents(threads: Int) throws {
-        let server = try TestServer { $0.threads = threads }
-        defer { server.stop() }
+        let server = try MemoryServer(threads: threads)
         let alice = try server.joined("s", name: "Alice")
-        var bob: TestClient? = try server.joined("s", name: "Bob")
+        let bob = try server.joined("s", name: "Bob")
         _ = try alice.next("participant.joined")
-        try bob!.request("annotation.add", ["annotation": .point("one", 1, 1)])
-        let bobSeq = try bob!.next("annotation.added").message["seq"]!.number!
-        let epoch = bob!.welcome["epoch"]!
-        bob = nil
+        try bob.request("annotation.add", ["annotation": .point("one", 1, 1)])
+        let bobSeq = try bob.next("annotation.added").message["seq"]!.number!
+        let epoch = bob.welcome["epoch"]!
+        bob.disconnect()
         _ = try alice.next("participant.left")
 
         try alice.request("annotation.add", ["annotation": .point("two", 2, 2)])
@@ -29,8 +29,7 @@ struct ResumeTests {
     }
 
     @Test(arguments: [1, 4]) func staleEpochGetsAFreshSnapshot(threads: Int) throws {
-        let server = try TestServer { $0.threads = threads }
-        defer { server.stop() }
+        let server = try MemoryServer(threads: threads)
         let alice = try server.joined("s", name: "Alice")
         try alice.request("annotation.add", ["annotation": .point("one", 1, 1)])
         let bob = try server.joined("s", name: "Bob", extra: ["resume": .object(["epoch": .string("old"), "seq": .number(1)])])
@@ -39,8 +38,7 @@ struct ResumeTests {
     }
 
     @Test(arguments: [1, 4]) func historyTooShortGetsAFreshSnapshot(threads: Int) throws {
-        let server = try TestServer { $0.threads = threads; $0.historySize = 2 }
-        defer { server.stop() }
+        let server = try MemoryServer(threads: threads) { $0.historySize = 2 }
         let alice = try server.joined("s", name: "Alice")
         let epoch = alice.welcome["epoch"]!
         for i in 0..<5 { try alice.request("annotation.add", ["annotation": .point("a\(i)", 1, 1)]) }

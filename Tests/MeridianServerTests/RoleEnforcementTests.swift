@@ -1,4 +1,3 @@
-import MeridianTesting
 import MeridianAuth
 import MeridianCore
 import Testing
@@ -24,22 +23,21 @@ private let presence: [(type: String, fields: [String: JSONValue])] = [
     ("location", ["location": .object(["coordinate": .coordinate(1, 1), "accuracy": .number(5)])]),
 ]
 
-@Suite("Roles from tokens, enforced on every command", .serialized)
+@Suite("Roles from tokens, enforced on every command")
 struct RoleEnforcementTests {
     /// A session with annotation "a" and a callout, owned by "owner"; then `role` joins.
-    private func stage(_ session: String, role: TokenRole) async throws -> (TestServer, owner: TestClient, member: TestClient) {
-        let server = try await tokenServer()
-        let owner = try TestClient(port: server.port)
+    private func stage(_ session: String, role: TokenRole) async throws -> (MemoryServer, owner: MemoryClient, member: MemoryClient) {
+        let server = try await tokenMemoryServer()
+        let owner = try server.client()
         try owner.join(session, token: try await token("owner", role: .owner))
         #expect(try owner.request("annotation.add", ["annotation": .point("a", 0, 0, canShowCallout: true)])["type"]?.string == "ack")
-        let member = try TestClient(port: server.port)
+        let member = try server.client()
         #expect(try member.join(session, token: try await token("member", role: role))["type"]?.string == "welcome")
         return (server, owner, member)
     }
 
     @Test func viewerMayChangeNothingShared() async throws {
         let (server, owner, viewer) = try await stage("auth-viewer", role: .viewer)
-        defer { server.stop() }
         for (type, fields) in sharedChanges {
             let answer = try viewer.request(type, fields)
             #expect(answer["code"]?.string == "forbidden", "viewer \(type) \(fields): \(answer)")
@@ -48,7 +46,7 @@ struct RoleEnforcementTests {
             #expect(try viewer.request(type, fields)["type"]?.string == "ack", "viewer \(type) is presence")
         }
         // Nothing shared changed: annotation "a" is still there, untitled.
-        let snapshot = try TestClient(port: server.port)
+        let snapshot = try server.client()
         try snapshot.join("auth-viewer", token: try await token("late", role: .viewer))
         let annotations = snapshot.welcome["snapshot"]?["annotations"]?.array ?? []
         #expect(annotations.map { $0["id"]?.string } == ["a"])
@@ -58,7 +56,6 @@ struct RoleEnforcementTests {
 
     @Test func editorMayChangeEverythingButTheSettings() async throws {
         let (server, _, editor) = try await stage("auth-editor", role: .editor)
-        defer { server.stop() }
         let configure = try editor.request("session.configure", ["settings": .object(["styleURL": .string("mapbox://styles/x")])])
         #expect(configure["code"]?.string == "forbidden")
         #expect(try editor.request("annotation.update", ["id": .string("a"), "changes": .object(["title": .string("B")])])["type"]?.string == "ack")
@@ -66,7 +63,6 @@ struct RoleEnforcementTests {
 
     @Test func dashboardMaySendNoSessionCommand() async throws {
         let (server, _, dashboard) = try await stage("auth-dashboard", role: .dashboard)
-        defer { server.stop() }
         for (type, fields) in sharedChanges + presence {
             let answer = try dashboard.request(type, fields)
             #expect(answer["code"]?.string == "forbidden", "dashboard \(type): \(answer)")

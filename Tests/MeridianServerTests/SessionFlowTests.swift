@@ -1,14 +1,12 @@
-import MeridianClientTransport
 import MeridianCore
-import MeridianTesting
-import MeridianTransport
 import Testing
 
-@Suite("Sessions over real sockets")
+/// Joining, the one order of a session's events and the camera's constraints, on hubs in
+/// memory: one, and four with the members spread over them.
+@Suite("Sessions")
 struct SessionFlowTests {
     @Test(arguments: [1, 4]) func joinGivesSnapshotAndAnnouncesToOthers(threads: Int) throws {
-        let server = try TestServer { $0.threads = threads }
-        defer { server.stop() }
+        let server = try MemoryServer(threads: threads)
         let alice = try server.joined("s", name: "Alice", role: "owner")
         #expect(alice.welcome["participant"]?.string == "p1")
         #expect(alice.welcome["resumed"]?.bool == false)
@@ -24,8 +22,7 @@ struct SessionFlowTests {
     }
 
     @Test(arguments: [1, 4]) func everyoneSeesTheSameEventsInOneOrder(threads: Int) throws {
-        let server = try TestServer { $0.threads = threads }
-        defer { server.stop() }
+        let server = try MemoryServer(threads: threads)
         let alice = try server.joined("s", name: "Alice")
         let bob = try server.joined("s", name: "Bob")
         _ = try alice.next("participant.joined")
@@ -36,7 +33,7 @@ struct SessionFlowTests {
             let ack = try sender.request("annotation.add", ["annotation": .point(id, Double(i), Double(i))])
             #expect(ack["type"]?.string == "ack")
         }
-        func stream(_ c: TestClient) throws -> [JSONValue] {
+        func stream(_ c: MemoryClient) throws -> [JSONValue] {
             try (0..<20).map { _ in try c.next("annotation.added").message }
         }
         let a = try stream(alice), b = try stream(bob)
@@ -51,8 +48,7 @@ struct SessionFlowTests {
     }
 
     @Test func clampedCameraIsReportedToTheSender() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try MemoryServer()
         let owner = try server.joined("s", name: "Olga", role: "owner")
         let configured = try owner.request("session.configure", ["settings": .object([
             "constraints": .object(["maxZoom": .number(10), "policy": .string("clamp")]),
@@ -64,13 +60,5 @@ struct SessionFlowTests {
         #expect(ack["camera"]?["zoom"]?.number == 10)
         let event = try owner.next("camera.end").message
         #expect(event["camera"]?["zoom"]?.number == 10)
-    }
-
-    @Test func subprotocolIsRequired() throws {
-        let server = try TestServer()
-        defer { server.stop() }
-        let socket = WebSocketClient(port: server.port, subprotocol: nil)
-        #expect(throws: (any Error).self) { try socket.connect(timeout: .seconds(3)) }
-        socket.close()
     }
 }

@@ -56,20 +56,49 @@ final class MemoryHubs {
 
     /// A new connection on hub `hub`.
     func connect(to hub: Int) -> ConnectionID {
+        open(on: hub, handshake: Handshake(peer: "127.0.0.1"))
+    }
+
+    /// A new connection on hub `hub` upgraded with `handshake`, as the transport opens one: the
+    /// hub screens the handshake first, and a refused one never opens.
+    func connect(to hub: Int, handshake: Handshake) throws(MemoryHubError) -> ConnectionID {
+        if case .refuse(let status, let reason) = hubs[hub].gatekeeper.screen(handshake) {
+            throw .handshakeRefused(status: status, reason: reason)
+        }
+        return open(on: hub, handshake: handshake)
+    }
+
+    private func open(on hub: Int, handshake: Handshake) -> ConnectionID {
+        drive()
         defer { nextConnection += 1 }
         let id = ConnectionID(tag: UInt8(hub), serial: UInt64(nextConnection))
-        hubs[hub].open(id, handshake: Handshake(peer: "127.0.0.1"))
+        hubs[hub].open(id, handshake: handshake)
         return id
     }
 
     private func hub(of connection: ConnectionID) -> Int { Int(connection.tag) }
 
     func disconnect(_ connection: ConnectionID) {
-        hubs[hub(of: connection)].closed(connection, code: 1000, reason: "", on: outbounds[hub(of: connection)])
+        closed(connection, code: 1000, reason: "")
+    }
+
+    /// The connection is gone with `code`, as the transport reports a close (the client's, or
+    /// the end of one the hub started).
+    func closed(_ connection: ConnectionID, code: UInt16?, reason: String) {
+        drive()
+        hubs[hub(of: connection)].closed(connection, code: code, reason: reason, on: outbounds[hub(of: connection)])
         settle()
     }
 
+    /// One whole text message from `connection`, as it came (not necessarily valid JSON).
+    func receive(_ bytes: [UInt8], from connection: ConnectionID) {
+        drive()
+        let h = hub(of: connection)
+        bytes.withUnsafeBytes { hubs[h].receive($0, from: connection, on: outbounds[h]) }
+    }
+
     func tick() {
+        drive()
         for (hub, outbound) in zip(hubs, outbounds) { hub.tick(on: outbound) }
         settle()
     }
@@ -82,9 +111,7 @@ final class MemoryHubs {
         var message = fields
         message["type"] = .string(type)
         message["ref"] = .string(ref)
-        let bytes = JSONValue.object(message).encoded
-        let h = hub(of: connection)
-        bytes.withUnsafeBytes { hubs[h].receive($0, from: connection, on: outbounds[h]) }
+        receive(JSONValue.object(message).encoded, from: connection)
         return ref
     }
 
@@ -111,9 +138,23 @@ final class MemoryHubs {
         return received[connection]!.remove(at: index)
     }
 
+    /// Settles the hubs, then, while a session load is in flight on a reader thread, waits for
+    /// the work it hands back and settles again; false if a load did not end within 5 s.
+    @discardableResult
+    func settleLoads() -> Bool {
+        settle()
+        while hubs.contains(where: { !$0.durability.gates.isEmpty }) {
+            guard workArrived.wait(timeout: .now() + .seconds(5)) == .success else { return false }
+            workArrived.signal()
+            settle()
+        }
+        return true
+    }
+
     /// Runs relayed messages and handed-back work on every hub until none is left; true if any ran.
     @discardableResult
     func settle() -> Bool {
+        drive()
         var ran = true, any = false
         while ran {
             ran = false
@@ -138,5 +179,14 @@ final class MemoryHubs {
         return all
     }
 
+    /// The calling thread drives the hubs from now on: an async test may resume on another
+    /// thread after an `await`.
+    private func drive() {
+        for outbound in outbounds { outbound.adoptCurrentThread() }
+    }
+
     func closeCode(of connection: ConnectionID) -> UInt16? { outbounds[hub(of: connection)].closeCode(of: connection) }
+
+    /// The code and reason the hub closed `connection` with, if it did.
+    func closing(of connection: ConnectionID) -> (code: UInt16, reason: String)? { outbounds[hub(of: connection)].closing(of: connection) }
 }

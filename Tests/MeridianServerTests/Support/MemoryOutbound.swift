@@ -59,9 +59,14 @@ final class MemoryOutbound: Outbound {
 
     func closeCode(of connection: ConnectionID) -> UInt16? { state.withLock { $0.closed[connection]?.code } }
 
+    func closing(of connection: ConnectionID) -> (code: UInt16, reason: String)? { state.withLock { $0.closed[connection] } }
+
     /// Runs the work handed back so far; false if there was none.
     @discardableResult
     func runWork() -> Bool { memoryThread.runWork() }
+
+    /// The calling thread drives the hub from now on (see ``MemoryThread/adopt()``).
+    func adoptCurrentThread() { memoryThread.adopt() }
 
     /// Waits up to `timeout` for work from another thread, then runs it.
     func awaitWork(timeout: Duration = .seconds(5)) -> Bool {
@@ -82,6 +87,8 @@ final class MemoryOutbound: Outbound {
 
 enum MemoryHubError: Error {
     case noAnswer(String)
+    /// The hub refused a WebSocket upgrade (the transport answers it with this HTTP status).
+    case handshakeRefused(status: Int, reason: String)
 }
 
 /// Literals for the requests the in-memory tests write.
@@ -96,19 +103,24 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
     }
 }
 
-/// The hub's "thread" in memory: the thread that made it (the test's), where work handed back
-/// from the store's threads waits until the test runs it.
+/// The hub's "thread" in memory: the thread that drives the test (the one that made it, or the
+/// one an async test resumed on and drives the hubs from now), where work handed back from the
+/// store's threads waits until the test runs it.
 final class MemoryThread: HubThread {
     private let work = Locked<[@Sendable () -> Void]>([])
     /// Signalled once per piece of work handed back; several threads may share one.
     let workArrived: DispatchSemaphore
-    private let owner = pthread_self()
+    private let owner = Locked(pthread_self())
 
     init(workArrived: DispatchSemaphore) {
         self.workArrived = workArrived
     }
 
-    var isCurrent: Bool { pthread_equal(owner, pthread_self()) != 0 }
+    var isCurrent: Bool { pthread_equal(owner.withLock { $0 }, pthread_self()) != 0 }
+
+    /// The calling thread drives the hub from now on (the test's task may resume on another
+    /// thread after an `await`; it never runs on two at once).
+    func adopt() { owner.withLock { $0 = pthread_self() } }
 
     func enqueue(_ body: @escaping @Sendable () -> Void) {
         work.withLock { $0.append(body) }
