@@ -1,18 +1,16 @@
 import Foundation
 import MeridianAuth
 import MeridianCore
-import MeridianServer
-import MeridianTesting
+@testable import MeridianServer
 import MeridianTransport
-import MeridianTransportCore
 import Testing
 
-@Suite("Bearer tokens at join", .serialized)
+/// Bearer tokens at join, refresh and handshake, on a hub in memory.
+@Suite("Bearer tokens at join")
 struct AuthTests {
     @Test func theTokenNamesTheParticipantAndCapsItsRole() async throws {
-        let server = try await tokenServer()
-        defer { server.stop() }
-        let alice = try TestClient(port: server.port)
+        let server = try await tokenMemoryServer()
+        let alice = try server.client()
         let welcome = try alice.join("auth-1", token: try await token("alice", role: .editor, name: "Alice"), ["name": .string("Mallory")])
         #expect(welcome["type"]?.string == "welcome")
         #expect(alice.participant == "alice")
@@ -20,7 +18,7 @@ struct AuthTests {
         #expect(me?["name"]?.string == "Alice", "the token's name wins over the request's")
         #expect(me?["role"]?.string == "editor", "without a role in the request, the token's role")
 
-        let bob = try TestClient(port: server.port)
+        let bob = try server.client()
         let refused = try bob.join("auth-1", token: try await token("bob", role: .viewer), ["role": .string("editor")])
         #expect(refused["code"]?.string == "forbidden")
         #expect(refused["field"]?.string == "role")
@@ -29,9 +27,8 @@ struct AuthTests {
     }
 
     @Test func missingBadAndExpiredTokensAreRefusedAndTheConnectionSurvives() async throws {
-        let server = try await tokenServer()
-        defer { server.stop() }
-        let c = try TestClient(port: server.port)
+        let server = try await tokenMemoryServer()
+        let c = try server.client()
         let missing = try c.request("join", ["session": .string("auth-2"), "name": .string("N"), "role": .string("owner")])
         #expect(missing["code"]?.string == "unauthorized")
         #expect(missing["message"]?.string?.contains("bearer token") == true)
@@ -47,9 +44,8 @@ struct AuthTests {
     }
 
     @Test func aTokenForOneSessionCannotJoinAnother() async throws {
-        let server = try await tokenServer()
-        defer { server.stop() }
-        let c = try TestClient(port: server.port)
+        let server = try await tokenMemoryServer()
+        let c = try server.client()
         let t = try await token("carol", role: .editor, session: "auth-one")
         let refused = try c.join("auth-two", token: t)
         #expect(refused["code"]?.string == "forbidden")
@@ -58,14 +54,13 @@ struct AuthTests {
     }
 
     @Test func dashboardTokensJoinHiddenOnlyAndOthersMayNotHide() async throws {
-        let server = try await tokenServer()
-        defer { server.stop() }
-        let owner = try TestClient(port: server.port)
+        let server = try await tokenMemoryServer()
+        let owner = try server.client()
         try owner.join("auth-3", token: try await token("olga", role: .owner))
-        let dash = try TestClient(port: server.port)
+        let dash = try server.client()
         #expect(try dash.join("auth-3", token: try await token("wall", role: .dashboard), ["hidden": .bool(false)])["code"]?.string == "forbidden")
         #expect(try dash.join("auth-3", token: try await token("wall", role: .dashboard))["type"]?.string == "welcome")
-        let viewer = try TestClient(port: server.port)
+        let viewer = try server.client()
         let hide = try viewer.join("auth-3", token: try await token("vic", role: .viewer), ["hidden": .bool(true)])
         #expect(hide["code"]?.string == "forbidden")
         #expect(hide["field"]?.string == "hidden")
@@ -76,13 +71,12 @@ struct AuthTests {
     }
 
     @Test func theSameParticipantFromANewConnectionReplacesTheOld() async throws {
-        let server = try await tokenServer()
-        defer { server.stop() }
-        let watcher = try TestClient(port: server.port)
+        let server = try await tokenMemoryServer()
+        let watcher = try server.client()
         try watcher.join("auth-4", token: try await token("w", role: .viewer))
-        let first = try TestClient(port: server.port)
+        let first = try server.client()
         try first.join("auth-4", token: try await token("dan", role: .editor))
-        let second = try TestClient(port: server.port)
+        let second = try server.client()
         #expect(try second.join("auth-4", token: try await token("dan", role: .editor))["type"]?.string == "welcome")
         let closed = try first.waitFor { $0["type"]?.string == "$closed" }
         #expect(closed["code"]?.number == 4010)
@@ -94,37 +88,42 @@ struct AuthTests {
     }
 
     @Test func aRefreshedTokenKeepsTheConnectionAndAnExpiredOneClosesIt() async throws {
-        let server = try await tokenServer()
-        defer { server.stop() }
-        let keeps = try TestClient(port: server.port)
+        let server = try await tokenMemoryServer()
+        let keeps = try server.client()
         try keeps.join("auth-5", token: try await token("kim", role: .editor, ttl: 2))
-        let lapses = try TestClient(port: server.port)
+        let lapses = try server.client()
         try lapses.join("auth-5", token: try await token("lee", role: .editor, ttl: 2))
 
         #expect(try keeps.request("token.refresh", ["token": .string(try await token("kim", role: .owner))])["code"]?.string == "forbidden")
         #expect(try keeps.request("token.refresh", ["token": .string(try await token("someone", role: .editor))])["code"]?.string == "forbidden")
         #expect(try keeps.request("token.refresh", ["token": .string(try await token("kim", role: .editor))])["type"]?.string == "ack")
 
-        let closed = try lapses.waitFor(timeout: .seconds(10)) { $0["type"]?.string == "$closed" }
+        // The hub reads tokens' expiry from the wall clock: once Lee's has passed, a tick closes its connection.
+        let expires = try #require(server.hubs[0].connections[lapses.id]?.grant?.expires)
+        try await Task.sleep(for: .seconds(max(0, expires.timeIntervalSinceNow) + 0.01))
+        server.tick()
+        let closed = try lapses.waitFor { $0["type"]?.string == "$closed" }
         #expect(closed["code"]?.number == 4401)
         // The refreshed connection is still served after the other's token lapsed.
         #expect(try keeps.request("ping")["type"]?.string == "ack")
     }
 
     @Test func aHandshakeTokenServesJoinsWithoutOne() async throws {
-        let server = try await tokenServer()
-        defer { server.stop() }
-        let bearer = try TestClient(port: server.port, headers: ["Authorization": "Bearer \(try await token("hdr", role: .editor))"])
+        let server = try await tokenMemoryServer()
+        let bearer = try server.client(handshake: Handshake(peer: "127.0.0.1", authorization: "Bearer \(try await token("hdr", role: .editor))"))
         #expect(try bearer.request("join", ["session": .string("auth-6")])["participant"]?.string == "hdr")
-        let query = try TestClient(port: server.port, path: "/?access_token=\(try await token("qry", role: .viewer))")
+        let query = try server.client(handshake: Handshake(peer: "127.0.0.1", query: ["access_token": try await token("qry", role: .viewer)]))
         #expect(try query.request("join", ["session": .string("auth-6")])["participant"]?.string == "qry")
         // A token in the join wins over the handshake's.
-        let both = try TestClient(port: server.port, path: "/?access_token=\(try await token("qry2", role: .viewer))")
+        let both = try server.client(handshake: Handshake(peer: "127.0.0.1", query: ["access_token": try await token("qry2", role: .viewer)]))
         #expect(try both.join("auth-6", token: try await token("own", role: .viewer))["type"]?.string == "welcome")
         #expect(both.participant == "own")
-        // A bad handshake token refuses the upgrade.
-        #expect(throws: TransportError.self, "refused with 401 before the upgrade") {
-            _ = try TestClient(port: server.port, headers: ["Authorization": "Bearer not-a-token"])
+        // A bad handshake token refuses the upgrade: the connection never opens.
+        do {
+            _ = try server.client(handshake: Handshake(peer: "127.0.0.1", authorization: "Bearer not-a-token"))
+            Issue.record("a bad handshake token was accepted")
+        } catch MemoryHubError.handshakeRefused(let status, _) {
+            #expect(status == 401)
         }
     }
 

@@ -1,13 +1,12 @@
 import MeridianCore
-import MeridianTransport
-import MeridianTesting
 import Testing
 
-@Suite("Dashboard messages over real sockets")
+/// What hidden members and overview watchers receive, on hubs in memory with a clock the test
+/// moves.
+@Suite("Dashboard messages")
 struct DashboardMessageTests {
     @Test func refusedDragIsAnnouncedToHiddenMembersOnly() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try MemoryServer()
         let alice = try server.joined("s", name: "Alice")
         let bob = try server.joined("s", name: "Bob")
         let wall = try server.joined("s", name: "Wall", role: "viewer", extra: ["hidden": .bool(true)])
@@ -31,8 +30,7 @@ struct DashboardMessageTests {
     }
 
     @Test func aHiddenJoinNeverCreatesASession() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try MemoryServer()
         let wall = try server.client()
         let hidden: [String: JSONValue] = ["session": .string("nowhere"), "name": .string("Wall"), "role": .string("viewer"), "hidden": .bool(true)]
         let refused = try wall.request("join", hidden)
@@ -42,8 +40,7 @@ struct DashboardMessageTests {
         _ = try watcher.request("overview.watch")
         #expect(try watcher.next("overview").message["sessions"]?.array?.isEmpty == true)
         // Once a participant has started it, the same connection watches it.
-        let alice = try server.joined("nowhere", name: "Alice")
-        defer { withExtendedLifetime(alice) {} }
+        _ = try server.joined("nowhere", name: "Alice")
         let welcome = try wall.request("join", hidden)
         #expect(welcome["type"]?.string == "welcome")
     }
@@ -51,12 +48,10 @@ struct DashboardMessageTests {
     /// With 4 threads the sessions and the watcher are on different threads: the overview
     /// gathers every thread's part.
     @Test(arguments: [1, 4]) func overviewCountsParticipantsDashboardsAndRates(threads: Int) throws {
-        let server = try TestServer { $0.threads = threads }
-        defer { server.stop() }
+        let server = try MemoryServer(threads: threads)
         let alice = try server.joined("busy", name: "Alice")
-        let wall = try server.joined("busy", name: "Wall", role: "viewer", extra: ["hidden": .bool(true)])
-        let bob = try server.joined("quiet", name: "Bob")
-        defer { withExtendedLifetime((wall, bob)) {} }
+        _ = try server.joined("busy", name: "Wall", role: "viewer", extra: ["hidden": .bool(true)])
+        _ = try server.joined("quiet", name: "Bob")
         let watcher = try server.client()
         let ack = try watcher.request("overview.watch")
         #expect(ack["type"]?.string == "ack")
@@ -69,26 +64,18 @@ struct DashboardMessageTests {
         #expect(first["sessions"]?.array?.map { $0["session"]?.string } == ["busy", "quiet"])
         #expect(first["connections"]?.number == 4)
 
+        // The overview's rates are over the second between two ticks.
+        server.tick()
         for i in 0..<10 {
             try alice.request("annotation.add", ["annotation": .point("p\(i)", 1, 2)])
         }
-        // A later overview reports the requests and the deliveries they caused. Each hub posts
-        // its sessions' rates over its last second, and a watcher on another thread gets the
-        // home's latest post, which may cover a second after the burst (rate 0): requests keep
-        // coming until an overview shows them.
-        var entry: JSONValue?
-        var added = 10
-        let deadline = ContinuousClock.now + .seconds(10)
-        while entry == nil, ContinuousClock.now < deadline {
-            if let m = try? watcher.next(timeout: .milliseconds(100)), m["type"]?.string == "overview",
-               let busy = m["sessions"]?.array?.first(where: { $0["session"]?.string == "busy" }),
-               busy["annotations"]?.number ?? 0 >= 10, busy["messagesPerSecond"]?.number ?? 0 > 0 {
-                entry = busy
-            } else {
-                try alice.request("annotation.add", ["annotation": .point("p\(added)", 1, 2)])
-                added += 1
-            }
-        }
+        server.advance(by: .seconds(1))
+        server.tick()
+        // A later overview reports the requests and the deliveries they caused.
+        let later = try watcher.next("overview").message
+        let entry = later["sessions"]?.array?.first { $0["session"]?.string == "busy" }
+        #expect(entry?["annotations"]?.number == 10, "\(later)")
+        #expect(entry?["messagesPerSecond"]?.number ?? 0 > 0, "\(later)")
         let reported = try #require(entry, "no overview reported the requests")
         #expect(reported["deliveriesPerSecond"]!.number! >= reported["messagesPerSecond"]!.number!)
     }

@@ -55,14 +55,14 @@ struct RoleEnforcementTests {
     }
 
     @Test func editorMayChangeEverythingButTheSettings() async throws {
-        let (server, _, editor) = try await stage("auth-editor", role: .editor)
+        let (_, _, editor) = try await stage("auth-editor", role: .editor)
         let configure = try editor.request("session.configure", ["settings": .object(["styleURL": .string("mapbox://styles/x")])])
         #expect(configure["code"]?.string == "forbidden")
         #expect(try editor.request("annotation.update", ["id": .string("a"), "changes": .object(["title": .string("B")])])["type"]?.string == "ack")
     }
 
     @Test func dashboardMaySendNoSessionCommand() async throws {
-        let (server, _, dashboard) = try await stage("auth-dashboard", role: .dashboard)
+        let (_, _, dashboard) = try await stage("auth-dashboard", role: .dashboard)
         for (type, fields) in sharedChanges + presence {
             let answer = try dashboard.request(type, fields)
             #expect(answer["code"]?.string == "forbidden", "dashboard \(type): \(answer)")

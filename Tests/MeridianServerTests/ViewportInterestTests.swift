@@ -1,9 +1,8 @@
 import MeridianCore
-import MeridianTesting
 import Testing
 
-/// Viewport interest end to end: what crosses an area's edge, who receives a city's drag moves,
-/// and clusters for a hidden dashboard.
+/// Viewport interest on a hub in memory: what crosses an area's edge, who receives a city's drag
+/// moves, and clusters for a hidden dashboard.
 @Suite("Viewport interest")
 struct ViewportInterestTests {
     static func view(_ lat: Double, _ lon: Double, zoom: Double = 10, clusterBelow: Int? = nil) -> [String: JSONValue] {
@@ -16,7 +15,7 @@ struct ViewportInterestTests {
         return ["interest": .object(interest)]
     }
 
-    static func drag(_ c: TestClient, _ id: String, _ state: String, _ lat: Double? = nil, _ lon: Double? = nil) throws {
+    static func drag(_ c: MemoryClient, _ id: String, _ state: String, _ lat: Double? = nil, _ lon: Double? = nil) throws {
         var fields: [String: JSONValue] = ["id": .string(id), "state": .string(state)]
         if let lat, let lon { fields["coordinate"] = .coordinate(lat, lon) }
         let answer = try c.request("drag", fields)
@@ -24,8 +23,7 @@ struct ViewportInterestTests {
     }
 
     @Test func aDragIntoTheAreaBringsTheAnnotationAndOneOutSaysItLeft() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try MemoryServer()
         let editor = try server.joined("s", name: "Editor")
         try editor.request("annotation.add", ["annotation": .point("pin", 35.68, 139.7)])
         try editor.request("annotation.add", ["annotation": .point("other", 35.6, 139.6)])
@@ -61,8 +59,7 @@ struct ViewportInterestTests {
     }
 
     @Test func aCitysDragMovesReachOnlyThatCity() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try MemoryServer()
         let cities = [(51.5, -0.12), (35.68, 139.7), (-33.9, 151.2), (40.7, -74.0)]
         let editor = try server.joined("s", name: "Editor")
         for (i, c) in cities.enumerated() { try editor.request("annotation.add", ["annotation": .point("pin\(i)", c.0, c.1)]) }
@@ -86,8 +83,7 @@ struct ViewportInterestTests {
     }
 
     @Test func aHiddenDashboardGetsClustersThenAnnotationsAsItZoomsIn() throws {
-        let server = try TestServer()
-        defer { server.stop() }
+        let server = try MemoryServer()
         let editor = try server.joined("s", name: "Editor")
         for i in 0..<30 { try editor.request("annotation.add", ["annotation": .point("p\(i)", 48.85 + Double(i) * 0.001, 2.35)]) }
         try editor.request("annotation.add", ["annotation": .point("far", -33.9, 151.2)])
@@ -102,6 +98,8 @@ struct ViewportInterestTests {
         #expect((paris["splitZoom"]?.number ?? 0) > 2)
 
         try editor.request("annotation.add", ["annotation": .point("new", 48.9, 2.4)])
+        // Clusters that changed go out at the next tick.
+        server.tick()
         let updated = try dashboard.next("clusters").message
         #expect(updated["clusters"]?.array?.reduce(0) { $0 + ($1["count"]?.number ?? 0) } == 32)
 
