@@ -144,7 +144,7 @@ extension Hub {
     /// Closes, with 4401, connections whose token expired unrefreshed (looked at once a second).
     func closeExpiredTokens(on server: any Outbound) {
         guard case .tokens = configuration.authentication else { return }
-        let now = Date()
+        let now = server.date
         guard now >= nextTokenCheck else { return }
         nextTokenCheck = now.addingTimeInterval(1)
         for (id, state) in connections {

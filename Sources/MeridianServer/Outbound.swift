@@ -1,3 +1,4 @@
+import Foundation
 import MeridianTransport
 
 /// Where the hub's frames go, and its clock: the seam between the hub's logic and the
@@ -7,6 +8,8 @@ import MeridianTransport
 protocol Outbound: AnyObject {
     /// Monotonic time of the hub's clock.
     var now: Duration { get }
+    /// Wall-clock time, for what is dated (tokens' expiry).
+    var date: Date { get }
     /// Where frames shared by many connections (welcome fragments) are accounted.
     var sharedFrames: SharedFrameLedger { get }
     /// Queues `frame` for one connection.
@@ -72,6 +75,7 @@ func returning<Owner, Result: Sendable>(
 }
 
 extension ServerLoop: Outbound {
+    var date: Date { Date() }
     var transportStats: TransportStats { stats }
     var thread: any HubThread { server }
 

@@ -1,3 +1,4 @@
+import Foundation
 import MeridianTransport
 import Synchronization
 
@@ -20,6 +21,7 @@ final class RoutedOutbound: Outbound {
     }
 
     var now: Duration { local.now }
+    var date: Date { local.date }
     var sharedFrames: SharedFrameLedger { local.sharedFrames }
     var transportStats: TransportStats { local.transportStats }
 

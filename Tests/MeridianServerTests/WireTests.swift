@@ -1,12 +1,13 @@
 import MeridianClientTransport
 import MeridianCore
+import MeridianServer
 import MeridianTesting
 import MeridianTransport
 import MeridianTransportCore
 import Testing
 
 /// What only the wire shows, over real sockets: the WebSocket handshake, frames the transport
-/// refuses, and the transport's per-connection queues.
+/// refuses, the transport's per-connection queues, and a listener that must not open.
 @Suite("The wire over real sockets")
 struct WireTests {
     @Test func subprotocolIsRequired() throws {
@@ -23,6 +24,14 @@ struct WireTests {
         #expect(throws: TransportError.self, "refused with 401 before the upgrade") {
             _ = try TestClient(port: server.port, headers: ["Authorization": "Bearer not-a-token"])
         }
+    }
+
+    @Test func noAuthenticationRefusesToBindBeyondLoopback() throws {
+        var configuration = ServerConfiguration()
+        configuration.transport.host = "0.0.0.0"
+        configuration.transport.port = 0
+        let server = MeridianServer(configuration: configuration)
+        #expect(throws: ConfigurationError.self) { _ = try server.start() }
     }
 
     @Test func oversizedFrameClosesWith1009() throws {

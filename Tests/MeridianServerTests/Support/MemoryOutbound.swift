@@ -28,6 +28,9 @@ final class MemoryOutbound: Outbound {
     let sharedFrames = SharedFrameLedger(budget: 1 << 30)
 
     var now: Duration { state.withLock { $0.clock } }
+    /// The wall clock moves with the hub's clock, from when the outbound was made.
+    var date: Date { started.addingTimeInterval(Double(now.components.seconds) + Double(now.components.attoseconds) * 1e-18 - 1) }
+    private let started = Date()
     var transportStats: TransportStats { TransportStats() }
 
     func advance(by duration: Duration) { state.withLock { $0.clock += duration } }

@@ -9,6 +9,31 @@ import Testing
 
 @testable import MeridianServer
 
+/// Eight service threads on this two-core machine: sessions whose members are connected to
+/// every thread (the listener hands connections to the threads in turn), driven at once, with
+/// leaves, rejoins and reconnections; afterwards every member's mirror equals a fresh snapshot.
+@Suite("Eight service threads under load")
+struct ThreadStressTests {
+    static let threads = 8, sessions = 5, steps = 150
+
+    @Test func membersOnEveryThreadConvergeAcrossConcurrentSessions() throws {
+        let server = try TestServer {
+            $0.threads = Self.threads
+            $0.rateLimit = .unlimited
+        }
+        defer { server.stop() }
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: Self.sessions) { index in
+            do {
+                try StressDriver.drive(session: "stress-\(index)", seed: UInt64(index + 1), members: Self.threads, steps: Self.steps, on: [server])
+            } catch {
+                failures.withLock { $0.append("stress-\(index): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+    }
+}
+
 /// Three cluster nodes of two service threads each, one Redis: sessions whose members join at
 /// every node in turn (so on every node and thread), driven at once with random requests,
 /// leaves, rejoins and reconnections; afterwards every member's mirror equals a fresh snapshot
@@ -45,7 +70,7 @@ struct ClusterStressTests {
         let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: Self.sessions) { index in
             do {
-                try Self.drive(session: "cluster-\(index)", seed: UInt64(index + 11), on: servers)
+                try StressDriver.drive(session: "cluster-\(index)", seed: UInt64(index + 11), members: Self.members, steps: Self.steps, on: servers)
             } catch {
                 failures.withLock { $0.append("cluster-\(index): \(error)") }
             }
@@ -57,17 +82,24 @@ struct ClusterStressTests {
         #expect(frames.contains { $0.nodes.count >= 2 })
         #expect(frames.allSatisfy { !$0.nodes.contains($0.sender) && !$0.nodes.isEmpty })
     }
+}
 
-    private static func drive(session: String, seed: UInt64, on servers: [TestServer]) throws {
+/// Drives sessions of a server, or of the nodes of a cluster, from many members at once.
+enum StressDriver {
+    /// One session: `members` connected one after the other, to each server in turn (the
+    /// listener hands a server's connections to its threads in turn), random requests from
+    /// each, some leaving and joining again on a new connection at any server; then a fresh
+    /// hidden joiner's snapshot at every server against every member's mirror.
+    static func drive(session: String, seed: UInt64, members count: Int, steps: Int, on servers: [TestServer]) throws {
         var rng = SplitMix(seed: seed)
         var members: [(client: TestClient, mirror: SessionState)] = []
-        for i in 0..<Self.members {
+        for i in 0..<count {
             members.append(try join(session, name: "m\(i)", on: servers[i % servers.count]))
         }
         for step in 0..<steps {
             let i = rng.below(members.count)
             if rng.below(25) == 0 {
-                // Away and back on a new connection, at another node.
+                // Away and back on a new connection, on another thread or node.
                 if rng.below(2) == 0 { _ = try members[i].client.request("leave") }
                 members[i].client.socket.close()
                 members[i] = try join(session, name: "m\(i)-\(step)", on: servers[rng.below(servers.count)])
@@ -99,4 +131,9 @@ struct ClusterStressTests {
         try client.join(session, name: name, role: "editor")
         return (client, SessionState(snapshot: try #require(client.welcome["snapshot"])))
     }
+}
+
+struct StressFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
