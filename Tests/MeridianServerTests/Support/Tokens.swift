@@ -33,28 +33,23 @@ func token(
     return try await TokenMinter(key: .secret(secret)).sign(claims)
 }
 
-extension TestClient {
+/// What the socket client and the in-memory client share for a join with a token.
+protocol TokenJoining: AnyObject {
+    var welcome: JSONValue { get set }
+    func request(_ type: String, _ fields: [String: JSONValue]) throws -> JSONValue
+}
+
+extension TestClient: TokenJoining {}
+extension MemoryClient: TokenJoining {}
+
+extension TokenJoining {
     /// Joins with a token; returns the answer (welcome or error).
     @discardableResult
     func join(_ session: String, token: String, _ extra: [String: JSONValue] = [:]) throws -> JSONValue {
-        let answer = try request("join", Self.join(session, token: token, extra))
-        if answer["type"]?.string == "welcome" { welcome = answer }
-        return answer
-    }
-
-    static func join(_ session: String, token: String, _ extra: [String: JSONValue]) -> [String: JSONValue] {
         var fields = extra
         fields["session"] = .string(session)
         fields["token"] = .string(token)
-        return fields
-    }
-}
-
-extension MemoryClient {
-    /// Joins with a token; returns the answer (welcome or error).
-    @discardableResult
-    func join(_ session: String, token: String, _ extra: [String: JSONValue] = [:]) throws -> JSONValue {
-        let answer = try request("join", TestClient.join(session, token: token, extra))
+        let answer = try request("join", fields)
         if answer["type"]?.string == "welcome" { welcome = answer }
         return answer
     }
