@@ -106,8 +106,8 @@ extension Hub {
 
     /// In a cluster, whether `request` may go to another node, which then needs the client's text.
     func mayLeaveNode(_ request: ClientRequest, from connection: ConnectionID) -> Bool {
-        guard let gateway = place?.relay.gateway, let state = connections[connection] else { return false }
-        return state.mayLeaveNode(request, gateway: gateway)
+        guard let gateway = place?.relay.gateway else { return false }
+        return connections[connection]?.mayLeaveNode(request, gateway: gateway) ?? false
     }
 
     /// At an edge: the home's word on a connection's session. Requests held behind the join or
