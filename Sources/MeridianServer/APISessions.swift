@@ -38,8 +38,16 @@ extension Hub: APISessions {
 
     func host(_ id: String) -> SessionHost? { sessions[id] }
 
+    func waitBehindGate(_ id: String, _ retry: @escaping (GateOutcome) -> Void) -> Bool {
+        durability.wait(behind: id, retry)
+    }
+
     func openWriteGate(_ id: String) {
         durability.gates[id] = SessionGate(work: .writing)
+    }
+
+    func endWrite(_ id: String) {
+        for waiter in durability.endGate(id) { waiter(.written) }
     }
 
     func load(_ id: String, on server: any Outbound) -> SessionError? {

@@ -14,4 +14,22 @@ struct Durability {
     var emptySince: [String: Duration] = [:]
     /// In a cluster, the fencing number of this node's lease on each session it loaded.
     var fences: [String: UInt64] = [:]
+
+    /// Makes `waiter` run when `id`'s gate is done; false if there is none.
+    mutating func wait(behind id: String, _ waiter: @escaping (GateOutcome) -> Void) -> Bool {
+        guard gates[id] != nil else { return false }
+        gates[id]!.waiters.append(waiter)
+        return true
+    }
+
+    /// Ends `id`'s gate: its waiters, to run in arrival order (none when there was no gate).
+    mutating func endGate(_ id: String) -> [(GateOutcome) -> Void] {
+        gates.removeValue(forKey: id)?.waiters ?? []
+    }
+
+    /// A new session epoch: random, so that a restored or recreated session never repeats one.
+    static func newEpoch() -> String {
+        var rng = SystemRandomNumberGenerator()
+        return String(rng.next() as UInt64, radix: 16)
+    }
 }

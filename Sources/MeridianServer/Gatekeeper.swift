@@ -23,6 +23,8 @@ final class Gatekeeper {
     private let tokens: TokenCache?
     /// The token and grant of the upgrade ``screen(_:)`` accepted last, until its `didOpen`.
     private var screened: (token: String, grant: AccessGrant)?
+    /// When connections' token expiries are next looked at.
+    private var nextExpiryCheck = Date.distantPast
 
     init(_ authentication: Authentication, metrics: HubMetrics) {
         self.authentication = authentication
@@ -120,6 +122,14 @@ final class Gatekeeper {
     func hasExpired(_ grant: AccessGrant, at now: Date) -> Bool {
         guard case .tokens(let verifier) = authentication, case .failure = verifier.recheck(grant, at: now) else { return false }
         return true
+    }
+
+    /// The connections whose token expired unrefreshed, with their grants: looked at once a
+    /// second (none in between, and none without tokens).
+    func expired(among connections: [ConnectionID: ConnectionState], at now: Date) -> [(ConnectionID, AccessGrant)] {
+        guard case .tokens = authentication, now >= nextExpiryCheck else { return [] }
+        nextExpiryCheck = now.addingTimeInterval(1)
+        return connections.compactMap { id, state in state.grant.flatMap { hasExpired($0, at: now) ? (id, $0) : nil } }
     }
 
     /// Answers a WebSocket upgrade: a token in the handshake must verify. The grant is kept

@@ -143,12 +143,7 @@ extension Hub {
 
     /// Closes, with 4401, connections whose token expired unrefreshed (looked at once a second).
     func closeExpiredTokens(on server: any Outbound) {
-        guard case .tokens = configuration.authentication else { return }
-        let now = server.date
-        guard now >= nextTokenCheck else { return }
-        nextTokenCheck = now.addingTimeInterval(1)
-        for (id, state) in connections {
-            guard let grant = state.grant, gatekeeper.hasExpired(grant, at: now) else { continue }
+        for (id, grant) in gatekeeper.expired(among: connections, at: server.date) {
             logger.info("token expired", metadata: ["connection": "\(id)", "participant": "\(grant.participant)"])
             connections[id]?.grantExpired()
             server.close(id, code: CloseCode.tokenExpired, reason: "token expired")

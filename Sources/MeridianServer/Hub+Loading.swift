@@ -48,7 +48,7 @@ extension Hub {
                 waitForJoin(id, connection: connection, on: server, retry: retry)
                 return .waiting
             case .made:
-                let session = Session(id: id, epoch: Self.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
+                let session = Session(id: id, epoch: Durability.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
                 return .ready(install(session, restored: false))
             }
         case .loaded?, .written?, .roomMade?, nil:
@@ -69,7 +69,7 @@ extension Hub {
         }
         durability.gates[id] = SessionGate(work: .loading)
         durability.loads += 1
-        let epoch = Self.newEpoch()
+        let epoch = Durability.newEpoch()
         let limits = configuration.limits
         reader.read(LoadResult.load(id, cluster: place?.cluster, hub: place?.hub ?? 0, epoch: epoch, limits: limits),
                     completion: returning(self, to: server) { hub, server, result in hub.finishLoad(id, result, on: server) })
@@ -175,7 +175,7 @@ extension Hub {
         let ticket = durability.nextLoadTicket
         durability.nextLoadTicket += 1
         connections[connection]?.waitForLoad(ticket: ticket)
-        durability.gates[id]?.waiters.append { [unowned self] outcome in
+        _ = durability.wait(behind: id) { [unowned self] outcome in
             // A connection that closed, or waits for a later load, is skipped.
             guard self.connections[connection]?.loaded(ticket: ticket) == true else { return }
             retry(outcome)
@@ -184,23 +184,5 @@ extension Hub {
             guard let held = self.connections[connection]?.loadAnswered() else { return }
             self.resume(held, of: connection, on: server)
         }
-    }
-
-    /// Makes `retry` run when the session's gate is done; false if there is none.
-    func waitBehindGate(_ id: String, _ retry: @escaping (GateOutcome) -> Void) -> Bool {
-        guard durability.gates[id] != nil else { return false }
-        durability.gates[id]!.waiters.append(retry)
-        return true
-    }
-
-    /// Ends an HTTP API write's gate and lets its waiters go on.
-    func endWrite(_ id: String) {
-        guard let gate = durability.gates.removeValue(forKey: id) else { return }
-        for waiter in gate.waiters { waiter(.written) }
-    }
-
-    static func newEpoch() -> String {
-        var rng = SystemRandomNumberGenerator()
-        return String(rng.next() as UInt64, radix: 16)
     }
 }

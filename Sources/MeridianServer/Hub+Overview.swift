@@ -9,7 +9,7 @@ extension Hub {
         let seq = connections[connection].map(seq(of:)) ?? 0
         server.send(OutboundFrame.encoding { ServerMessage.ack(ref: ref, seq: seq, into: &$0) }, to: connection)
         if place != nil { return gather(HubGather(.overview(watcher: connection)), on: server) }
-        server.send(OutboundFrame(text: ServerMessage.overview(overviewEntries(now: server.now, rates: .none), connections: connections.count)), to: connection)
+        server.send(OutboundFrame(text: ServerMessage.overview(overview.entries(of: sessions, now: server.now, rates: .none, node: node), connections: connections.count)), to: connection)
     }
 
     /// This hub's own connections (a home also keeps the state of members served elsewhere).
@@ -23,11 +23,6 @@ extension Hub {
         overview.tick(sessions, connections: localConnectionCount, node: node, board: board, on: server)
     }
 
-    /// This hub's sessions for the overview, with `rates`.
-    func overviewEntries(now: Duration, rates: OverviewFeed.Rates) -> [OverviewEntry] {
-        overview.entries(of: sessions, now: now, rates: rates, node: node)
-    }
-
     /// The cluster node's advertised address, which overview entries name.
-    private var node: String? { place?.cluster?.configuration.advertise }
+    var node: String? { place?.cluster?.configuration.advertise }
 }

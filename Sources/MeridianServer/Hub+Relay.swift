@@ -37,26 +37,26 @@ extension Hub {
     /// limits, as if they read too slowly); a single thread interleaves reads and writes the same way.
     func takeRelayed(on local: any Outbound) {
         guard let place else { return }
-        relayedBacklog.append(contentsOf: place.relay.take(for: place.hub))
+        inbox.backlog.append(contentsOf: place.relay.take(for: place.hub))
         let out = outbound(for: local)
         let deadline = local.now + Self.relaySlice
-        while let message = relayedBacklog.popFirst() {
+        while let message = inbox.backlog.popFirst() {
             serveRelayed(message, place: place, out: out, local: local)
-            guard !relayedBacklog.isEmpty, local.now >= deadline else { continue }
-            if !relayedResumeQueued {
-                relayedResumeQueued = true
+            guard !inbox.backlog.isEmpty, local.now >= deadline else { continue }
+            if !inbox.resumeQueued {
+                inbox.resumeQueued = true
                 let thread = local.thread
                 let bound = LoopBound((hub: self, local: local), on: thread)
                 thread.enqueue {
                     let (hub, local) = bound.value
-                    hub.relayedResumeQueued = false
+                    hub.inbox.resumeQueued = false
                     hub.takeRelayed(on: local)
                 }
             }
             return
         }
         // All served: let the slice's storage go.
-        relayedBacklog = []
+        inbox.backlog = []
     }
 
     /// How long a hub serves relayed messages before its transport has a turn.
@@ -75,7 +75,7 @@ extension Hub {
         case .closed(let connection, let code, let reason):
             closed(connection, code: code, reason: reason, on: local)
         case .frame(let relayed, let members, let skip):
-            queue(relayed, for: members, except: skip, on: local)
+            inbox.queue(relayed, for: members, except: skip, on: local)
         case .close(let connection, let code, let reason):
             local.close(connection, code: code, reason: reason)
         case .membership(let connection, let session, let home):
@@ -97,25 +97,4 @@ extension Hub {
             break
         }
     }
-
-    /// At an edge: a frame from a home hub, wrapped once (its bytes are not copied) and queued
-    /// for the members here.
-    private func queue(_ relayed: RelayedFrame, for members: [ConnectionID], except skip: ConnectionID?, on local: any Outbound) {
-        let frame = OutboundFrame(relayed: relayed.frame, ledger: local.sharedFrames)
-        let previous = relayed.supersedes.flatMap { relayedTransients.removeValue(forKey: $0) }
-        if let token = relayed.token { relayedTransients[token] = frame }
-        if members.count == 1, relayed.token == nil {
-            if members[0] != skip { local.send(frame, to: members[0]) }
-        } else {
-            local.broadcast(frame, to: members, except: skip, superseding: previous, transient: relayed.token != nil)
-        }
-    }
-
-    /// At an edge: forgets the relayed transient frames no queue holds any more. A later frame
-    /// that supersedes one of them finds nothing to skip, which is right: it was all written.
-    func forgetWrittenTransients() {
-        guard !relayedTransients.isEmpty else { return }
-        relayedTransients = relayedTransients.filter { $0.value.isQueued }
-    }
-
 }

@@ -34,8 +34,6 @@ final class Hub: TransportHandler {
     /// Each session's persisted event log; its pages are read in EventLog+Page.swift.
     let eventLog: EventLog
     let metrics: HubMetrics
-    /// When connections' token expiries are next looked at.
-    var nextTokenCheck = Date.distantPast
     /// Connections with requests waiting for their rate limit.
     var deferredConnections: Set<ConnectionID> = []
     /// Bearer tokens of handshakes, joins, the overview and the API.
@@ -43,12 +41,8 @@ final class Hub: TransportHandler {
     /// Among several hubs (one per service thread): this hub's index and the relay (Hub+Relay).
     let place: HubPlace?
     var routed: RoutedOutbound?
-    /// The latest transient frame relayed here for each token still in use (Hub+Relay).
-    var relayedTransients: [UInt64: OutboundFrame] = [:]
-    /// Relayed messages taken and not served yet, oldest first, and whether a turn to serve
-    /// them is queued (Hub+Relay: they are served a slice at a time).
-    var relayedBacklog: ArraySlice<RelayMessage> = []
-    var relayedResumeQueued = false
+    /// What the other hubs posted here and the hub has not finished with (Hub+Relay).
+    var inbox = RelayInbox()
 
     init(configuration: ServerConfiguration, logger: Logger, storage: StorageSlot, eventLog: EventLog, metrics: ServerMetrics, place: HubPlace? = nil) {
         self.place = place
@@ -140,7 +134,7 @@ final class Hub: TransportHandler {
         unloadIdleSessions(on: server)
         closeExpiredTokens(on: server)
         tickOverview(server)
-        forgetWrittenTransients()
+        inbox.forgetWrittenTransients()
     }
 
     func transport(_ server: ServerLoop, handle request: HTTPRequest, responder: HTTPResponder) {
@@ -190,8 +184,7 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: "interest", code: .notJoined, message: "interest needs a joined session; send join first", on: server)
             }
             do throws(SessionError) {
-                let checked = try host.session.validated(interest)
-                host.changeInterest(checked, of: connection, on: server)
+                try host.changeInterest(interest, of: connection, on: server)
             } catch {
                 return refuse(connection, ref: request.ref, request: "interest", code: error.code, message: error.message, field: error.field, on: server)
             }
@@ -202,7 +195,6 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: "leave", code: .notJoined, message: "not in a session", on: server)
             }
             leave(connection, state, reason: "left", on: server)
-            connections[connection]?.left()
             acknowledge(request, seq: host.session.seq, from: connection, on: server)
             settled(connection)
         case .command(let command):
@@ -234,7 +226,7 @@ final class Hub: TransportHandler {
         _ sessionID: String, _ request: JoinRequest, interest asked: Interest?, grant: AccessGrant?, resume: ResumePoint?, ref: RequestRef,
         connection: ConnectionID, original: ClientRequest, after outcome: GateOutcome? = nil, on server: any Outbound
     ) {
-        guard Self.isValidSessionID(sessionID) else {
+        guard SessionID.isValid(sessionID) else {
             return refuse(connection, ref: ref, request: "join", code: .invalidField,
                           message: "session: 1-128 characters of A-Z a-z 0-9 . _ -, not . or ..", field: "session", on: server)
         }
@@ -255,7 +247,6 @@ final class Hub: TransportHandler {
             // The same participant again (a reconnect the server has not noticed yet, another tab):
             // the newer connection wins.
             leave(old, oldState, reason: "replaced", on: server)
-            connections[old]?.left()
             server.close(old, code: CloseCode.replaced, reason: "replaced by a newer connection of \(pid)")
             settled(old)
         }
@@ -294,8 +285,11 @@ final class Hub: TransportHandler {
         }
     }
 
+    /// The connection's participant leaves its session (`state`: the connection's, which may be
+    /// gone already, as when it closed).
     private func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: any Outbound) {
         guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else { return }
+        connections[connection]?.left()
         host.remove(connection)
         let events = host.session.leave(pid, reason: reason, at: server.now)
         publish(events, of: host, on: server)
@@ -348,6 +342,4 @@ final class Hub: TransportHandler {
     func seq(of state: ConnectionState) -> UInt64 {
         state.sessionID.flatMap { sessions[$0]?.session.seq } ?? 0
     }
-
-    static func isValidSessionID(_ id: String) -> Bool { SessionID.isValid(id) }
 }

@@ -31,7 +31,7 @@ struct HubGather: Sendable {
             sessions += hub.sessions.count
             loaded.merge(hub.api.loadedRows()) { kept, _ in kept }
         case .overview:
-            overview += hub.overviewEntries(now: local.now, rates: .none)
+            overview += hub.overview.entries(of: hub.sessions, now: local.now, rates: .none, node: hub.node)
             connections += hub.localConnectionCount
         }
         visited += 1

@@ -137,7 +137,7 @@ final class SessionAPI {
         case .success(.read(false, let leased)):
             fence = leased
         }
-        var session = Session(id: id, epoch: Hub.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
+        var session = Session(id: id, epoch: Durability.newEpoch(), settings: configuration.sessionDefaults, limits: configuration.limits)
         if let settings, case .failure(let error) = session.reconfigure(settings) {
             finishUnloadedWrite(id)
             return responder.respond(APIResponse.error(400, error.code.rawValue, error.message, field: error.field))

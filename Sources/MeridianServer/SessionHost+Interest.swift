@@ -79,8 +79,10 @@ extension SessionHost {
     }
 
     /// Answers an `interest` request: the member's new view and area (an `interest` message,
-    /// complete when it had no viewport interest before), then clusters when it clusters.
-    func changeInterest(_ interest: Interest, of member: ConnectionID, on server: any Outbound) {
+    /// complete when it had no viewport interest before), then clusters when it clusters; or
+    /// why `asked` is invalid, nothing changed.
+    func changeInterest(_ asked: Interest, of member: ConnectionID, on server: any Outbound) throws(SessionError) {
+        let interest = try session.validated(asked)
         let wasFiltered = interests[member] != nil
         guard let (view, change) = setInterest(interest, of: member, complete: false) else {
             // Back to everything: the whole session, as a complete area.

@@ -92,10 +92,10 @@ struct InMemoryRelayTests {
         hubs.settle()
         #expect(hubs.drain(watcher).filter { $0["type"]?.string == "drag" }.count > 1)
         // The edge keeps the latest move of the kind, for the next one to supersede …
-        #expect(hubs.hubs[1].relayedTransients.count == 1)
+        #expect(hubs.hubs[1].inbox.transients.count == 1)
         // … until a tick finds it written: nothing is kept per move kind for ever.
         hubs.tick()
-        #expect(hubs.hubs[1].relayedTransients.isEmpty)
+        #expect(hubs.hubs[1].inbox.transients.isEmpty)
     }
 
     @Test func requestsRightAfterALeaveFollowTheConnectionToItsNextSession() throws {
