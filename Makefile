@@ -95,7 +95,7 @@ test-deps: deps service-deps postgres-deps web-deps browser-deps netns-deps
 		echo "installing node-typescript (tsc: meridian.d.ts checked against meridian.js)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq node-typescript; \
 	fi
-	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, selenium, yaml, axe_selenium_python, schemathesis; assert int(websockets.__version__.split('.')[0]) >= 13; assert int(schemathesis.__version__.split('.')[0]) >= 4" 2>/dev/null; then \
+	@if ! $(PYTHON) -c "import websockets, jsonschema, pytest, xdist, selenium, yaml, axe_selenium_python, schemathesis; assert int(websockets.__version__.split('.')[0]) >= 13; assert int(schemathesis.__version__.split('.')[0]) >= 4" 2>/dev/null; then \
 		echo "installing Python test packages"; \
 		$(PYTHON) -m pip install -q -r Tests/python/requirements.txt; \
 	fi
@@ -114,15 +114,20 @@ TIMED = Tools/timed
 test: test-times test-swift check-client-deps test-python test-tsan test-fuzz-regressions
 	@echo "make test: time by phase (artifacts/test-times.tsv)"; $(TIMED) --report
 
+# In `make test` each Swift suite runs once: those of targets that run threads under ThreadSanitizer
+# (test-tsan, TSAN_TESTS), the others in the plain build. `make test-swift` alone runs every suite plain.
+test: PLAIN_SKIP = --skip '$(TSAN_TESTS)'
+
 test-times:
 	@$(TIMED) --reset
 
 test-swift: deps service-deps postgres-deps
 	$(TIMED) "build: debug, with tests" $(SWIFT) build --build-tests
-	$(TIMED) "swift test" $(SWIFT) test --skip-build
+	$(TIMED) "swift test$(if $(PLAIN_SKIP),: targets without threads)" $(SWIFT) test --skip-build $(PLAIN_SKIP)
 	@# The client's suite again over each other wire (Tests/MeridianClientTests/Support.swift, Wire):
-	@# the portable transport, then both transports over TLS with client certificates, one test at a time.
-	$(TIMED) "swift test: client, portable transport" env MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --filter MeridianClientTests
+	@# the portable transport (in `make test`, under ThreadSanitizer only), then both transports over TLS
+	@# with client certificates, one test at a time.
+	$(if $(PLAIN_SKIP),,$(TIMED) "swift test: client, portable transport" env MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --filter MeridianClientTests)
 	$(TIMED) "swift test: client, portable transport, TLS" env MERIDIAN_CLIENT_WIRE=nio-tls $(SWIFT) test --skip-build --no-parallel --filter MeridianClientTests
 	$(TIMED) "swift test: client, libwebsockets, TLS" env MERIDIAN_CLIENT_WIRE=lws-tls $(SWIFT) test --skip-build --no-parallel --filter MeridianClientTests
 
@@ -130,10 +135,14 @@ test-swift: deps service-deps postgres-deps
 check-client-deps: deps
 	$(TIMED) "client dependency check" env SWIFT=$(SWIFT) Tools/check-client-deps.sh
 
+PYTEST_WORKERS ?= 3
 test-python: test-deps
 	$(TIMED) "build: debug meridian" $(SWIFT) build --product meridian
 	$(TIMED) "build: debug meridian-follow-example" $(SWIFT) build --product meridian-follow-example
-	$(TIMED) "pytest Tests/python" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q
+	@# Two passes (Tests/python/conftest.py, SERIAL): the tests that measure time or drive a browser one at a
+	@# time, then the rest on PYTEST_WORKERS workers at once; most of those wait on sockets, not on a core.
+	$(TIMED) "pytest Tests/python: one at a time" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q -m serial
+	$(TIMED) "pytest Tests/python: $(PYTEST_WORKERS) at once" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q -m "not serial" -n $(PYTEST_WORKERS)
 
 # The cluster under network partitions: three nodes, Redis and PostgreSQL in network namespaces of
 # their own (root, iproute2, iptables), links cut, delayed and flapping under write load with a

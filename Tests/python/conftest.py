@@ -190,6 +190,33 @@ if os.environ.get("MERIDIAN_PARTITION_TESTS") != "1":
     collect_ignore = ["test_cluster_partitions.py", "test_cluster_partition_defects.py"]
 
 
+# `make test` runs the suite in two passes: the tests of these files one at a time (`-m serial`),
+# then the rest on several workers at once (pytest-xdist, `-m "not serial"`). These measure time
+# (failover within seconds, latency under attack, a slow reader's close), drive a browser (which
+# takes a core), or take fixed ports (the local cluster script): beside other tests they would
+# measure the machine, not the server.
+SERIAL = {
+    "test_abuse", "test_cluster", "test_cluster_clock", "test_cluster_pause", "test_cluster_redis_restart",
+    "test_dashboard", "test_dashboard_access", "test_dashboard_busy", "test_dashboard_clusters",
+    "test_dashboard_defects", "test_dashboard_features", "test_dashboard_history", "test_deploy_cluster",
+    "test_keepalive", "test_meridian_js_close", "test_slow_consumer", "test_swift_client_example", "test_web_examples",
+    # Beside other work, an HTTP client's next request can reach the server between the headers
+    # and the end of an answer: libwebsockets 4.1.6 then offers it to the body-completion callback
+    # without end (a stall, not yet fixed; found by these tests run beside others).
+    "test_http_schemathesis",
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "serial: run one at a time, with no other test beside it (see SERIAL)")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.module.__name__ in SERIAL:
+            item.add_marker(pytest.mark.serial)
+
+
 def pytest_terminal_summary(terminalreporter):
     """The abuse tests' latency table (test_abuse.py), when they ran."""
     abuse = sys.modules.get("test_abuse")

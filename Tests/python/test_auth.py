@@ -129,7 +129,7 @@ def test_a_token_joiner_naming_another_participant_gets_none_of_its_undo_history
     (hs256(claims("c", "editor", session="other-*", aud="meridian")), "forbidden"),
     (hs256({"sub": "c", "role": "editor", "exp": int(time.time()) + 60, "aud": "meridian"}), "unauthorized"),
     (b64url(b'{"alg":"none"}') + "." + b64url(json.dumps(claims("c", "owner", aud="meridian")).encode()) + ".", "unauthorized"),
-])
+], ids=["other-secret", "expired", "other-audience", "other-session", "no-session-claim", "alg-none"])
 def test_bad_tokens_are_refused_with_their_code_and_the_connection_survives(auth_server, token, code):
     async def scenario():
         c = await Client.open(auth_server.url, "c")
