@@ -88,7 +88,11 @@ extension ServerLoop {
         // skips the rest of the request line: what is left names another resource. Such a
         // request has no HTTP version; it is refused whole rather than answered for that path.
         if lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) == 0 { return respond(exchange, .truncatedRequestLine, closeAfter: true) }
-        if ["POST", "PUT", "PATCH"].contains(request.method), let length = contentLength(wsi), length > 0 {
+        // A request with a body is answered once all of it is in, whatever its method. Answered
+        // sooner, lws 4.1.6 discards the rest of the body after the answer, and a next request
+        // read with the end of that body is offered to the body-completion callback again and
+        // again, consuming nothing: the service thread served nothing else.
+        if let length = contentLength(wsi), length > 0 {
             // A body announced beyond the limit is refused at once; the connection closes after the answer.
             guard length <= configuration.maxHTTPBodyBytes else { return respond(exchange, .bodyTooLarge, closeAfter: true) }
             httpBodies[id] = PendingHTTPBody(request)

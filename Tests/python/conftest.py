@@ -200,9 +200,8 @@ SERIAL = {
     "test_dashboard", "test_dashboard_access", "test_dashboard_busy", "test_dashboard_clusters",
     "test_dashboard_defects", "test_dashboard_features", "test_dashboard_history", "test_deploy_cluster",
     "test_keepalive", "test_meridian_js_close", "test_slow_consumer", "test_swift_client_example", "test_web_examples",
-    # Beside other work, an HTTP client's next request can reach the server between the headers
-    # and the end of an answer: libwebsockets 4.1.6 then offers it to the body-completion callback
-    # without end (a stall, not yet fixed; found by these tests run beside others).
+    # Schemathesis' runs take a core each, and found, beside other work, a next request that
+    # reached the server with the end of a body (test_http_defects.py has the fix's test).
     "test_http_schemathesis",
 }
 

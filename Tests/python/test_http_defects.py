@@ -2,6 +2,9 @@
 Protocol/openapi.yaml disagreeing both ways), over a real socket with the exact bytes of the
 request, with authentication on (and the crash also with --auth none, where anyone could)."""
 
+import json
+import select
+import socket
 import tempfile
 
 import pytest
@@ -161,3 +164,45 @@ def test_style_url_length_is_counted_as_the_schema_counts_it(jwt_server, owner, 
     fits = "a" * 2048
     assert SETTINGS.is_valid({"styleURL": fits})
     assert request(jwt_server, "PATCH", f"/api/sessions/{session}/settings", {"styleURL": fits}, token=owner).status == 200
+
+
+def read_answer(sock):
+    """One whole response from a keep-alive socket: its status and body."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = sock.recv(65536)
+        assert chunk, f"the connection closed before an answer: {received!r}"
+        received += chunk
+    head, _, rest = received.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")[1:] if line.lower().startswith(b"content-length:"))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        assert chunk, "the connection closed inside an answer"
+        rest += chunk
+    assert len(rest) == length, f"bytes after the answer: {rest[length:]!r}"
+    return int(head.split(b" ")[1]), json.loads(rest) if rest else None
+
+
+def settings_request(server, method, session, token, body):
+    return (f"{method} /api/sessions/{session}/settings HTTP/1.1\r\nHost: {server.host}\r\nAuthorization: Bearer {token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+
+
+def test_a_request_with_a_body_is_answered_once_its_body_is_in(jwt_server, owner, session):
+    # A DELETE with a body was answered (405) before its body came. The client then sent the body and
+    # its next request, which libwebsockets read together: it offered that request to the
+    # body-completion callback without end, and the service thread answered no client again.
+    body = json.dumps({"dragPolicy": "priority"}).encode()
+    with socket.create_connection((jwt_server.host, jwt_server.port), timeout=10) as sock:
+        sock.sendall(settings_request(jwt_server, "DELETE", session, owner, body))
+        # Nothing is answered before the body: at most this long is waited for an early answer.
+        early, _, _ = select.select([sock], [], [], 0.5)
+        assert not early, f"answered before its body came: {sock.recv(300)!r}"
+        sock.sendall(body)
+        status, refused = read_answer(sock)
+        assert status == 405 and refused["error"] == "method_not_allowed", refused
+        # The same connection serves the next request.
+        sock.sendall(settings_request(jwt_server, "PATCH", session, owner, body) + body)
+        status, changed = read_answer(sock)
+        assert status == 200 and changed["snapshot"]["settings"]["dragPolicy"] == "priority", changed
+    assert request(jwt_server, "GET", "/healthz", timeout=5).status == 200
