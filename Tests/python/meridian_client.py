@@ -2,6 +2,7 @@
 reader per connection, answer matching by ref, and the golden pattern matcher."""
 
 import asyncio
+import contextlib
 import itertools
 import json
 import socket
@@ -277,6 +278,22 @@ async def pair(url, session):
     await bob.join(session, "Bob", "editor")
     await alice.until(lambda m: m["type"] == "participant.joined")
     return alice, bob
+
+
+@contextlib.asynccontextmanager
+async def members(url, session, *who):
+    """Clients joined to `session` in order, one for each (id, role) of `who` (named as the id,
+    capitalised), closed when the block ends, however it ends."""
+    clients = []
+    try:
+        for id, role in who:
+            client = await Client.open(url, id)
+            clients.append(client)
+            await client.join(session, id.capitalize(), role)
+        yield tuple(clients)
+    finally:
+        for client in clients:
+            await client.close()
 
 
 def check_seq_order(messages, start_seq, who="client", viewport=False):

@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import Server
-from meridian_client import Client, run
+from meridian_client import Client, run, members
 
 
 def test_online_backup_while_serving_restores_every_acknowledged_change(session_id):
@@ -14,14 +14,10 @@ def test_online_backup_while_serving_restores_every_acknowledged_change(session_
     server = Server("--data-dir", live_dir)
     try:
         async def write():
-            alice = await Client.open(server.url, "alice")
-            try:
-                await alice.join(session_id, "Alice", "owner")
+            async with members(server.url, session_id, ("alice", "owner")) as (alice,):
                 for i in range(20):
                     await alice.ok({"type": "annotation.add", "annotation": {
                         "type": "point", "id": f"p{i}", "coordinate": {"latitude": i, "longitude": 0}}})
-            finally:
-                await alice.close()
         run(write())
         # The online backup API (what sqlite3's .backup uses), taken while the server runs.
         source = sqlite3.connect(Path(live_dir) / "meridian.sqlite")

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import Server
 from dashboard_support import flag, free_port, http_url, page  # noqa: F401 (page is a fixture)
-from meridian_client import Client, run
+from meridian_client import Client, run, members
 
 
 def test_dashboard_files_have_their_content_types(server):
@@ -29,11 +29,7 @@ def test_dashboard_files_have_their_content_types(server):
 
 def test_overview_lists_sessions_and_links_to_them(server, session_id, page):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        bob = await Client.open(server.url, "bob")
-        try:
-            await alice.join(session_id, "Alice", "owner")
-            await bob.join(session_id, "Bob", "editor")
+        async with members(server.url, session_id, ("alice", "owner"), ("bob", "editor")) as (alice, bob):
             await alice.ok({"type": "annotation.add", "annotation": flag()})
             await asyncio.to_thread(page.open, http_url(server))
 
@@ -68,9 +64,6 @@ def test_overview_lists_sessions_and_links_to_them(server, session_id, page):
             await asyncio.to_thread(page.driver.execute_script, f"document.querySelector(\"{link}\").click()")
             await asyncio.to_thread(page.wait, lambda s: s.get("session") == session_id and s["status"] == "live", "the session view")
             assert [p["name"] for p in page.state()["participants"]] == ["Alice", "Bob"]
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -388,9 +381,7 @@ def test_example_web_map_app_adds_and_drags_points(server, session_id, page):
     from selenium.webdriver.common.action_chains import ActionChains
 
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             # The example opens centred on 0°, 0°: this point is at the middle of its map.
             await alice.ok({"type": "annotation.add", "annotation": flag("centre", 0, 0)})
             await asyncio.to_thread(page.open, f"http://{server.host}:{server.port}/dashboard/example.html?session={session_id}&name=Web")
@@ -418,8 +409,6 @@ def test_example_web_map_app_adds_and_drags_points(server, session_id, page):
             assert a["id"].startswith("web-") and a["draggable"] is True
             assert a["coordinate"]["longitude"] < 0 and a["coordinate"]["latitude"] > 0, a
             await asyncio.to_thread(page.screenshot, "example")
-        finally:
-            await alice.close()
 
     run(scenario())
     assert page.console_errors() == []

@@ -10,7 +10,7 @@ import uuid
 
 from conftest import Server
 from dashboard_support import api, contrast, flag, free_port, http_url, overlaps, page, to_screen  # noqa: F401
-from meridian_client import Client, run
+from meridian_client import Client, members, run
 
 
 def row_of(state, session):
@@ -33,9 +33,7 @@ def test_a_page_left_for_another_closes_its_connection_and_resumes_when_restored
     navigates away, even though Chromium keeps the page in its back/forward cache,
     and comes back into the session when the page is restored."""
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             await asyncio.to_thread(page.open, f"http://{server.host}:{server.port}/dashboard/example.html?session={session_id}&name=Web")
             await asyncio.to_thread(page.wait_js, "return document.body.dataset.status === 'live'", "the example joined")
             joined, _ = await alice.until(lambda m: m["type"] == "participant.joined")
@@ -50,8 +48,6 @@ def test_a_page_left_for_another_closes_its_connection_and_resumes_when_restored
                                     "the page restored from the back/forward cache, live again")
             again, _ = await alice.until(lambda m: m["type"] == "participant.joined")
             assert again["participant"]["name"] == "Web" and again["participant"]["id"] != web
-        finally:
-            await alice.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -61,9 +57,7 @@ def test_a_dashboard_left_for_the_overview_is_not_counted_and_resumes(server, se
     """Defect 1 for the dashboard: its hidden member leaves with the page, so the
     overview does not count one more dashboard per page visited."""
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
             await asyncio.to_thread(page.wait, lambda s: s["status"] == "live", "the session view")
             assert (await overview_row(server.url, session_id))["dashboards"] == 1
@@ -80,8 +74,6 @@ def test_a_dashboard_left_for_the_overview_is_not_counted_and_resumes(server, se
             assert page.js("return window.stillTheSamePage") is True
             assert [p["name"] for p in s["participants"]] == ["Alice"]
             assert (await overview_row(server.url, session_id))["dashboards"] == 1
-        finally:
-            await alice.close()
 
     run(scenario())
     assert page.console_errors() == []

@@ -12,7 +12,7 @@ import urllib.request
 from selenium.webdriver.common.action_chains import ActionChains
 
 from dashboard_support import api, contrast, flag, http_url, page, to_screen, world  # noqa: F401
-from meridian_client import Client, run
+from meridian_client import Client, run, members
 
 
 def click_at(page, x, y):
@@ -54,9 +54,7 @@ def test_the_basemap_scale_bar_and_cursor_coordinates(server, session_id, page):
     assert len(data["countries"]) > 200 and len(data["coastlines"]) > 100
 
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             await alice.ok({"type": "annotation.add", "annotation": flag()})
             await alice.ok({"type": "annotation.add", "annotation": flag("lyon", 45.76, 4.84)})
             await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
@@ -91,8 +89,6 @@ def test_the_basemap_scale_bar_and_cursor_coordinates(server, session_id, page):
             text = await asyncio.to_thread(lambda: WebDriverWait(page.driver, 10, 0.05).until(at_target))
             assert text.endswith("E"), text
             await asyncio.to_thread(page.screenshot, "basemap")
-        finally:
-            await alice.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -100,13 +96,9 @@ def test_the_basemap_scale_bar_and_cursor_coordinates(server, session_id, page):
 
 def test_the_legend_names_every_mark(server, session_id, page):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
             await asyncio.to_thread(page.wait, lambda s: s["status"] == "live", "the session")
-        finally:
-            await alice.close()
 
     run(scenario())
     items = page.js("return [...document.querySelectorAll('.legend li')].map((li) => li.textContent)")

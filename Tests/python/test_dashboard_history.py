@@ -9,7 +9,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
 from dashboard_support import api, flag, http_url, page, to_screen  # noqa: F401
-from meridian_client import Client, run, snapshot
+from meridian_client import Client, run, snapshot, members
 from test_dashboard_features import click_at
 
 A = {"latitude": 48.8584, "longitude": 2.2945}
@@ -45,11 +45,7 @@ def scrub(page, ms):
 
 def test_feed_replay_and_who_moved_the_pin(server, session_id, page):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        bob = await Client.open(server.url, "bob")
-        try:
-            await alice.join(session_id, "Alice", "owner")
-            await bob.join(session_id, "Bob", "editor")
+        async with members(server.url, session_id, ("alice", "owner"), ("bob", "editor")) as (alice, bob):
             await alice.ok({"type": "annotation.add", "annotation": flag()})
             added = await asyncio.to_thread(logged, server, session_id, lambda m: m["type"] == "annotation.added", "the add")
             await next_millisecond(added["time"])
@@ -128,9 +124,6 @@ def test_feed_replay_and_who_moved_the_pin(server, session_id, page):
                            ".querySelector('time').getAttribute('datetime')")
             assert item.startswith(time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moved["time"] / 1000)))
             await asyncio.to_thread(page.screenshot, "who-moved-the-pin")
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -138,11 +131,7 @@ def test_feed_replay_and_who_moved_the_pin(server, session_id, page):
 
 def test_the_feed_and_the_inspector_show_undos_as_such(server, session_id, page):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        bob = await Client.open(server.url, "bob")
-        try:
-            await alice.join(session_id, "Alice", "owner")
-            await bob.join(session_id, "Bob", "editor")
+        async with members(server.url, session_id, ("alice", "owner"), ("bob", "editor")) as (alice, bob):
             await alice.ok({"type": "annotation.add", "annotation": flag()})
             await bob.ok({"type": "drag", "id": "flag", "state": "starting"})
             await bob.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": B})
@@ -174,9 +163,6 @@ def test_the_feed_and_the_inspector_show_undos_as_such(server, session_id, page)
             assert history[0] == "updated (now at 48.85840, 2.29450)" and history[1] == "Bob undid the drag of it", history
             assert "Bob redid the drag of it" in history, history
             await asyncio.to_thread(page.screenshot, "feed-undo")
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
 

@@ -13,7 +13,7 @@ import yaml
 
 from conftest import REPO, Server
 from dashboard_support import api, flag, free_port
-from meridian_client import Client, run
+from meridian_client import Client, run, members
 from test_config import meridian, write_config
 
 
@@ -58,20 +58,13 @@ def test_the_log_holds_every_discrete_event_with_times_and_a_checkpoint(server, 
     started = time.time() * 1000
 
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        bob = await Client.open(server.url, "bob")
-        try:
-            await alice.join(session_id, "Alice", "owner")
-            await bob.join(session_id, "Bob", "editor")
+        async with members(server.url, session_id, ("alice", "owner"), ("bob", "editor")) as (alice, bob):
             await alice.ok({"type": "annotation.add", "annotation": flag()})
             await bob.ok({"type": "drag", "id": "flag", "state": "starting"})
             await bob.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": {"latitude": 48.86, "longitude": 2.30}})
             await bob.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": {"latitude": 48.87, "longitude": 2.31}})
             ack, _ = await bob.ok({"type": "drag", "id": "flag", "state": "ending"})
             return ack["seq"], alice.participant, bob.participant
-        finally:
-            await alice.close()
-            await bob.close()
 
     last, alice, bob = run(scenario())
     log = wait_for(lambda: (lambda l: l if any(e.get("seq") == last and "event" in e for e in l) else None)(all_entries(server, session_id)),
@@ -98,15 +91,11 @@ def test_the_log_holds_every_discrete_event_with_times_and_a_checkpoint(server, 
 
 def test_paging_follows_after_and_limit_and_refuses_bad_parameters(server, session_id):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             for i in range(6):
                 await alice.ok({"type": "annotation.add", "annotation": flag(f"p{i}")})
             ack, _ = await alice.ping()
             return ack["seq"]
-        finally:
-            await alice.close()
 
     # Alice's close adds her participant.left after the ping's seq: wait for it too, or it may
     # land between the full read and the pages (it reaches the session's thread on its own way).
@@ -140,15 +129,11 @@ def test_retention_keeps_the_newest_entries_of_a_session(start_server, session_i
     server = start_server("--event-log-max-entries", "5")
 
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             for i in range(20):
                 await alice.ok({"type": "annotation.add", "annotation": flag(f"p{i}")})
             ack, _ = await alice.ping()
             return ack["seq"]
-        finally:
-            await alice.close()
 
     last = run(scenario())
     # Alice's participant.left follows her last add.

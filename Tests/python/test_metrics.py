@@ -7,7 +7,7 @@ import urllib.request
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from meridian_client import Client, run
+from meridian_client import Client, run, members
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
@@ -40,11 +40,7 @@ def test_metrics_count_a_real_session(start_server, session_id):
         # An upgrade without the subprotocol is refused before it opens (SPEC §1.1).
         with pytest.raises(InvalidStatus):
             await Client.open(server.url, "nobody", subprotocols=None)
-        alice = await Client.open(server.url, "alice")
-        bob = await Client.open(server.url, "bob")
-        try:
-            await alice.join(session_id, "Alice", "owner")
-            await bob.join(session_id, "Bob", "editor")
+        async with members(server.url, session_id, ("alice", "owner"), ("bob", "editor")) as (alice, bob):
             await alice.ok({"type": "annotation.add", "annotation": {
                 "type": "point", "id": "pin", "coordinate": {"latitude": 1, "longitude": 2}, "draggable": True}})
             await alice.ok({"type": "drag", "id": "pin", "state": "starting"})
@@ -54,9 +50,6 @@ def test_metrics_count_a_real_session(start_server, session_id):
             assert missing["code"] == "not_found"
             await alice.ping()
             return scrape(server)
-        finally:
-            await alice.close()
-            await bob.close()
 
     text, samples = run(scenario())
     assert session_id not in text, "a session id appears in the metrics"

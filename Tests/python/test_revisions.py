@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import Server
-from meridian_client import Client, pair, run, snapshot
+from meridian_client import Client, pair, run, snapshot, members
 
 
 def pin(id="pin", lat=10.0, lon=20.0, **fields):
@@ -176,9 +176,7 @@ def test_an_edit_queued_offline_and_replayed_after_a_resume_gets_the_conflict(se
 
 def test_revision_fields_clients_may_not_send(server, session_id):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             await alice.ok({"type": "annotation.add", "annotation": pin()})
             bad = [
                 ({"type": "annotation.add", "annotation": pin("p2", revision=5)}, "annotation.revision"),
@@ -199,8 +197,6 @@ def test_revision_fields_clients_may_not_send(server, session_id):
             # null counts as no condition (SPEC conventions).
             answer, _ = await alice.answer(await alice.send({"type": "annotation.remove", "id": "pin", "ifRevision": None}, check=False))
             assert answer["type"] == "ack", answer
-        finally:
-            await alice.close()
 
     run(scenario())
 

@@ -11,7 +11,7 @@ import pytest
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 
 from dashboard_support import flag, page  # noqa: F401 (page is a fixture)
-from meridian_client import Client, run, snapshot
+from meridian_client import members, run, snapshot
 
 # page, its test hook (window.NAME), and a script true once the point, the polyline and
 # the polygon are drawn as the library's own DOM nodes.
@@ -96,9 +96,7 @@ def close(a, b, tolerance=1e-9):
 
 def test_example_mirrors_the_session_and_shows_a_remote_drag_live(server, session_id, page, example):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             await alice.ok({"type": "annotation.add", "annotation": flag(lat=FLAG["latitude"], lon=FLAG["longitude"])})
             await alice.ok({"type": "annotation.add", "annotation": ROUTE})
             await alice.ok({"type": "annotation.add", "annotation": PARK})
@@ -134,8 +132,6 @@ def test_example_mirrors_the_session_and_shows_a_remote_drag_live(server, sessio
             # Shapes follow the session's events too.
             await alice.ok({"type": "annotation.remove", "id": "park"})
             await asyncio.to_thread(ex.wait, "h.layerCount === 2", "the polygon removed")
-        finally:
-            await alice.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -143,9 +139,7 @@ def test_example_mirrors_the_session_and_shows_a_remote_drag_live(server, sessio
 
 def test_a_drag_in_the_example_is_a_meridian_drag(server, session_id, page, example):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             await alice.ok({"type": "annotation.add", "annotation": flag(lat=FLAG["latitude"], lon=FLAG["longitude"])})
             ex = Example(page, server, session_id, example)
             await asyncio.to_thread(ex.open)
@@ -179,8 +173,6 @@ def test_a_drag_in_the_example_is_a_meridian_drag(server, session_id, page, exam
             await alice.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": moved})
             await asyncio.to_thread(ex.wait_marker_at, moved, "the marker at Alice's move after the page's drag")
             await alice.ok({"type": "drag", "id": "flag", "state": "ending"})
-        finally:
-            await alice.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -188,9 +180,7 @@ def test_a_drag_in_the_example_is_a_meridian_drag(server, session_id, page, exam
 
 def test_a_refused_drag_snaps_back_and_says_why(server, session_id, page, example):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        try:
-            await alice.join(session_id, "Alice", "owner")
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             # Alice's drag lease must outlive a slow browser: it is what refuses the page's drag.
             await alice.ok({"type": "session.configure", "settings": {"leaseTimeoutMs": 120000}})
             await alice.ok({"type": "annotation.add", "annotation": flag(lat=FLAG["latitude"], lon=FLAG["longitude"])})
@@ -219,8 +209,6 @@ def test_a_refused_drag_snaps_back_and_says_why(server, session_id, page, exampl
             await alice.ok({"type": "drag", "id": "flag", "state": "ending"})
             await asyncio.to_thread(ex.wait_marker_at, moved, "the marker at Alice's committed coordinate")
             assert not [m for m in alice.log if m["type"] == "drag" and m["participant"] == web], alice.log
-        finally:
-            await alice.close()
 
     run(scenario())
     assert page.console_errors() == []
