@@ -125,9 +125,11 @@ test-swift: deps service-deps postgres-deps
 	$(TIMED) "build: debug, with tests" $(SWIFT) build --build-tests
 	$(TIMED) "swift test$(if $(PLAIN_SKIP),: targets without threads)" $(SWIFT) test --skip-build $(PLAIN_SKIP)
 	@# The client's suite again over each other wire (Tests/MeridianClientTests/Support.swift, Wire):
-	@# the portable transport (in `make test`, under ThreadSanitizer only), then both transports over TLS
-	@# with client certificates, one test at a time.
-	$(if $(PLAIN_SKIP),,$(TIMED) "swift test: client, portable transport" env MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --filter MeridianClientTests)
+	@# the portable transport, then both transports over TLS with client certificates, one test at a time.
+	@# The portable transport runs in the plain build only: its tasks are Swift concurrency on SwiftNIO,
+	@# and under ThreadSanitizer they crashed the Swift runtime once (a SEGV in its generic-metadata code,
+	@# no race reported; swiftlang/swift#58135), which a test of this package cannot tell from a defect.
+	$(TIMED) "swift test: client, portable transport" env MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --filter MeridianClientTests
 	$(TIMED) "swift test: client, portable transport, TLS" env MERIDIAN_CLIENT_WIRE=nio-tls $(SWIFT) test --skip-build --no-parallel --filter MeridianClientTests
 	$(TIMED) "swift test: client, libwebsockets, TLS" env MERIDIAN_CLIENT_WIRE=lws-tls $(SWIFT) test --skip-build --no-parallel --filter MeridianClientTests
 
@@ -168,7 +170,6 @@ TSAN_ENV = MERIDIAN_SANITIZE=thread TSAN_OPTIONS=halt_on_error=1 MERIDIAN_TEST_S
 test-tsan: deps service-deps postgres-deps
 	$(TIMED) "build: ThreadSanitizer (this package's targets), with tests" env MERIDIAN_SANITIZE=thread $(SWIFT) build --build-tests
 	$(TIMED) "swift test under ThreadSanitizer" env $(TSAN_ENV) $(SWIFT) test --skip-build --filter '$(TSAN_TESTS)'
-	$(TIMED) "swift test under ThreadSanitizer: client, portable transport" env $(TSAN_ENV) MERIDIAN_CLIENT_WIRE=nio $(SWIFT) test --skip-build --filter MeridianClientTests
 
 # Fuzzing (FuzzTesting/): every kept crash input and seed through the harness, uninstrumented.
 test-fuzz-regressions:

@@ -38,7 +38,7 @@ public final class HTTPConnection {
     private let fd: Int32
     private var buffered: [UInt8] = []
 
-    /// Connects to `port` on 127.0.0.1; a read waits up to `timeout` seconds.
+    /// Connects to `port` on 127.0.0.1; a read waits up to `timeout` seconds (times `testSlowdown`).
     public init(port: Int, timeout: Int = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket") }
@@ -46,7 +46,7 @@ public final class HTTPConnection {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var limit = timeval(tv_sec: timeout, tv_usec: 0)
+        var limit = timeval(tv_sec: timeout * testSlowdown, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
