@@ -6,24 +6,29 @@ import MeridianTransport
 /// `GET /api/sessions/{id}/events?after=POSITION&limit=N`: a page of a session's
 /// event log, oldest first (Protocol/openapi.yaml).
 extension EventLog {
-    /// The page of `query` (`EventLogQuery.parse` checked it, and the id). An empty page is a 404
-    /// when `exists` (asked only then) says there is no such session.
-    func page(of id: String, _ query: EventLogQuery, exists: () throws(StorageError) -> Bool) -> HTTPResponse {
-        let (after, limit) = (query.after, query.limit)
+    /// The page of `query` (`EventLogQuery.parse` checked it, and the id), read on a thread of
+    /// `store`'s reader, never the service thread: a log in PostgreSQL can be slow or stalled.
+    /// A session neither `loaded` nor stored is a 404 whatever its log still holds: a deleted
+    /// session's log is removed after the delete is answered, by the log's writer thread.
+    func page(of id: String, _ query: EventLogQuery, loaded: Bool, store: StorageReader?, _ responder: HTTPResponder) {
         guard let writer else {
-            return APIResponse.error(404, "not_found", "the event log is turned off on this server (eventLogMaxEntries 0)")
+            return responder.respond(APIResponse.error(404, "not_found", "the event log is turned off on this server (eventLogMaxEntries 0)"))
         }
-        let page: [EventLogEntry]
-        do throws(StorageError) {
-            page = try writer.store.entries(of: id, after: after, limit: limit + 1)
-            // An empty page of a session that is neither loaded nor stored: there is no such session
-            // (a deleted one's log went with it), whatever `after` says.
-            if page.isEmpty, try !exists() {
-                return APIResponse.error(404, "not_found", "no session \(id)")
+        guard let store else { return responder.respond(APIResponse.storageDown("the store is not open")) }
+        let (log, after, limit) = (writer.store, query.after, query.limit)
+        store.read({ sessions throws(StorageError) -> [EventLogEntry]? in
+            if !loaded, try sessions.load(id) == nil { return nil }
+            return try log.entries(of: id, after: after, limit: limit + 1)
+        }, completion: { result in
+            switch result {
+            case .failure(let error): responder.respond(APIResponse.storageDown(error.message))
+            case .success(nil): responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))
+            case .success(let page?): responder.respond(Self.page(of: id, page, after: after, limit: limit))
             }
-        } catch {
-            return APIResponse.storageDown(error.message)
-        }
+        })
+    }
+
+    private static func page(of id: String, _ page: [EventLogEntry], after: Int64, limit: Int) -> HTTPResponse {
         let more = page.count > limit
         let entries = page.prefix(limit)
         var out = Array(#"{"session":"#.utf8)
@@ -40,5 +45,4 @@ extension EventLog {
         out.append(contentsOf: #"],"next":\#(entries.last?.position ?? after),"more":\#(more)}"#.utf8)
         return HTTPResponse(status: 200, body: out)
     }
-
 }

@@ -37,10 +37,7 @@ final class SessionAPI {
         case .delete(let id): deleteSession(id, responder, on: server)
         case .configure(let id, let patch): configureSession(id, patch, responder, on: server)
         case .events(let id, let query):
-            responder.respond(hub.eventLog.page(of: id, query) { () throws(StorageError) -> Bool in
-                if hub.host(id) != nil { return true }
-                return try hub.storage.current?.store.load(id) != nil
-            })
+            hub.eventLog.page(of: id, query, loaded: hub.host(id) != nil, store: hub.storage.current?.reader, responder)
         case .rates(let id): readRates(id, responder)
         }
         return true

@@ -308,6 +308,57 @@ struct OffThreadTests {
         }
     }
 
+    /// A server whose event log is `log`, on the in-memory session store.
+    func server(log: HeldLogStore) throws -> TestServer {
+        try TestServer {
+            $0.storage.eventLogStore = log
+            $0.rateLimit = .unlimited
+        }
+    }
+
+    @Test func aPageOfAStalledEventLogHoldsUpNoOtherRequest() throws {
+        let log = HeldLogStore()
+        let server = try server(log: log)
+        defer { server.stop() }
+        defer { log.release() }
+        let alice = try server.joined("s", name: "Alice")
+        log.holdReads()
+        let reading = try HTTPConnection(port: server.port, timeout: 10)
+        try reading.send("GET", "/api/sessions/s/events")
+        #expect(log.readHeld.wait())
+        // The page is read on a reader thread: the loop answers meanwhile.
+        #expect(try alice.request("ping")["type"]?.string == "ack")
+        #expect(try HTTPConnection.call(port: server.port, "GET", "/api/sessions/s").status == 200)
+        #expect(!reading.readable)
+        log.release()
+        let page = try reading.answer()
+        #expect(page.status == 200)
+        #expect(page.json?["session"]?.string == "s")
+    }
+
+    @Test func aDeletedSessionsLogIsNotServedWhileItsRemovalWaits() throws {
+        let log = HeldLogStore()
+        let server = try server(log: log)
+        defer { server.stop() }
+        defer { log.release() }
+        let alice = try server.joined("s", name: "Alice")
+        #expect(try alice.request("annotation.add", ["annotation": .point("pin", 1, 1)])["type"]?.string == "ack")
+        #expect(log.appended.wait())
+        #expect(try alice.request("leave")["type"]?.string == "ack")
+        let logged = try HTTPConnection.call(port: server.port, "GET", "/api/sessions/s/events")
+        #expect(logged.status == 200)
+        #expect(logged.json?["entries"]?.array?.isEmpty == false)
+
+        log.holdRemoves()
+        #expect(try HTTPConnection.call(port: server.port, "DELETE", "/api/sessions/s").status == 204)
+        #expect(log.removeHeld.wait())
+        // The log's entries are still in its store, but the session is gone.
+        #expect(try log.memory.entries(of: "s", after: 0, limit: 10).isEmpty == false)
+        let gone = try HTTPConnection.call(port: server.port, "GET", "/api/sessions/s/events")
+        #expect(gone.status == 404)
+        #expect(gone.json?["error"]?.string == "not_found")
+    }
+
     @Test func theServerDrainsWhileAJoinWaits() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -173,3 +173,56 @@ final class ClaimFailingStore: SessionStore, @unchecked Sendable {
     func list() throws(StorageError) -> [StoredSessionSummary] { try memory.list() }
     func commit(_ changes: [SessionChange]) throws(StorageError) { try memory.commit(changes) }
 }
+
+/// The in-memory event log, whose page reads and whole-log removals can be held until the test
+/// lets them go on: a log in a database that is slow, or stalled.
+final class HeldLogStore: EventLogStore, @unchecked Sendable {
+    let memory = InMemoryEventLogStore()
+    /// Fired when entries were first appended.
+    let appended = Event()
+    /// Fired when a held read, or a held removal, has started.
+    let readHeld = Event()
+    let removeHeld = Event()
+    private let condition = NSCondition()
+    private var holdingReads = false
+    private var holdingRemoves = false
+
+    func holdReads() { condition.withLock { holdingReads = true } }
+    func holdRemoves() { condition.withLock { holdingRemoves = true } }
+
+    /// Lets every held read and removal go on, and the later ones pass.
+    func release() {
+        condition.withLock {
+            holdingReads = false
+            holdingRemoves = false
+            condition.broadcast()
+        }
+    }
+
+    private func wait(_ held: Event, while holding: () -> Bool) {
+        condition.withLock {
+            guard holding() else { return }
+            held.fire()
+            while holding() { condition.wait() }
+        }
+    }
+
+    func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] {
+        defer { if !entries.isEmpty { appended.fire() } }
+        return try memory.append(entries)
+    }
+
+    func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
+        wait(readHeld) { holdingReads }
+        return try memory.entries(of: session, after: after, limit: limit)
+    }
+
+    func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
+        try memory.prune(retention, nowMs: nowMs, sessions: sessions)
+    }
+
+    func remove(session: String) throws(StorageError) {
+        wait(removeHeld) { holdingRemoves }
+        try memory.remove(session: session)
+    }
+}
