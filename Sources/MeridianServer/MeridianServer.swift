@@ -56,6 +56,7 @@ public final class MeridianServer: Sendable {
             transport.handOff = { descriptor in others.take(descriptor, threads: threads) }
         }
         first = WebSocketServer(configuration: transport, handler: hub)
+        if cluster != nil { metrics.addClusterSeries() }
     }
 
     /// Opens the session store, then starts serving; returns the bound port.

@@ -1,36 +1,59 @@
-import CoreMetrics
 import MeridianCore
 import MeridianStorage
 import MeridianTransport
 import Prometheus
 
-/// The server's Prometheus metrics, served at `GET /metrics`. Each server has
-/// its own registry (no global bootstrap), and every label has a fixed set of
-/// values (request types, error codes, policies): never a session id.
+/// The server's Prometheus metrics, served at `GET /metrics`. Each server has its own registry
+/// (no global bootstrap); every series of ``MetricCatalog`` is there from the start, with its
+/// help text, and every label has a fixed set of values: never a session id.
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
-    let factory: PrometheusMetricsFactory
-    let commitLatency: CoreMetrics.Timer
-    let batchSize: CoreMetrics.Recorder
-    let commitFailures: CoreMetrics.Counter
+    let commitLatency: DurationHistogram
+    let batchSize: ValueHistogram
+    let commitFailures: Counter
 
     init() {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.valueHistogramBuckets["meridian_storage_batch_size"] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000]
-        factory.durationHistogramBuckets["meridian_storage_commit_seconds"] = [
-            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
-            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1),
-        ]
-        self.factory = factory
-        commitLatency = CoreMetrics.Timer(label: "meridian_storage_commit_seconds", factory: factory)
-        batchSize = CoreMetrics.Recorder(label: "meridian_storage_batch_size", aggregate: true, factory: factory)
-        commitFailures = CoreMetrics.Counter(label: "meridian_storage_commit_failures_total", factory: factory)
+        commitLatency = registry.makeDurationHistogram(
+            name: "meridian_storage_commit_seconds",
+            buckets: [.microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+                      .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1)],
+            help: MetricCatalog.help["meridian_storage_commit_seconds"]!)
+        batchSize = registry.makeValueHistogram(
+            name: "meridian_storage_batch_size", buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000],
+            help: MetricCatalog.help["meridian_storage_batch_size"]!)
+        commitFailures = registry.makeCounter(name: "meridian_storage_commit_failures_total", labels: [], help: Self.help("meridian_storage_commit_failures_total"))
+        for name in MetricCatalog.plainCounters { _ = counter(name) }
+        for (name, sets) in MetricCatalog.labelled { for labels in sets { _ = counter(name, labels) } }
+    }
+
+    /// The counter of `name` and `labels`, made the first time it is asked for.
+    func counter(_ name: String, _ labels: [(String, String)] = []) -> Counter {
+        registry.makeCounter(name: name, labels: labels, help: Self.help(name))
+    }
+
+    /// The gauge of `name`, made the first time it is asked for.
+    func gauge(_ name: String) -> Gauge {
+        registry.makeGauge(name: name, labels: [], help: Self.help(name))
+    }
+
+    private static func help(_ name: String) -> String {
+        guard let help = MetricCatalog.help[name] else { preconditionFailure("\(name) is not in MetricCatalog") }
+        return help
+    }
+
+    /// The series a cluster node adds, at zero.
+    func addClusterSeries() {
+        _ = gauge("meridian_cluster_leases")
+        _ = gauge("meridian_cluster_linked")
+        for direction in ["sent", "received"] { _ = counter("meridian_cluster_messages_total", [("direction", direction)]) }
+        _ = counter("meridian_cluster_failovers_total")
+        _ = counter("meridian_cluster_handovers_total")
     }
 
     /// Called by the storage writer after each transaction.
     func record(_ batch: StorageWriter.Batch) {
-        commitLatency.recordNanoseconds(Int64(batch.duration.components.seconds) * 1_000_000_000 + batch.duration.components.attoseconds / 1_000_000_000)
-        batchSize.record(batch.changes)
+        commitLatency.record(batch.duration)
+        batchSize.record(Double(batch.changes))
         if batch.failed { commitFailures.increment() }
     }
 
@@ -45,27 +68,27 @@ final class ServerMetrics: Sendable {
 /// Metrics the hub updates on the service thread: counters cached per label value.
 final class HubMetrics {
     let shared: ServerMetrics
-    private var counters: [String: CoreMetrics.Counter] = [:]
-    private let connections: CoreMetrics.Gauge
-    private let sessionsLoaded: CoreMetrics.Gauge
-    private let queuedBytes: CoreMetrics.Gauge
-    private let messagesWaiting: CoreMetrics.Gauge
+    private var counters: [String: Counter] = [:]
+    private let connections: Gauge
+    private let sessionsLoaded: Gauge
+    private let queuedBytes: Gauge
+    private let messagesWaiting: Gauge
     private var lastStats = TransportStats()
     private var lastCluster = ClusterFigures()
 
     init(_ shared: ServerMetrics) {
         self.shared = shared
-        connections = CoreMetrics.Gauge(label: "meridian_connections", factory: shared.factory)
-        sessionsLoaded = CoreMetrics.Gauge(label: "meridian_sessions_loaded", factory: shared.factory)
-        queuedBytes = CoreMetrics.Gauge(label: "meridian_queue_bytes", factory: shared.factory)
-        messagesWaiting = CoreMetrics.Gauge(label: "meridian_input_waiting_messages", factory: shared.factory)
+        connections = shared.gauge("meridian_connections")
+        sessionsLoaded = shared.gauge("meridian_sessions_loaded")
+        queuedBytes = shared.gauge("meridian_queue_bytes")
+        messagesWaiting = shared.gauge("meridian_input_waiting_messages")
     }
 
     func count(_ name: String, _ dimensions: [(String, String)] = [], by amount: Int = 1) {
         guard amount > 0 else { return }
         let key = name + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
         let counter = counters[key] ?? {
-            let c = CoreMetrics.Counter(label: name, dimensions: dimensions, factory: shared.factory)
+            let c = shared.counter(name, dimensions)
             counters[key] = c
             return c
         }()
@@ -74,12 +97,12 @@ final class HubMetrics {
 
     /// Counters of one label, by value: a per-message count costs one lookup of a short key
     /// (``count(_:_:by:)`` builds its key from the name and every label first).
-    private var messagesIn: [String: CoreMetrics.Counter] = [:]
-    private var messagesOut: [String: CoreMetrics.Counter] = [:]
-    private var errors: [String: CoreMetrics.Counter] = [:]
-    private var rateLimits: [Bool: CoreMetrics.Counter] = [:]
+    private var messagesIn: [String: Counter] = [:]
+    private var messagesOut: [String: Counter] = [:]
+    private var errors: [String: Counter] = [:]
+    private var rateLimits: [Bool: Counter] = [:]
 
-    private func increment<Key: Hashable>(_ cache: inout [Key: CoreMetrics.Counter], _ key: Key, _ make: () -> CoreMetrics.Counter) {
+    private func increment<Key: Hashable>(_ cache: inout [Key: Counter], _ key: Key, _ make: () -> Counter) {
         if let counter = cache[key] { return counter.increment() }
         let counter = make()
         cache[key] = counter
@@ -88,23 +111,23 @@ final class HubMetrics {
 
     /// The counter of the last type counted in: a client mostly sends one type in a row (drag
     /// moves), and comparing two short strings costs less than hashing one.
-    private var lastIn: (type: String, counter: CoreMetrics.Counter)?
+    private var lastIn: (type: String, counter: Counter)?
 
     func messageIn(_ type: String) {
         if let lastIn, lastIn.type == type { return lastIn.counter.increment() }
-        increment(&messagesIn, type) { CoreMetrics.Counter(label: "meridian_messages_in_total", dimensions: [("type", type)], factory: shared.factory) }
+        increment(&messagesIn, type) { shared.counter("meridian_messages_in_total", [("type", type)]) }
         lastIn = (type, messagesIn[type]!)
     }
     func messageOut(_ type: String) {
-        increment(&messagesOut, type) { CoreMetrics.Counter(label: "meridian_messages_out_total", dimensions: [("type", type)], factory: shared.factory) }
+        increment(&messagesOut, type) { shared.counter("meridian_messages_out_total", [("type", type)]) }
     }
     func error(_ code: SessionError.Code) {
-        increment(&errors, code.rawValue) { CoreMetrics.Counter(label: "meridian_errors_total", dimensions: [("code", code.rawValue)], factory: shared.factory) }
+        increment(&errors, code.rawValue) { shared.counter("meridian_errors_total", [("code", code.rawValue)]) }
     }
     /// A request over its connection's rate limit: conflated (transient) or refused.
     func rateLimited(conflated: Bool) {
         increment(&rateLimits, conflated) {
-            CoreMetrics.Counter(label: "meridian_rate_limited_total", dimensions: [("outcome", conflated ? "conflated" : "refused")], factory: shared.factory)
+            shared.counter("meridian_rate_limited_total", [("outcome", conflated ? "conflated" : "refused")])
         }
     }
     func connectionEvent(_ event: String) { count("meridian_connection_events_total", [("event", event)]) }
@@ -136,8 +159,8 @@ final class HubMetrics {
     /// A cluster node's figures (at scrape time): leases held, the link to the other nodes,
     /// messages relayed each way, sessions taken over from a node that was gone.
     func refresh(_ cluster: ClusterFigures) {
-        CoreMetrics.Gauge(label: "meridian_cluster_leases", factory: shared.factory).record(cluster.leases)
-        CoreMetrics.Gauge(label: "meridian_cluster_linked", factory: shared.factory).record(cluster.linked ? 1 : 0)
+        shared.gauge("meridian_cluster_leases").set(Int64(cluster.leases))
+        shared.gauge("meridian_cluster_linked").set(Int64(cluster.linked ? 1 : 0))
         count("meridian_cluster_messages_total", [("direction", "sent")], by: cluster.sent - lastCluster.sent)
         count("meridian_cluster_messages_total", [("direction", "received")], by: cluster.received - lastCluster.received)
         count("meridian_cluster_failovers_total", by: cluster.failovers - lastCluster.failovers)
@@ -146,16 +169,16 @@ final class HubMetrics {
 
     /// Brings the transport's counters and the gauges up to date (at scrape time).
     func refresh(_ stats: TransportStats, sessions: Int) {
-        connections.record(stats.openConnections)
-        sessionsLoaded.record(sessions)
-        queuedBytes.record(stats.queuedBytes)
+        connections.set(Int64(stats.openConnections))
+        sessionsLoaded.set(Int64(sessions))
+        queuedBytes.set(Int64(stats.queuedBytes))
         count("meridian_deliveries_total", by: stats.deliveries - lastStats.deliveries)
         count("meridian_bytes_out_total", by: stats.bytesQueued - lastStats.bytesQueued)
         count("meridian_bytes_in_total", by: stats.bytesReceived - lastStats.bytesReceived)
         count("meridian_conflated_frames_total", by: stats.conflatedFrames - lastStats.conflatedFrames)
         count("meridian_slow_consumer_closes_total", by: stats.slowConsumerCloses - lastStats.slowConsumerCloses)
         count("meridian_handshakes_refused_total", by: stats.refusedHandshakes - lastStats.refusedHandshakes)
-        messagesWaiting.record(stats.messagesWaiting)
+        messagesWaiting.set(Int64(stats.messagesWaiting))
         count("meridian_input_waited_messages_total", by: stats.messagesWaited - lastStats.messagesWaited)
         count("meridian_input_throttles_total", by: stats.inputThrottles - lastStats.inputThrottles)
         count("meridian_deferred_writes_total", by: stats.deferredWrites - lastStats.deferredWrites)

@@ -7,7 +7,7 @@ import urllib.request
 import pytest
 from websockets.exceptions import InvalidStatus
 
-from meridian_client import Client, run, members
+from meridian_client import SCHEMA, Client, members, run
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
@@ -73,3 +73,34 @@ def test_metrics_count_a_real_session(start_server, session_id):
     assert value(samples, "meridian_storage_commit_seconds_count") >= 1
     assert value(samples, "meridian_storage_batch_size_count") >= 1
     assert value(samples, "meridian_storage_batch_size_bucket", le="+Inf") >= 1
+
+
+def test_every_series_is_described_and_there_at_zero_before_it_counts(start_server):
+    """A fresh server: each metric has a `# HELP` line, and each series of a fixed label set (every
+    request type and error code of the schema, every drag policy and outcome) is there at 0."""
+    text, samples = scrape(start_server())
+    typed = re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M)
+    described = dict(re.findall(r"^# HELP (\S+) (.+)$", text, re.M))
+    assert typed, "no # TYPE lines"
+    assert [name for name, _ in typed if not described.get(name, "").strip()] == []
+
+    definitions = SCHEMA["$defs"]
+    request_types = [d["properties"]["type"]["const"] for k, d in definitions.items() if k.startswith("request.")]
+    assert len(request_types) > 20
+    for kind in request_types + ["invalid"]:
+        assert value(samples, "meridian_messages_in_total", type=kind) == 0, kind
+    for code in definitions["errorCode"]["enum"]:
+        assert value(samples, "meridian_errors_total", code=code) == 0, code
+    for policy in definitions["dragPolicy"]["enum"]:
+        for outcome in ("granted", "preempted", "refused"):
+            assert value(samples, "meridian_drag_starts_total", policy=policy, outcome=outcome) == 0
+    for event in ("opened", "closed"):
+        assert value(samples, "meridian_connection_events_total", event=event) == 0
+    for outcome in ("conflated", "refused"):
+        assert value(samples, "meridian_rate_limited_total", outcome=outcome) == 0
+    for name in ("meridian_deliveries_total", "meridian_slow_consumer_closes_total", "meridian_idle_closes_total",
+                 "meridian_log_lines_dropped_total", "meridian_storage_commit_failures_total", "meridian_connections"):
+        assert value(samples, name) == 0, name
+    assert value(samples, "meridian_storage_commit_seconds_count") == 0
+    # A single server: no cluster series.
+    assert not any(name.startswith("meridian_cluster_") for name, _ in typed)
