@@ -45,13 +45,15 @@ public final class PostgresEventLogStore: EventLogStore {
         }
     }
 
-    /// Up to `limit` entries of `session` with a position above `after`, oldest first.
-    public func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
+    /// Up to `limit` entries of `session` in `range`, in its order.
+    public func entries(of session: String, in range: EventLogRange, limit: Int) throws(StorageError) -> [EventLogEntry] {
         do {
             return try store.withConnection { c in
                 try c.run("""
                     SELECT position, epoch, seq, time_ms, kind, body FROM event_log
-                    WHERE session_id = \(session) AND position > \(after) ORDER BY position LIMIT \(max(0, limit))
+                    WHERE session_id = \(session) AND position > \(range.after) AND position < \(range.before)
+                      AND time_ms >= \(range.since) AND time_ms < \(range.until)
+                    ORDER BY position \(unescaped: range.newestFirst ? "DESC" : "ASC") LIMIT \(max(0, limit))
                     """).map { row in
                     let (position, epoch, seq, time, kind, body) = try row.decode((Int64, String, Int64, Int64, Int16, String).self)
                     return EventLogEntry(position: position, session: session, epoch: epoch, seq: UInt64(max(0, seq)), timeMs: time,

@@ -3,8 +3,8 @@ import MeridianCore
 import MeridianStorage
 import MeridianTransport
 
-/// `GET /api/sessions/{id}/events?after=POSITION&limit=N`: a page of a session's
-/// event log, oldest first (Protocol/openapi.yaml).
+/// `GET /api/sessions/{id}/events?after=&before=&since=&until=&order=&limit=`: a page of a
+/// session's event log, oldest or newest first (Protocol/openapi.yaml).
 extension EventLog {
     /// The page of `query` (`EventLogQuery.parse` checked it, and the id), read on a thread of
     /// `store`'s reader, never the service thread: a log in PostgreSQL can be slow or stalled.
@@ -15,20 +15,24 @@ extension EventLog {
             return responder.respond(APIResponse.error(404, "not_found", "the event log is turned off on this server (eventLogMaxEntries 0)"))
         }
         guard let store else { return responder.respond(APIResponse.storageDown("the store is not open")) }
-        let (log, after, limit) = (writer.store, query.after, query.limit)
+        let range = EventLogRange(after: query.after, before: query.before ?? .max, since: query.since ?? .min,
+                                  until: query.until ?? .max, newestFirst: query.newestFirst)
+        let (log, limit) = (writer.store, query.limit)
         store.read({ sessions throws(StorageError) -> [EventLogEntry]? in
             if !loaded, try sessions.load(id) == nil { return nil }
-            return try log.entries(of: id, after: after, limit: limit + 1)
+            return try log.entries(of: id, in: range, limit: limit + 1)
         }, completion: { result in
             switch result {
             case .failure(let error): responder.respond(APIResponse.storageDown(error.message))
             case .success(nil): responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))
-            case .success(let page?): responder.respond(Self.page(of: id, page, after: after, limit: limit))
+            case .success(let page?): responder.respond(Self.page(of: id, page, range, limit: limit))
             }
         })
     }
 
-    private static func page(of id: String, _ page: [EventLogEntry], after: Int64, limit: Int) -> HTTPResponse {
+    /// `next` is where the following page starts: its `after` oldest first, its `before` newest
+    /// first; on an empty page, the query's own `after`, or its `before` (0 when it gave none).
+    private static func page(of id: String, _ page: [EventLogEntry], _ range: EventLogRange, limit: Int) -> HTTPResponse {
         let more = page.count > limit
         let entries = page.prefix(limit)
         var out = Array(#"{"session":"#.utf8)
@@ -42,7 +46,8 @@ extension EventLog {
             out.append(contentsOf: e.body)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: #"],"next":\#(entries.last?.position ?? after),"more":\#(more)}"#.utf8)
+        let next = entries.last?.position ?? (range.newestFirst ? (range.before == .max ? 0 : range.before) : range.after)
+        out.append(contentsOf: #"],"next":\#(next),"more":\#(more)}"#.utf8)
         return HTTPResponse(status: 200, body: out)
     }
 }

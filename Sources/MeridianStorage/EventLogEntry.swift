@@ -66,8 +66,8 @@ public struct EventLogRetention: Hashable, Sendable {
 public protocol EventLogStore: Sendable {
     /// Appends in order, assigning positions; all or none.
     func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry]
-    /// Up to `limit` entries of `session` with a position above `after`, oldest first.
-    func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry]
+    /// Up to `limit` entries of `session` in `range`, in its order (the first `limit` of it).
+    func entries(of session: String, in range: EventLogRange, limit: Int) throws(StorageError) -> [EventLogEntry]
     /// Removes what `retention` no longer keeps at `nowMs`: by age everywhere,
     /// by count in `sessions`. Returns how many entries were removed.
     func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int

@@ -40,18 +40,27 @@ public final class InMemoryEventLogStore: EventLogStore {
         }
     }
 
-    /// Up to `limit` entries of `session` with a position above `after`, oldest first.
-    public func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
+    /// Up to `limit` entries of `session` in `range`, in its order.
+    public func entries(of session: String, in range: EventLogRange, limit: Int) throws(StorageError) -> [EventLogEntry] {
         state.withLock { s in
             guard let log = s.logs[session] else { return [] }
-            // Positions increase along the array: binary search for the first one after `after`.
-            var low = 0, high = log.count
-            while low < high {
-                let mid = (low + high) / 2
-                if log[mid].position <= after { low = mid + 1 } else { high = mid }
-            }
-            return Array(log[low..<min(log.count, low + max(0, limit))])
+            // Positions increase along the array: binary search for the ends of the positions asked
+            // for (none when `before` is not above `after`).
+            let low = Self.firstIndex(in: log) { $0 > range.after }
+            let window = log[low..<max(low, Self.firstIndex(in: log) { $0 >= range.before })]
+            return range.newestFirst ? Array(window.reversed().lazy.filter(range.contains).prefix(max(0, limit)))
+                                     : Array(window.lazy.filter(range.contains).prefix(max(0, limit)))
         }
+    }
+
+    /// The index of the first entry of `log` whose position satisfies `holds` (false, then true, along the log).
+    private static func firstIndex(in log: [EventLogEntry], where holds: (Int64) -> Bool) -> Int {
+        var low = 0, high = log.count
+        while low < high {
+            let mid = (low + high) / 2
+            if holds(log[mid].position) { high = mid } else { low = mid + 1 }
+        }
+        return low
     }
 
     /// Removes the entries older than `retention`'s cutoff at `nowMs` from every log, and those

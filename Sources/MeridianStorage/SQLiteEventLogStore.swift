@@ -53,14 +53,15 @@ public final class SQLiteEventLogStore: EventLogStore {
         }
     }
 
-    /// Up to `limit` entries of `session` with a position above `after`, oldest first.
-    public func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
+    /// Up to `limit` entries of `session` in `range`, in its order.
+    public func entries(of session: String, in range: EventLogRange, limit: Int) throws(StorageError) -> [EventLogEntry] {
         do {
             return try pool.read { db in
                 try Row.fetchAll(db, sql: """
                     SELECT position, epoch, seq, time_ms, kind, body FROM event_log
-                    WHERE session_id = ? AND position > ? ORDER BY position LIMIT ?
-                    """, arguments: [session, after, max(0, limit)]).map { row in
+                    WHERE session_id = ? AND position > ? AND position < ? AND time_ms >= ? AND time_ms < ?
+                    ORDER BY position \(range.newestFirst ? "DESC" : "ASC") LIMIT ?
+                    """, arguments: [session, range.after, range.before, range.since, range.until, max(0, limit)]).map { row in
                     EventLogEntry(position: row["position"], session: session, epoch: row["epoch"],
                                   seq: UInt64(max(0, row["seq"] as Int64)), timeMs: row["time_ms"],
                                   kind: EventLogEntry.Kind(rawValue: row["kind"]) ?? .event, body: Array((row["body"] as String).utf8))

@@ -17,6 +17,9 @@ struct EventLogQueryTests {
         #expect(try EventLogQuery.parse("after=007").get().after == 7)
         // Empty pieces are nothing.
         #expect(try EventLogQuery.parse("&&after=3&").get().after == 3)
+        #expect(try EventLogQuery.parse("order=newest&before=40&since=1000&until=2000&limit=5").get()
+                == EventLogQuery(before: 40, since: 1_000, until: 2_000, newestFirst: true, limit: 5))
+        #expect(try EventLogQuery.parse("order=oldest").get() == EventLogQuery())
     }
 
     /// `?=` made the event log's page (then `Hub.eventLogResponse`) index an empty array and the process die.
@@ -34,6 +37,8 @@ struct EventLogQueryTests {
         ("after=9223372036854775808", "after"), ("after=99999999999999999999999999999999", "after"),
         ("limit=0", "limit"), ("limit=1001", "limit"), ("limit=18446744073709551617", "limit"), ("limit=%31", "limit"),
         ("after=1&after=2", "after"), ("limit=5&limit=5", "limit"),
+        ("before", "before"), ("before=-1", "before"), ("since=1.5", "since"), ("until=", "until"), ("until=9223372036854775808", "until"),
+        ("order", "order"), ("order=Newest", "order"), ("order=latest", "order"), ("order=newest&order=newest", "order"),
         ("x=1", "x"), ("After=1", "After"), ("after%3D1", "after%3D1"), ("access_token=abc", "access_token"),
     ])
     func malformedParametersAreRefusedByName(_ query: String, _ field: String) {

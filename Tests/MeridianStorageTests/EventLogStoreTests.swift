@@ -1,31 +1,61 @@
 import Foundation
 import MeridianCore
+import MeridianPostgres
 import MeridianStorage
 import MeridianSync
 import Testing
 
-@Suite("Event logs: SQLite and in memory")
+/// The contract of ``EventLogStore``, for SQLite, memory and PostgreSQL alike, and what is
+/// particular to each.
+@Suite("Event logs: SQLite, memory and PostgreSQL")
 struct EventLogStoreTests {
     static func entry(_ session: String, _ seq: UInt64, at time: Int64, kind: EventLogEntry.Kind = .event) -> EventLogEntry {
         EventLogEntry(session: session, epoch: "e1", seq: seq, timeMs: time, kind: kind, body: Array(#"{"type":"ping","seq":\#(seq)}"#.utf8))
     }
 
+    /// Each store, fresh, with the directory to remove after (SQLite's).
     static func stores() throws -> [(any EventLogStore, String?)] {
         let dir = temporaryDirectory()
-        return [(try SQLiteEventLogStore(directory: dir), dir), (InMemoryEventLogStore(), nil)]
+        let postgres = PostgresEventLogStore(beside: try PostgresSessionStore(url: try PostgresFixture.database()))
+        return [(try SQLiteEventLogStore(directory: dir), dir), (InMemoryEventLogStore(), nil), (postgres, nil)]
     }
 
-    @Test func positionsIncreasePerSessionAndPagesFollowThem() throws {
+    @Test func positionsIncreaseInAppendOrderAndPagesFollowThem() throws {
         for (store, dir) in try Self.stores() {
             defer { dir.map(cleanup) }
-            let written = try store.append((1...5).flatMap { [Self.entry("a", $0, at: 1_000), Self.entry("b", $0, at: 1_000)] })
-            #expect(written.map(\.position) == Array(1...10))
+            let written = try store.append((1...5).flatMap {
+                [Self.entry("a", $0, at: 1_000), Self.entry("b", $0, at: 1_000, kind: $0 == 3 ? .checkpoint : .event)]
+            })
+            let positions = written.map(\.position)
+            #expect(positions == positions.sorted() && Set(positions).count == 10 && positions.allSatisfy { $0 > 0 })
             let first = try store.entries(of: "a", after: 0, limit: 2)
             #expect(first.map(\.seq) == [1, 2])
             let rest = try store.entries(of: "a", after: first.last!.position, limit: 10)
             #expect(rest.map(\.seq) == [3, 4, 5])
             #expect(rest.first?.body == Array(#"{"type":"ping","seq":3}"#.utf8))
+            #expect(try store.entries(of: "b", after: 0, limit: 10).map(\.kind) == [.event, .event, .checkpoint, .event, .event])
             #expect(try store.entries(of: "c", after: 0, limit: 10).isEmpty)
+        }
+    }
+
+    @Test func rangesByPositionAndTimeReadOldestOrNewestFirst() throws {
+        for (store, dir) in try Self.stores() {
+            defer { dir.map(cleanup) }
+            // Ten entries of "a" a second apart, between entries of "b".
+            let written = try store.append((1...10).flatMap { [Self.entry("a", $0, at: 1_000 * Int64($0)), Self.entry("b", $0, at: 1_000 * Int64($0))] })
+            let a = written.filter { $0.session == "a" }.map(\.position)
+            let seqs = { (range: EventLogRange, limit: Int) in try store.entries(of: "a", in: range, limit: limit).map(\.seq) }
+            #expect(try seqs(EventLogRange(newestFirst: true), 3) == [10, 9, 8])
+            #expect(try seqs(EventLogRange(before: a[7], newestFirst: true), 3) == [7, 6, 5])
+            #expect(try seqs(EventLogRange(after: a[1], before: a[4], newestFirst: true), 10) == [4, 3])
+            #expect(try seqs(EventLogRange(after: a[1], before: a[4]), 10) == [3, 4])
+            // From 3 s up to 6 s: seq 3, 4 and 5.
+            #expect(try seqs(EventLogRange(since: 3_000, until: 6_000), 10) == [3, 4, 5])
+            #expect(try seqs(EventLogRange(since: 3_000, until: 6_000, newestFirst: true), 2) == [5, 4])
+            #expect(try seqs(EventLogRange(after: a[3], since: 3_000, until: 6_000), 10) == [5])
+            #expect(try seqs(EventLogRange(since: 20_000), 10) == [])
+            #expect(try seqs(EventLogRange(before: a[0], newestFirst: true), 10) == [])
+            #expect(try seqs(EventLogRange(after: a[5], before: a[2]), 10) == [], "before below after: nothing")
         }
     }
 
@@ -106,8 +136,8 @@ struct EventLogStoreTests {
             gate.signal()
             return try inner.append(entries)
         }
-        func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
-            try inner.entries(of: session, after: after, limit: limit)
+        func entries(of session: String, in range: EventLogRange, limit: Int) throws(StorageError) -> [EventLogEntry] {
+            try inner.entries(of: session, in: range, limit: limit)
         }
         func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
             try inner.prune(retention, nowMs: nowMs, sessions: sessions)
@@ -142,7 +172,7 @@ struct EventLogStoreTests {
     final class GoneStore: EventLogStore, @unchecked Sendable {
         let prunes = Locked(0)
         func append(_ entries: [EventLogEntry]) throws(StorageError) -> [EventLogEntry] { throw .writeFailed("gone") }
-        func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] { throw .readFailed("gone") }
+        func entries(of session: String, in range: EventLogRange, limit: Int) throws(StorageError) -> [EventLogEntry] { throw .readFailed("gone") }
         func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
             prunes.withLock { $0 += 1 }
             throw .writeFailed("gone")

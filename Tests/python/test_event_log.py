@@ -89,7 +89,7 @@ def test_the_log_holds_every_discrete_event_with_times_and_a_checkpoint(server, 
     assert [p["id"] for p in first_checkpoint["snapshot"]["participants"]] == [alice]
 
 
-def test_paging_follows_after_and_limit_and_refuses_bad_parameters(server, session_id):
+def test_paging_follows_after_before_order_time_and_limit_and_refuses_bad_parameters(server, session_id):
     async def scenario():
         async with members(server.url, session_id, ("alice", "owner")) as (alice,):
             for i in range(6):
@@ -112,7 +112,28 @@ def test_paging_follows_after_and_limit_and_refuses_bad_parameters(server, sessi
         after = page["next"]
     assert [e for p in pages for e in p] == everything
     assert len(pages) == -(-len(everything) // 3)
-    for query, field in (("after=-1", "after"), ("limit=0", "limit"), ("limit=1001", "limit"), ("before=3", "before"), ("after=x", "after")):
+    # Newest first: each page's next is the following page's before.
+    newest, query = [], "order=newest&limit=3"
+    while True:
+        status, page = api(server, f"/api/sessions/{session_id}/events?{query}")
+        assert status == 200, page
+        PAGE.validate(page)
+        newest += page["entries"]
+        if not page["more"]:
+            break
+        query = f"order=newest&limit=3&before={page['next']}"
+    assert newest == everything[::-1]
+    # A time range, oldest or newest first, within positions.
+    since, until = everything[1]["time"], everything[-2]["time"]
+    inside = [e for e in everything if since <= e["time"] < until]
+    for order, expected in (("oldest", inside), ("newest", inside[::-1])):
+        status, page = api(server, f"/api/sessions/{session_id}/events?since={since}&until={until}&order={order}&limit=1000")
+        assert status == 200 and page["entries"] == expected and not page["more"], (order, page)
+    first, last = everything[0]["position"], everything[-1]["position"]
+    status, page = api(server, f"/api/sessions/{session_id}/events?after={first}&before={last}&limit=1000")
+    assert page["entries"] == everything[1:-1]
+    for query, field in (("after=-1", "after"), ("limit=0", "limit"), ("limit=1001", "limit"), ("before=-3", "before"), ("after=x", "after"),
+                         ("since=soon", "since"), ("until=1.5", "until"), ("order=latest", "order"), ("order=newest&order=oldest", "order")):
         status, body = api(server, f"/api/sessions/{session_id}/events?{query}")
         assert status == 400 and body["error"] == "invalid_field" and body["field"] == field, (query, body)
     status, body = api(server, "/api/sessions/never-seen-here/events")

@@ -212,9 +212,9 @@ final class HeldLogStore: EventLogStore, @unchecked Sendable {
         return try memory.append(entries)
     }
 
-    func entries(of session: String, after: Int64, limit: Int) throws(StorageError) -> [EventLogEntry] {
+    func entries(of session: String, in range: EventLogRange, limit: Int) throws(StorageError) -> [EventLogEntry] {
         wait(readHeld) { holdingReads }
-        return try memory.entries(of: session, after: after, limit: limit)
+        return try memory.entries(of: session, in: range, limit: limit)
     }
 
     func prune(_ retention: EventLogRetention, nowMs: Int64, sessions: Set<String>) throws(StorageError) -> Int {
