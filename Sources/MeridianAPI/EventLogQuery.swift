@@ -33,6 +33,16 @@ public struct EventLogQuery: Hashable, Sendable {
         self.limit = limit
     }
 
+    /// The query written out, every parameter that differs from its default: what ``parse(_:)`` reads back as this value.
+    public var queryString: String {
+        var parts = ["after=\(after)", "limit=\(limit)"]
+        if let before { parts.append("before=\(before)") }
+        if let since { parts.append("since=\(since)") }
+        if let until { parts.append("until=\(until)") }
+        if newestFirst { parts.append("order=newest") }
+        return parts.joined(separator: "&")
+    }
+
     static let request = "GET /api/sessions/{id}/events"
     static let names: [Substring] = ["after", "before", "since", "until", "order", "limit"]
     static let use = "use after, before, since, until, order and limit"

@@ -43,13 +43,18 @@ final class SessionAPI {
         return true
     }
 
-    /// The rows of the sessions loaded on this hub, as they are now.
+    /// The rows of the sessions loaded on this hub, as they are now: with the names of their
+    /// listed participants and, once it has emitted an event since it was loaded, its last activity.
     func loadedRows() -> [String: JSONValue] {
         var rows: [String: JSONValue] = [:]
         for (id, host) in hub.sessions {
-            rows[id] = .object(["id": .string(id), "seq": .number(Double(host.session.seq)),
-                                "annotations": .number(Double(host.session.annotations.count)),
-                                "loaded": .bool(true), "members": .number(Double(host.memberCount)), "epoch": .string(host.session.epoch)])
+            var row: [String: JSONValue] = [
+                "id": .string(id), "seq": .number(Double(host.session.seq)), "annotations": .number(Double(host.session.annotations.count)),
+                "loaded": .bool(true), "members": .number(Double(host.memberCount)), "epoch": .string(host.session.epoch),
+                "names": .array(host.session.visibleParticipants.prefix(OverviewEntry.maxNames).map { .string($0.name) }),
+            ]
+            if let last = host.eventLog?.lastActivityMs { row["lastActivity"] = .number(Double(last)) }
+            rows[id] = .object(row)
         }
         return rows
     }

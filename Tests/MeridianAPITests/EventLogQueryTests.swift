@@ -20,6 +20,9 @@ struct EventLogQueryTests {
         #expect(try EventLogQuery.parse("order=newest&before=40&since=1000&until=2000&limit=5").get()
                 == EventLogQuery(before: 40, since: 1_000, until: 2_000, newestFirst: true, limit: 5))
         #expect(try EventLogQuery.parse("order=oldest").get() == EventLogQuery())
+        let every = EventLogQuery(after: 3, before: 40, since: 1_000, until: 2_000, newestFirst: true, limit: 5)
+        #expect(try EventLogQuery.parse(every.queryString).get() == every)
+        #expect(EventLogQuery().queryString == "after=0&limit=100")
     }
 
     /// `?=` made the event log's page (then `Hub.eventLogResponse`) index an empty array and the process die.

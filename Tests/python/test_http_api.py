@@ -4,6 +4,7 @@ import http.client
 import json
 import socket
 import tempfile
+import time
 
 import pytest
 
@@ -56,7 +57,9 @@ def test_create_read_list_configure_delete(api, session_id):
     assert status == 404 and error["error"] == "not_found"
 
 
-def test_a_settings_change_reaches_members_and_the_snapshot(api, session_id):
+def test_a_settings_change_reaches_members_and_the_snapshot_and_the_list_names_them(api, session_id):
+    started = time.time() * 1000
+
     async def scenario():
         alice = await Client.open(api.server.url, "alice")
         try:
@@ -68,6 +71,10 @@ def test_a_settings_change_reaches_members_and_the_snapshot(api, session_id):
             assert event["settings"]["dragPolicy"] == "last-writer-wins"
             status, read = api("GET", f"/api/sessions/{session_id}")
             assert read["loaded"] is True and [a["id"] for a in read["snapshot"]["annotations"]] == ["pin"]
+            status, listed = api("GET", "/api/sessions")
+            row, = [r for r in listed["sessions"] if r["id"] == session_id]
+            assert row["names"] == ["Alice"] and row["members"] == 1
+            assert started <= row["lastActivity"] <= time.time() * 1000
             status, error = api("DELETE", f"/api/sessions/{session_id}")
             assert status == 409 and error["error"] == "session_in_use"
         finally:

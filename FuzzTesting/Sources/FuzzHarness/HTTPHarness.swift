@@ -95,8 +95,9 @@ public enum HTTPHarness {
         let separators = query.utf8.filter { $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: ",") }.count
         try require(parameters.count <= separators + 1, "\(parameters.count) parameters from \(separators) separators")
         guard case .success(let page) = EventLogQuery.parse(query) else { return }
-        try require(parameters.count <= 2, "a page from \(parameters.count) parameters")
-        try require(EventLogQuery.parse("after=\(page.after)&limit=\(page.limit)") == .success(page), "page \(page) written back reads otherwise")
+        try require(parameters.count <= 6, "a page from \(parameters.count) parameters")
+        try require([page.after, page.before ?? 0, page.since ?? 0, page.until ?? 0].allSatisfy { $0 >= 0 }, "page \(page)")
+        try require(EventLogQuery.parse(page.queryString) == .success(page), "page \(page) written back as \(page.queryString) reads otherwise")
     }
 
     static func bodies(_ body: [UInt8]) throws(Violation) {
