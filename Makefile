@@ -48,16 +48,14 @@ service-deps:
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq faketime; \
 	fi
 
-# Leaflet and OpenLayers for the dashboard's example pages (served at /vendor/leaflet/ and /vendor/openlayers/).
+# The map libraries of the dashboard's example pages: Leaflet from Debian (served at /vendor/leaflet/),
+# MapLibre GL JS 5.3.0 from a pinned PyPI package, checked by its hash (served at /vendor/maplibre-gl/).
 web-deps:
 	@if [ ! -f /usr/share/javascript/leaflet/leaflet.esm.js ]; then \
 		echo "installing libjs-leaflet"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjs-leaflet; \
 	fi
-	@if [ ! -f /usr/share/javascript/openlayers/OpenLayers.js ]; then \
-		echo "installing libjs-openlayers"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libjs-openlayers; \
-	fi
+	@$(SUDO) env PYTHON=$(PYTHON) Tools/vendor-maplibre.sh
 
 # PostgreSQL's binaries for the tests of the PostgreSQL store, Swift and Python: they start a server of
 # their own (initdb in a temporary directory, on a free loopback port), so no system service needs to

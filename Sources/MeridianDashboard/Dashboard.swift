@@ -15,23 +15,43 @@ public struct Dashboard: Sendable {
         /// Leaflet (Debian's `libjs-leaflet`), served at /vendor/leaflet/ for the
         /// Leaflet example page when the directory exists.
         public var leafletDirectory: URL?
-        /// OpenLayers (Debian's `libjs-openlayers`), served at /vendor/openlayers/ for the
-        /// OpenLayers example page when the directory exists.
-        public var openLayersDirectory: URL?
+        /// MapLibre GL JS (`maplibre-gl.js`, `maplibre-gl.css` and its `LICENSE.txt`, which
+        /// `make web-deps` takes from a pinned release), served at /vendor/maplibre-gl/ for the
+        /// MapLibre example page when the directory holds them.
+        public var mapLibreDirectory: URL?
 
-        /// A configuration; by default no tile layer, the built-in files, and Leaflet and OpenLayers
-        /// from Debian's paths under /usr/share/javascript.
+        /// A configuration; by default no tile layer, the built-in files, Leaflet from Debian's
+        /// path under /usr/share/javascript and MapLibre from /usr/local/share/javascript.
         public init(tileURL: String? = nil, directory: URL? = nil,
                     leafletDirectory: URL? = URL(fileURLWithPath: "/usr/share/javascript/leaflet"),
-                    openLayersDirectory: URL? = URL(fileURLWithPath: "/usr/share/javascript/openlayers")) {
+                    mapLibreDirectory: URL? = URL(fileURLWithPath: "/usr/local/share/javascript/maplibre-gl")) {
             self.tileURL = tileURL
             self.directory = directory
             self.leafletDirectory = leafletDirectory
-            self.openLayersDirectory = openLayersDirectory
+            self.mapLibreDirectory = mapLibreDirectory
+        }
+    }
+
+    /// A map library a page of the dashboard loads, missing from where the configuration says.
+    public struct MissingLibrary: Sendable, Equatable, CustomStringConvertible {
+        /// The library, as its page's title names it.
+        public let library: String
+        /// The page that cannot work without it.
+        public let page: String
+        /// Where it was looked for.
+        public let directory: String
+        /// The file that was not there.
+        public let file: String
+
+        /// One line for the log: what is missing, where, and which page it leaves blank.
+        public var description: String {
+            "\(library) not found (no \(file) in \(directory)): \(page) cannot load; `make web-deps` installs it"
         }
     }
 
     private let files: [String: HTTPResponse]
+    /// The example pages' libraries that are configured but missing, for a warning at start.
+    public let missingLibraries: [MissingLibrary]
 
     /// Reads the dashboard's files (and the map libraries whose directories exist) into memory.
     /// Throws ``DashboardError/missingFiles`` without an `index.html`, or the error of a file that
@@ -41,18 +61,23 @@ public struct Dashboard: Sendable {
             throw DashboardError.missingFiles
         }
         var files = try Self.load(root, at: "/dashboard/")
-        if let leaflet = configuration.leafletDirectory, FileManager.default.fileExists(atPath: leaflet.appendingPathComponent("leaflet.css").path) {
-            files.merge(try Self.load(leaflet, at: "/vendor/leaflet/", only: ["leaflet.css", "leaflet.esm.js"])) { a, _ in a }
-            files.merge(try Self.load(leaflet.appendingPathComponent("images"), at: "/vendor/leaflet/images/")) { a, _ in a }
+        var missing: [MissingLibrary] = []
+        if let leaflet = configuration.leafletDirectory {
+            if FileManager.default.fileExists(atPath: leaflet.appendingPathComponent("leaflet.esm.js").path) {
+                files.merge(try Self.load(leaflet, at: "/vendor/leaflet/", only: ["leaflet.css", "leaflet.esm.js"])) { a, _ in a }
+                files.merge(try Self.load(leaflet.appendingPathComponent("images"), at: "/vendor/leaflet/images/")) { a, _ in a }
+            } else {
+                missing.append(MissingLibrary(library: "Leaflet", page: "/dashboard/leaflet.html", directory: leaflet.path, file: "leaflet.esm.js"))
+            }
         }
-        if let openLayers = configuration.openLayersDirectory,
-           FileManager.default.fileExists(atPath: openLayers.appendingPathComponent("OpenLayers.js").path) {
-            let theme = openLayers.appendingPathComponent("theme/default")
-            files.merge(try Self.load(openLayers, at: "/vendor/openlayers/", only: ["OpenLayers.js"])) { a, _ in a }
-            files.merge(try Self.load(theme, at: "/vendor/openlayers/theme/default/", only: ["style.css"])) { a, _ in a }
-            files.merge(try Self.load(theme.appendingPathComponent("img"), at: "/vendor/openlayers/theme/default/img/")) { a, _ in a }
-            files.merge(try Self.load(openLayers.appendingPathComponent("img"), at: "/vendor/openlayers/img/")) { a, _ in a }
+        if let mapLibre = configuration.mapLibreDirectory {
+            if FileManager.default.fileExists(atPath: mapLibre.appendingPathComponent("maplibre-gl.js").path) {
+                files.merge(try Self.load(mapLibre, at: "/vendor/maplibre-gl/", only: ["maplibre-gl.js", "maplibre-gl.css", "LICENSE.txt"])) { a, _ in a }
+            } else {
+                missing.append(MissingLibrary(library: "MapLibre GL JS", page: "/dashboard/maplibre.html", directory: mapLibre.path, file: "maplibre-gl.js"))
+            }
         }
+        self.missingLibraries = missing
         guard let index = files["/dashboard/index.html"] else { throw DashboardError.missingFiles }
         files["/"] = index
         files["/dashboard"] = index
@@ -92,6 +117,7 @@ public struct Dashboard: Sendable {
         case "png": "image/png"
         case "gif": "image/gif"
         case "ts": "application/typescript; charset=utf-8"
+        case "txt": "text/plain; charset=utf-8"
         default: nil
         }
     }

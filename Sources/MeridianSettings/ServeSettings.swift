@@ -195,10 +195,11 @@ public struct ServeSettings: Sendable {
     /// Directory of Leaflet's files, served at /vendor/leaflet/ (default: Debian libjs-leaflet's).
     public let leafletDirectory = Setting(
         "leafletDirectory", "/usr/share/javascript/leaflet", "Leaflet's files (Debian libjs-leaflet), served at /vendor/leaflet/.")
-    /// Directory of OpenLayers' files, served at /vendor/openlayers/ (default: Debian libjs-openlayers').
-    public let openLayersDirectory = Setting(
-        "openLayersDirectory", "/usr/share/javascript/openlayers",
-        "OpenLayers' files (Debian libjs-openlayers), served at /vendor/openlayers/.")
+    /// Directory of MapLibre GL JS' files, served at /vendor/maplibre-gl/ (default: where
+    /// `make web-deps` puts its pinned release).
+    public let maplibreDirectory = Setting(
+        "maplibreDirectory", "/usr/local/share/javascript/maplibre-gl",
+        "MapLibre GL JS' files (maplibre-gl.js, .css, LICENSE.txt; `make web-deps`), served at /vendor/maplibre-gl/.")
 }
 
 extension ServeSettings {

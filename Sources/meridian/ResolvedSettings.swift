@@ -93,7 +93,7 @@ struct ResolvedSettings {
         dashboard = Dashboard.Configuration(
             tileURL: s.dashboardTiles, directory: s.dashboardDirectory.map { URL(fileURLWithPath: $0) },
             leafletDirectory: URL(fileURLWithPath: s.leafletDirectory),
-            openLayersDirectory: URL(fileURLWithPath: s.openLayersDirectory))
+            mapLibreDirectory: URL(fileURLWithPath: s.maplibreDirectory))
     }
 
     /// Connects to the `store` database, if one is set, and gives it to the server in place of

@@ -70,6 +70,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         let dashboard = try Dashboard(configuration: settings.dashboard)
+        for missing in dashboard.missingLibraries {
+            Logger(label: "meridian").warning("\(missing)")
+        }
         configuration.http = { request in dashboard.response(to: request) }
         let server = MeridianServer(configuration: configuration)
         let transport = configuration.transport

@@ -21,7 +21,9 @@ def chromium():
     options.binary_location = os.environ.get("CHROMIUM_BIN", shutil.which("chromium") or "/usr/bin/chromium")
     # Frames and timers at full rate whatever Chromium thinks of the window (a headless window it
     # takes for hidden or occluded gets no animation frames: the dashboard would never draw).
+    # WebGL (MapLibre GL JS) without a GPU: ANGLE on SwiftShader, the CPU renderer Chromium ships.
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
                 "--window-size=1600,1000", "--no-first-run", "--disable-extensions",
                 "--disable-background-timer-throttling", "--disable-backgrounding-occluded-windows",
                 "--disable-renderer-backgrounding"):

@@ -1,8 +1,10 @@
-"""The web example apps (Leaflet and OpenLayers over meridian.js) in headless Chromium
+"""The web example apps (Leaflet and MapLibre GL JS over meridian.js) in headless Chromium
 against the real server, with a Python client as the other participant: the page mirrors
 the session and shows the other's drag live, a drag made in the page with real pointer
 input is a Meridian drag the other sees, and a drag the server refuses (the other holds
-the annotation) puts the marker back where the server has it and says why."""
+the annotation) puts the marker back where the server has it and says why. The MapLibre
+page also sends its camera, selects a clicked marker and shows the shared callout, and
+says so when the server has no MapLibre GL JS to give it."""
 
 import asyncio
 import json
@@ -14,16 +16,18 @@ from dashboard_support import flag, page  # noqa: F401 (page is a fixture)
 from meridian_client import members, run, snapshot
 
 # page, its test hook (window.NAME), and a script true once the point, the polyline and
-# the polygon are drawn as the library's own DOM nodes.
+# the polygon are drawn: as the library's own DOM nodes (Leaflet), or as a marker element
+# and features MapLibre has rendered in its WebGL layers (queryRenderedFeatures).
 EXAMPLES = {
     "leaflet": ("leaflet.html", "leafletExample",
                 "return document.querySelectorAll('.leaflet-marker-icon').length === 1"
                 " && document.querySelectorAll('path.leaflet-interactive').length === 2"),
-    "openlayers": ("openlayers.html", "openLayersExample",
-                   "const layer = window.openLayersExample.map.getLayersByName('Annotations')[0];"
-                   " return ['flag', 'route', 'park'].every((id) => {"
-                   "   const f = layer.getFeaturesByAttribute('id', id)[0];"
-                   "   return f && document.getElementById(f.geometry.id) !== null; })"),
+    "maplibre": ("maplibre.html", "maplibreExample",
+                 "const map = window.maplibreExample.map;"
+                 " const drawn = (layer) => new Set(map.queryRenderedFeatures({ layers: [layer] }).map((f) => f.properties.id));"
+                 " const lines = drawn('annotation-lines'), fills = drawn('annotation-fills');"
+                 " return document.querySelectorAll('.maplibregl-marker.meridian-point').length === 1"
+                 "   && lines.size === 2 && lines.has('route') && lines.has('park') && fills.size === 1 && fills.has('park')"),
 }
 FLAG = {"latitude": 48.8584, "longitude": 2.2945}
 ROUTE = {"type": "polyline", "id": "route", "coordinates": [{"latitude": 48.84, "longitude": 2.27}, {"latitude": 48.87, "longitude": 2.32}]}
@@ -104,7 +108,7 @@ def test_example_mirrors_the_session_and_shows_a_remote_drag_live(server, sessio
             await asyncio.to_thread(ex.open, 3)
             await asyncio.to_thread(page.wait_js, ex.drawn, "the point, the polyline and the polygon drawn")
             assert close(ex.marker(), FLAG, 1e-6), ex.marker()
-            other = "openlayers.html" if example == "leaflet" else "leaflet.html"
+            other = "maplibre.html" if example == "leaflet" else "leaflet.html"
             assert page.js("return document.getElementById('other').href").endswith(f"/dashboard/{other}?session={session_id}")
 
             # Alice's drag moves the marker while it goes on, and the page says who drags it.
@@ -212,3 +216,120 @@ def test_a_refused_drag_snaps_back_and_says_why(server, session_id, page, exampl
 
     run(scenario())
     assert page.console_errors() == []
+
+
+def click(page, at):
+    """Real pointer input: a click at `at` (CSS pixels of the viewport)."""
+    actions = ActionBuilder(page.driver)
+    actions.pointer_action.move_to_location(round(at["x"]), round(at["y"])).click()
+    actions.perform()
+
+
+def same_camera(a, b, tolerance=1e-9):
+    return (close(a["center"], b["center"], tolerance) and all(abs(a[k] - b[k]) < tolerance for k in ("zoom", "pitch", "bearing")))
+
+
+def test_the_maplibre_example_shares_its_camera_selects_and_shows_the_callout(server, session_id, page):
+    async def scenario():
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+            await alice.ok({"type": "annotation.add", "annotation": flag(lat=FLAG["latitude"], lon=FLAG["longitude"])})
+            await alice.ok({"type": "camera.end", "camera": {"center": {"latitude": 48.86, "longitude": 2.30}, "zoom": 13},
+                            "viewport": {"width": 390, "height": 844}})
+            ex = Example(page, server, session_id, "maplibre")
+            await asyncio.to_thread(ex.open)
+            web = await joined_page(alice)
+            size = page.js("const r = document.getElementById('map').getBoundingClientRect(); return {width: r.width, height: r.height}")
+
+            # Alice's viewport: its outline in her colour on the map, her name over it.
+            v = await asyncio.to_thread(ex.wait, "Object.keys(h.viewports).length === 1 && h.viewports", "Alice's viewport")
+            alice_view = v[alice.participant]
+            assert alice_view["name"] == "Alice" and alice_view["tooltip"] == "Alice", alice_view
+            lons = [c["longitude"] for c in alice_view["corners"]]
+            half = 390 / (256 * 2 ** 13) * 360 / 2
+            assert abs(min(lons) - (2.30 - half)) < 1e-9 and abs(max(lons) - (2.30 + half)) < 1e-9, lons
+            await asyncio.to_thread(page.wait_js, "return window.maplibreExample.map.queryRenderedFeatures({ layers: ['viewport-lines'] })"
+                                    f".some((f) => f.properties.participant === {json.dumps(alice.participant)})", "Alice's viewport drawn")
+            assert page.js("return [...document.querySelectorAll('.meridian-name')].map((e) => e.textContent)") == ["Alice"]
+
+            # The camera the page fitted to the session, as Meridian has it (a zoom one above MapLibre's).
+            await asyncio.to_thread(ex.wait, "!h.map.isMoving()", "the map at rest")
+            shown = ex.page.js("return window.maplibreExample.camera")
+            assert abs(shown["zoom"] - (ex.page.js("return window.maplibreExample.map.getZoom()") + 1)) < 1e-9, shown
+            end, seen = await alice.until(lambda m: m["type"] == "camera.end" and m["participant"] == web
+                                          and same_camera(m["camera"], shown))
+            assert any(m["type"] == "camera.begin" and m["participant"] == web for m in seen), seen
+            assert end["viewport"] == {"width": round(size["width"]), "height": round(size["height"])}, (end, size)
+            assert close(end["camera"]["center"], FLAG, 1e-6), end  # fitted to the one point
+
+            # A pan with the pointer (away from the marker): begin, changes, end with where the map is now.
+            start = {"x": size["width"] * 0.25, "y": size["height"] * 0.75}
+            start = {k: v + page.js("return document.getElementById('map').getBoundingClientRect()")[k] for k, v in start.items()}
+            await asyncio.to_thread(press_and_move, page, start, [(20 * i, 10 * i) for i in range(1, 7)])
+            await asyncio.to_thread(release, page)
+            await asyncio.to_thread(ex.wait, "!h.map.isMoving()", "the map at rest after the pan")
+            panned = ex.page.js("return window.maplibreExample.camera")
+            # The map was pulled right and down: the centre is now west and north of the flag.
+            assert panned["center"]["longitude"] < FLAG["longitude"] and panned["center"]["latitude"] > FLAG["latitude"], panned
+            _, seen = await alice.until(lambda m: m["type"] == "camera.end" and m["participant"] == web and same_camera(m["camera"], panned))
+            moves = [m for m in seen if m["type"].startswith("camera.") and m.get("participant") == web]
+            assert moves and moves[0]["type"] == "camera.begin", moves
+            assert any(m["type"] == "camera.changing" for m in moves), moves
+
+            # A click on the marker selects it: the selection is the session's, and its own callout shows.
+            click(page, ex.screen())
+            selected, _ = await alice.until(lambda m: m["type"] == "selection" and m["participant"] == web)
+            assert selected["annotation"] == "flag" and selected["showsCallout"], selected
+            await asyncio.to_thread(ex.wait, "h.selection === 'flag' && h.ownCallout && h.ownCallout.title === 'Flag'", "the page's selection")
+            # A click on the map itself deselects.
+            click(page, start)
+            deselected, _ = await alice.until(lambda m: m["type"] == "selection" and m["participant"] == web)
+            assert deselected["annotation"] is None, deselected
+            await asyncio.to_thread(ex.wait, "h.selection === null && h.ownCallout === null", "nothing selected")
+
+            # The shared callout is a popup at its annotation, follows its drag, and a click on it taps it.
+            await alice.ok({"type": "callout.show", "callout": {"title": "Meet here", "detail": "By the tower", "anchor": {"annotation": "flag"}}})
+            shown = await asyncio.to_thread(ex.wait, "h.callout && h.callout.title === 'Meet here' && h.callout", "the shared callout")
+            assert close(shown, FLAG, 1e-6), shown
+            text = page.js("return [...document.querySelectorAll('.maplibregl-popup.shared')].map((p) => p.textContent)")
+            assert text == ["Meet hereBy the towershown by Alice"], text
+            moved = {"latitude": 48.8570, "longitude": 2.3000}
+            await alice.ok({"type": "drag", "id": "flag", "state": "starting"})
+            await alice.ok({"type": "drag", "id": "flag", "state": "dragging", "coordinate": moved})
+            await asyncio.to_thread(ex.wait, f"h.callout && Math.abs(h.callout.latitude - {moved['latitude']}) < 1e-6"
+                                    f" && Math.abs(h.callout.longitude - {moved['longitude']}) < 1e-6", "the callout with the dragged flag")
+            await alice.ok({"type": "drag", "id": "flag", "state": "ending"})
+            body = page.js("const r = document.querySelector('.maplibregl-popup.shared .maplibregl-popup-content').getBoundingClientRect();"
+                           " return {x: r.left + r.width / 2, y: r.top + r.height / 2}")
+            click(page, body)
+            tapped, _ = await alice.until(lambda m: m["type"] == "callout.tapped")
+            assert tapped["by"] == web and tapped["part"] == "body", tapped
+            await alice.ok({"type": "callout.hide"})
+            await asyncio.to_thread(ex.wait, "h.callout === null && document.querySelectorAll('.maplibregl-popup').length === 0", "the callout hidden")
+            await alice.ok({"type": "camera.end", "camera": {"center": {"latitude": 48.80, "longitude": 2.40}, "zoom": 13},
+                            "viewport": {"width": 390, "height": 844}})
+            await asyncio.to_thread(ex.wait, "(v => v && Math.abs(v.corners.reduce((s, c) => s + c.longitude, 0) / 4 - 2.40) < 1e-6)"
+                                    f"(h.viewports[{json.dumps(alice.participant)}])", "Alice's viewport moved")
+            assert not [m for m in alice.log if m["type"] == "drag" and m["participant"] == web], alice.log
+
+    run(scenario())
+    assert page.console_errors() == []
+
+
+def test_the_maplibre_example_says_when_the_server_has_no_maplibre(start_server, session_id, page, tmp_path):
+    empty = tmp_path / "no-maplibre"
+    empty.mkdir()
+    server = start_server("--maplibre-directory", str(empty))
+    # Logged before the server listens, so it is in the log once the server has started.
+    warning = f"MapLibre GL JS not found (no maplibre-gl.js in {empty}): /dashboard/maplibre.html cannot load"
+    assert warning in server.log_text(), server.log_text()[-2000:]
+
+    page.open(f"http://{server.host}:{server.port}/dashboard/maplibre.html?session={session_id}")
+    page.wait_js("return document.body.dataset.status !== 'connecting'", "the page past connecting")
+    assert page.js("return document.body.dataset.status") == "error"
+    assert "MapLibre GL JS missing" in page.js("return document.getElementById('status').textContent")
+    message = page.js("return document.getElementById('message').textContent")
+    assert "MapLibre GL JS is missing on this server" in message and "make web-deps" in message, message
+    assert page.js("return window.maplibreExample === undefined")  # it never joined the session
+    # The page's only errors are the library's files it could not load.
+    assert page.console_errors(allowed=("/vendor/maplibre-gl/maplibre-gl.",)) == []
+    assert len(page.console_errors()) >= 1

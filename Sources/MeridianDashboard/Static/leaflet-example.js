@@ -17,7 +17,7 @@ const config = await fetch("/dashboard/config.json").then((r) => r.json()).catch
 if (config.tileURL) L.tileLayer(config.tileURL, { maxZoom: 19 }).addTo(map);
 else addBasemap();
 document.getElementById("title").textContent = `Leaflet example · ${session}`;
-document.getElementById("other").href = `/dashboard/openlayers.html${window.location.search}${window.location.hash}`;
+document.getElementById("other").href = `/dashboard/maplibre.html${window.location.search}${window.location.hash}`;
 const say = (text) => { document.getElementById("message").textContent = text; };
 const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
