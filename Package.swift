@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "MeridianServer", targets: ["MeridianServer"]),
         .library(name: "MeridianHTTP", targets: ["MeridianHTTP"]),
         .library(name: "MeridianAPI", targets: ["MeridianAPI"]),
+        // For the libFuzzer executables of FuzzTesting/, which build it with their sanitizers.
+        .library(name: "FuzzHarness", targets: ["FuzzHarness"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -178,6 +180,14 @@ let package = Package(
             name: "MeridianTesting",
             dependencies: ["MeridianServer", "MeridianRedis", "MeridianSync", .product(name: "Logging", package: "swift-log")]
         ),
+        // The fuzzers' checks, as pure functions of the input bytes (FuzzTesting/README.md): here so that
+        // `swift test` replays every kept crash input and seed (FuzzHarnessTests) in the one build.
+        .target(
+            name: "FuzzHarness",
+            dependencies: ["MeridianCore", "MeridianProtocol", "MeridianHTTP", "MeridianAPI"],
+            path: "FuzzTesting/Sources/FuzzHarness"
+        ),
+        .testTarget(name: "FuzzHarnessTests", dependencies: ["FuzzHarness"], path: "FuzzTesting/Tests/FuzzHarnessTests"),
         .testTarget(name: "MeridianSyncTests", dependencies: ["MeridianSync"]),
         .testTarget(name: "MeridianCoreTests", dependencies: ["MeridianCore"]),
         .testTarget(name: "MeridianProtocolTests", dependencies: ["MeridianProtocol", "MeridianCore"]),
@@ -214,8 +224,18 @@ let package = Package(
 // between two of Meridian's threads is seen wherever it runs; one inside a dependency is not
 // looked for, and the dependencies are not built a second time, instrumented, in a directory of
 // their own (BoringSSL twice, NIO, GRDB: most of a build).
+//
+// The pure targets (values and functions, no threads, no I/O) and the test targets that never run under
+// the sanitizer (`make test-tsan` runs TSAN_TESTS) keep their plain objects: they are compiled once for
+// both builds. A caller's access to their values (an inout, a mutating call) is still instrumented in
+// the caller, so a race on a session's state between two threads is still seen.
+let plainUnderSanitizer: Set<String> = [
+    "MeridianCore", "MeridianProtocol", "MeridianHTTP", "MeridianAPI",
+    "MeridianCoreTests", "MeridianProtocolTests", "MeridianHTTPTests", "MeridianAPITests", "MeridianSettingsTests",
+    "FuzzHarness", "FuzzHarnessTests",
+]
 if let sanitizer = Context.environment["MERIDIAN_SANITIZE"], !sanitizer.isEmpty {
-    for target in package.targets where target.type != .system {
+    for target in package.targets where target.type != .system && !plainUnderSanitizer.contains(target.name) {
         target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
         target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
     }
