@@ -65,6 +65,17 @@ public final class PostgresSessionStore: SessionStore {
 
     /// The session with its stored fence, header, annotations and undo histories read in one
     /// statement; nil if none is stored or it was deleted.
+    /// Whether `id` has a row that is not deleted (its annotations are not read).
+    public func contains(_ id: String) throws(StorageError) -> Bool {
+        do {
+            return try connections.withConnection { c in
+                try c.run("SELECT 1 FROM sessions WHERE id = \(id) AND NOT deleted").first != nil
+            }
+        } catch {
+            throw failure(error, StorageError.readFailed)
+        }
+    }
+
     public func load(_ id: String) throws(StorageError) -> StoredSession? {
         let found: Row?
         do {

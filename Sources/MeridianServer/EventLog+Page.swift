@@ -19,7 +19,7 @@ extension EventLog {
                                   until: query.until ?? .max, newestFirst: query.newestFirst)
         let (log, limit) = (writer.store, query.limit)
         store.read({ sessions throws(StorageError) -> [EventLogEntry]? in
-            if !loaded, try sessions.load(id) == nil { return nil }
+            if !loaded, try !sessions.contains(id) { return nil }
             return try log.entries(of: id, in: range, limit: limit + 1)
         }, completion: { result in
             switch result {

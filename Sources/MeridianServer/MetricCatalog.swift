@@ -84,4 +84,15 @@ enum MetricCatalog {
         "meridian_write_slices_spent_total", "meridian_accepts_paused_total", "meridian_handshakes_held_total",
         "meridian_keepalive_pings_total", "meridian_idle_closes_total", "meridian_log_lines_dropped_total",
     ]
+
+    /// The gauges a cluster node adds.
+    static let clusterGauges = ["meridian_cluster_leases", "meridian_cluster_linked"]
+
+    /// The counters without labels a cluster node adds.
+    static let clusterCounters = ["meridian_cluster_failovers_total", "meridian_cluster_handovers_total"]
+
+    /// The labelled counters a cluster node adds, with their label sets.
+    static let clusterLabelled: [(name: String, labels: [[(String, String)]])] = [
+        ("meridian_cluster_messages_total", ["sent", "received"].map { [("direction", $0)] }),
+    ]
 }

@@ -17,10 +17,10 @@ final class ServerMetrics: Sendable {
             name: "meridian_storage_commit_seconds",
             buckets: [.microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
                       .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1)],
-            help: MetricCatalog.help["meridian_storage_commit_seconds"]!)
+            help: Self.help("meridian_storage_commit_seconds"))
         batchSize = registry.makeValueHistogram(
             name: "meridian_storage_batch_size", buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000],
-            help: MetricCatalog.help["meridian_storage_batch_size"]!)
+            help: Self.help("meridian_storage_batch_size"))
         commitFailures = registry.makeCounter(name: "meridian_storage_commit_failures_total", labels: [], help: Self.help("meridian_storage_commit_failures_total"))
         for name in MetricCatalog.plainCounters { _ = counter(name) }
         for (name, sets) in MetricCatalog.labelled { for labels in sets { _ = counter(name, labels) } }
@@ -43,11 +43,9 @@ final class ServerMetrics: Sendable {
 
     /// The series a cluster node adds, at zero.
     func addClusterSeries() {
-        _ = gauge("meridian_cluster_leases")
-        _ = gauge("meridian_cluster_linked")
-        for direction in ["sent", "received"] { _ = counter("meridian_cluster_messages_total", [("direction", direction)]) }
-        _ = counter("meridian_cluster_failovers_total")
-        _ = counter("meridian_cluster_handovers_total")
+        for name in MetricCatalog.clusterGauges { _ = gauge(name) }
+        for name in MetricCatalog.clusterCounters { _ = counter(name) }
+        for (name, sets) in MetricCatalog.clusterLabelled { for labels in sets { _ = counter(name, labels) } }
     }
 
     /// Called by the storage writer after each transaction.

@@ -101,7 +101,7 @@ final class SessionAPI {
         if hub.waitBehindGate(id, { [unowned self] _ in self.readRates(id, responder) }) { return }
         if let host = hub.host(id) { return responder.respond(APIResponse.json(200, host.rates.json(session: id))) }
         guard let reader = hub.storage.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
-        reader.read({ store throws(StorageError) in try store.load(id) != nil }, completion: { result in
+        reader.read({ store throws(StorageError) in try store.contains(id) }, completion: { result in
             switch result {
             case .failure(let error): responder.respond(APIResponse.storageDown(error.message))
             case .success(false): responder.respond(APIResponse.error(404, "not_found", "no session \(id)"))

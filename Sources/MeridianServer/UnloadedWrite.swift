@@ -14,7 +14,7 @@ enum UnloadedWrite: Sendable {
     /// write cannot undo it; a session another node holds is not written here.
     static func lookup(_ id: String, cluster: ClusterNode?, hub: Int) -> @Sendable (any SessionStore) throws(StorageError) -> UnloadedWrite {
         { store throws(StorageError) in
-            guard let cluster else { return .read(try store.load(id) != nil, fence: nil) }
+            guard let cluster else { return .read(try store.contains(id), fence: nil) }
             guard let lease = try cluster.acquire(id, hub: hub) else { return .elsewhere }
             let stored = try store.load(id, claiming: lease.fence)
             guard let settled = try cluster.settle(id, lease, stored: stored?.fence ?? 0) else { return .elsewhere }

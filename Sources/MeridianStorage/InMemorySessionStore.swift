@@ -18,6 +18,11 @@ public final class InMemorySessionStore: SessionStore {
         sessions.withLock { Self.stored(id, in: $0) }
     }
 
+    /// Whether `id` is stored.
+    public func contains(_ id: String) throws(StorageError) -> Bool {
+        sessions.withLock { $0[id] != nil }
+    }
+
     /// As a shared database does: `fence` becomes the stored one (when above it) as the session
     /// is read; the session comes back with the fence stored before.
     public func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession? {

@@ -60,6 +60,15 @@ public final class SQLiteSessionStore: SessionStore {
 
     /// The session's row, annotations and undo histories, read in one transaction; nil if none is
     /// stored. Throws `corrupt` for a stored body that does not decode.
+    /// Whether `id` has a row in `sessions` (its annotations are not read).
+    public func contains(_ id: String) throws(StorageError) -> Bool {
+        do {
+            return try pool.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?)", arguments: [id]) ?? false }
+        } catch {
+            throw .readFailed(SQLiteFile.reason(error))
+        }
+    }
+
     public func load(_ id: String) throws(StorageError) -> StoredSession? {
         let rows: (Row, [String], [Row])?
         do {

@@ -8,6 +8,8 @@ import MeridianCore
 public protocol SessionStore: Sendable {
     /// The stored session, or nil if there is none.
     func load(_ id: String) throws(StorageError) -> StoredSession?
+    /// Whether a session of `id` is stored (and not deleted), without reading its annotations.
+    func contains(_ id: String) throws(StorageError) -> Bool
     /// The stored session for a new owner with fencing number `fence`, with the fence stored
     /// before this claim (see the extension).
     func load(_ id: String, claiming fence: UInt64) throws(StorageError) -> StoredSession?
@@ -25,6 +27,11 @@ public protocol SessionStore: Sendable {
 extension SessionStore {
     /// Stores in this process always answer: does nothing.
     public func probe() throws(StorageError) {}
+
+    /// Whether `load` finds the session: for stores without a cheaper question to ask.
+    public func contains(_ id: String) throws(StorageError) -> Bool {
+        try load(id) != nil
+    }
 
     /// Loads the session for a new owner whose fencing number is `fence`. A store that fences
     /// makes `fence` the stored one (when above it) in the same transaction as the read, so that

@@ -35,6 +35,8 @@ import Testing
             #expect(loaded.record == record)
             #expect(loaded.epoch == "e1")
             #expect(try store.load("other") == nil)
+            #expect(try reopen().contains("map-1"))
+            #expect(try !store.contains("other"))
         }
     }
 
@@ -106,6 +108,7 @@ import Testing
             try store.commit([.delete(id: "a")])
             let again = try reopen()
             #expect(try again.load("a") == nil)
+            #expect(try !again.contains("a") && again.contains("b"))
             #expect(try again.list().map(\.id) == ["b"])
         }
     }
