@@ -58,7 +58,6 @@ extension Hub {
                     metrics.rateLimited(conflated: false)
                 } else {
                     metrics.error(code)
-                    metrics.messageOut("error")
                 }
                 reply(OutboundFrame(text: ServerMessage.error(ref: ref, code: code, message: message, retryAfterMs: retryAfterMs)), to: connection, on: server)
             case .conflate(let ref):
@@ -136,7 +135,6 @@ extension Hub {
         }
         place.relay.post(.handedOver(connection, session: session), to: gateway)
         metrics.count("meridian_cluster_handovers_total")
-        metrics.messageOut("moved")
         local.send(OutboundFrame(text: ServerMessage.moved(ref: rejoin.ref, session: session, reason: reason)), to: connection)
         route(rejoin, from: connection, on: outbound(for: local))
     }

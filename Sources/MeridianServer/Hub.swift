@@ -315,7 +315,6 @@ final class Hub: TransportHandler {
             "connection": "\(connection)", "request": "\(request)", "code": "\(code.rawValue)", "reason": "\(message)",
         ])
         metrics.error(code)
-        metrics.messageOut("error")
         let frame = ServerMessage.error(ref: ref, code: code, message: message, field: field, holder: holder, annotation: annotation)
         reply(OutboundFrame(text: frame), to: connection, on: server)
         // The edge of a member served elsewhere holds later requests until it hears the outcome.

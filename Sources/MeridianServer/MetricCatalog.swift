@@ -1,4 +1,5 @@
 import MeridianCore
+import MeridianProtocol
 
 /// Every series `GET /metrics` serves, with its `# HELP` text and, for a labelled one, every
 /// value of its label: the server creates them all at zero when it starts, so a dashboard or
@@ -11,7 +12,7 @@ enum MetricCatalog {
         "meridian_queue_bytes": "Bytes waiting in every connection's queue now (a shared frame counted once per queue).",
         "meridian_input_waiting_messages": "Received messages waiting for their connection's turn.",
         "meridian_messages_in_total": "Messages received, by request type (invalid: not a request).",
-        "meridian_messages_out_total": "Refusals and moves sent, by message type (error, moved); every frame is in meridian_deliveries_total.",
+        "meridian_messages_out_total": "Messages queued for connections, one per recipient, by type (every server message type of the protocol).",
         "meridian_errors_total": "Requests refused, by error code.",
         "meridian_rate_limited_total": "Requests over their connection's rate limit: conflated (a transient superseded) or refused.",
         "meridian_connection_events_total": "Connections opened and closed.",
@@ -66,7 +67,7 @@ enum MetricCatalog {
     /// Each labelled counter's label sets.
     static let labelled: [(name: String, labels: [[(String, String)]])] = [
         ("meridian_messages_in_total", requestTypes.map { [("type", $0)] }),
-        ("meridian_messages_out_total", ["error", "moved"].map { [("type", $0)] }),
+        ("meridian_messages_out_total", ServerMessage.types.map { [("type", $0)] }),
         ("meridian_errors_total", errorCodes.map { [("code", $0)] }),
         ("meridian_rate_limited_total", ["conflated", "refused"].map { [("outcome", $0)] }),
         ("meridian_connection_events_total", ["opened", "closed"].map { [("event", $0)] }),

@@ -1,4 +1,5 @@
 import MeridianCore
+import MeridianProtocol
 import MeridianStorage
 import MeridianTransport
 import Prometheus
@@ -96,7 +97,6 @@ final class HubMetrics {
     /// Counters of one label, by value: a per-message count costs one lookup of a short key
     /// (``count(_:_:by:)`` builds its key from the name and every label first).
     private var messagesIn: [String: Counter] = [:]
-    private var messagesOut: [String: Counter] = [:]
     private var errors: [String: Counter] = [:]
     private var rateLimits: [Bool: Counter] = [:]
 
@@ -115,9 +115,6 @@ final class HubMetrics {
         if let lastIn, lastIn.type == type { return lastIn.counter.increment() }
         increment(&messagesIn, type) { shared.counter("meridian_messages_in_total", [("type", type)]) }
         lastIn = (type, messagesIn[type]!)
-    }
-    func messageOut(_ type: String) {
-        increment(&messagesOut, type) { shared.counter("meridian_messages_out_total", [("type", type)]) }
     }
     func error(_ code: SessionError.Code) {
         increment(&errors, code.rawValue) { shared.counter("meridian_errors_total", [("code", code.rawValue)]) }
@@ -171,6 +168,9 @@ final class HubMetrics {
         sessionsLoaded.set(Int64(sessions))
         queuedBytes.set(Int64(stats.queuedBytes))
         count("meridian_deliveries_total", by: stats.deliveries - lastStats.deliveries)
+        for (type, name) in ServerMessage.types.enumerated() where stats.messagesOut[type] != lastStats.messagesOut[type] {
+            count("meridian_messages_out_total", [("type", name)], by: stats.messagesOut[type] - lastStats.messagesOut[type])
+        }
         count("meridian_bytes_out_total", by: stats.bytesQueued - lastStats.bytesQueued)
         count("meridian_bytes_in_total", by: stats.bytesReceived - lastStats.bytesReceived)
         count("meridian_conflated_frames_total", by: stats.conflatedFrames - lastStats.conflatedFrames)

@@ -7,6 +7,7 @@ extension TransportStats {
         slowConsumerCloses += other.slowConsumerCloses
         openConnections += other.openConnections
         deliveries += other.deliveries
+        for (type, count) in other.messagesOut.enumerated() { messagesOut[type] += count }
         bytesQueued += other.bytesQueued
         messagesReceived += other.messagesReceived
         bytesReceived += other.bytesReceived

@@ -1,3 +1,5 @@
+internal import MeridianProtocol
+
 /// The wire bytes of a pre-framed server->client WebSocket frame: immutable once built, so
 /// they may be held and read on any thread. An ``OutboundFrame`` (a frame on one service
 /// thread's queues) wraps them; the frames of several service threads may wrap the same bytes
@@ -11,6 +13,9 @@ public final class FrameBytes: Sendable {
     public let byteCount: Int
     /// The payload length.
     public let payloadCount: Int
+    /// The message's type as a position in `ServerMessage.types`, read from the payload's first
+    /// bytes when the frame starts a text message; -1 for a continuation or an unknown type.
+    public let messageType: Int8
 
     fileprivate init(buffer: UnsafeMutablePointer<UInt8>, count total: Int, opcodeAndFin: UInt8) {
         precondition(total >= OutboundFrame.headerRoom, "the payload must follow OutboundFrame.headerRoom reserved bytes")
@@ -32,6 +37,7 @@ public final class FrameBytes: Sendable {
         self.start = start
         self.byteCount = total - start
         self.payloadCount = count
+        self.messageType = Self.messageType(opcodeAndFin, UnsafeRawBufferPointer(start: buffer + OutboundFrame.headerRoom, count: count))
     }
 
     /// Bytes of a frame as ``wireBytes`` gave them, from another process: copied, header and
@@ -55,6 +61,12 @@ public final class FrameBytes: Sendable {
         start = 0
         byteCount = wire.count
         payloadCount = count
+        messageType = Self.messageType(wire[0], UnsafeRawBufferPointer(start: storage + header, count: count))
+    }
+
+    private static func messageType(_ opcodeAndFin: UInt8, _ payload: UnsafeRawBufferPointer) -> Int8 {
+        guard opcodeAndFin & 0x0F == 1, let index = ServerMessage.typeIndex(of: payload) else { return -1 }
+        return Int8(index)
     }
 
     deinit {

@@ -11,6 +11,7 @@ extension ServerLoop {
         enqueue(frame, for: connection)
         counters.deliveries += 1
         counters.bytesQueued += frame.byteCount
+        if frame.wire.messageType >= 0 { counters.messagesOut[Int(frame.wire.messageType)] += 1 }
     }
 
     /// Queues the same frame for every connection in `members` but `skip`.
@@ -78,6 +79,7 @@ extension ServerLoop {
         }
         counters.deliveries += sent
         counters.bytesQueued += sent * frame.byteCount
+        if frame.wire.messageType >= 0 { counters.messagesOut[Int(frame.wire.messageType)] += sent }
     }
 
     /// After the pass's input, and after work from other threads: writes the queues of the

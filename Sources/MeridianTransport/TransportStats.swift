@@ -1,3 +1,5 @@
+internal import MeridianProtocol
+
 /// Counters for tests and metrics.
 public struct TransportStats: Sendable, Equatable {
     /// Transient frames dropped because a newer frame with the same key superseded them.
@@ -8,6 +10,9 @@ public struct TransportStats: Sendable, Equatable {
     public var openConnections: Int = 0
     /// Frames queued for a connection (one per recipient) and their bytes.
     public var deliveries: Int = 0
+    /// Messages queued for a connection (one per recipient), by type: indexed as the protocol's
+    /// `ServerMessage.types` (``FrameBytes/messageType``). A message in fragments counts once.
+    public var messagesOut = [Int](repeating: 0, count: TransportStats.messageTypes)
     public var bytesQueued: Int = 0
     /// Complete messages received and their bytes.
     public var messagesReceived: Int = 0
@@ -55,4 +60,7 @@ public struct TransportStats: Sendable, Equatable {
     public var messagesWaiting: Int = 0
 
     public init() {}
+
+    /// How many message types ``messagesOut`` counts.
+    public static let messageTypes = ServerMessage.types.count
 }

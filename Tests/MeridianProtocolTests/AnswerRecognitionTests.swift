@@ -43,4 +43,38 @@ struct AnswerRecognitionTests {
         #expect(!Self.isAnswer(Array(ack.dropFirst())))
         #expect(!Self.isAnswer(Array(#"{"type":"ack""#.utf8)))
     }
+
+    /// `ServerMessage.typeIndex`: the type of every encoder's message, from its first bytes, as the
+    /// message itself names it; nothing for bytes that do not start a message.
+    @Test func everyMessageIsCountedAsTheTypeItNames() throws {
+        var session = Session(id: "s", epoch: "e", settings: KeyOrderTests.settings)
+        guard case .success(let (pid, _)) = session.join(JoinRequest(name: "Ada", role: .owner), at: .zero) else {
+            Issue.record("join")
+            return
+        }
+        var messages = KeyOrderTests.events.map { ServerMessage.event(Emitted(event: $0, seq: 3)) }
+        messages += [
+            ServerMessage.ack(ref: .integer(1), seq: 1), ServerMessage.conflated(ref: .string("r"), seq: 1),
+            ServerMessage.error(ref: .null, code: .notJoined, message: "no"),
+            ServerMessage.welcome(ref: .integer(2), session: session, participant: pid, resumedFrom: nil, annotations: ServerMessage.annotationsJSON(session)),
+            ServerMessage.live(session), ServerMessage.skipped(seq: 2), ServerMessage.overview([], connections: 0),
+            ServerMessage.dragRefused(seq: 4, annotation: "pin", participant: "p2", holder: nil),
+            ServerMessage.moved(ref: .integer(3), session: "s", reason: "handover"),
+        ]
+        var seen = Set<Int>()
+        for message in messages {
+            guard case .object(let fields)? = JSONValue.parse(message), case .string(let type)? = fields["type"] else {
+                Issue.record("not a message: \(String(decoding: message, as: UTF8.self))")
+                continue
+            }
+            let index = message.withUnsafeBytes { ServerMessage.typeIndex(of: $0) }
+            #expect(index == ServerMessage.types.firstIndex(of: type), "\(type)")
+            if let index { seen.insert(index) }
+        }
+        #expect(seen.count >= 20)
+        #expect(Set(ServerMessage.types).count == ServerMessage.types.count)
+        for bytes in [Array(#"{"type":"ack"#.utf8), Array(#"{"type":"nope","seq":1}"#.utf8), Array(#"{"seq":1,"type":"ack"}"#.utf8), []] {
+            #expect(bytes.withUnsafeBytes { ServerMessage.typeIndex(of: $0) } == nil)
+        }
+    }
 }

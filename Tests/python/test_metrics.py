@@ -61,6 +61,14 @@ def test_metrics_count_a_real_session(start_server, session_id):
     assert value(samples, "meridian_messages_in_total", type="annotation.add") == 1
     assert value(samples, "meridian_messages_in_total", type="drag") == 2
     assert value(samples, "meridian_messages_out_total", type="error") == 2
+    # Every message sent is counted by its type, once per recipient: both welcomes, the add and the
+    # drag to both members, alice's three acks (the add, the drag, the ping).
+    assert value(samples, "meridian_messages_out_total", type="welcome") == 2
+    assert value(samples, "meridian_messages_out_total", type="annotation.added") == 2
+    assert value(samples, "meridian_messages_out_total", type="drag") == 2
+    assert value(samples, "meridian_messages_out_total", type="ack") == 3
+    sent = sum(v for (name, _), v in samples.items() if name == "meridian_messages_out_total")
+    assert sent == value(samples, "meridian_deliveries_total"), "a frame of a small session is one whole message"
     assert value(samples, "meridian_errors_total", code="drag_conflict") == 1
     assert value(samples, "meridian_errors_total", code="not_found") == 1
     assert value(samples, "meridian_drag_starts_total", policy="exclusive", outcome="granted") == 1
@@ -89,6 +97,10 @@ def test_every_series_is_described_and_there_at_zero_before_it_counts(start_serv
     assert len(request_types) > 20
     for kind in request_types + ["invalid"]:
         assert value(samples, "meridian_messages_in_total", type=kind) == 0, kind
+    server_types = [definitions[d["$ref"].split("/")[-1]]["properties"]["type"]["const"] for d in definitions["serverMessage"]["oneOf"]]
+    assert len(server_types) > 20
+    for kind in server_types:
+        assert value(samples, "meridian_messages_out_total", type=kind) == 0, kind
     for code in definitions["errorCode"]["enum"]:
         assert value(samples, "meridian_errors_total", code=code) == 0, code
     for policy in definitions["dragPolicy"]["enum"]:
