@@ -166,11 +166,12 @@ public final class PostgresSessionStore: SessionStore {
             return try connections.withConnection { c in
                 // Byte order ("C"), as the other stores sort ids, whatever the database's collation.
                 try c.run("""
-                    SELECT s.id, s.seq, (SELECT count(*) FROM annotations a WHERE a.session_id = s.id)
+                    SELECT s.id, s.seq, (SELECT count(*) FROM annotations a WHERE a.session_id = s.id),
+                        (extract(epoch FROM s.updated_at) * 1000)::bigint
                     FROM sessions s WHERE NOT s.deleted ORDER BY s.id COLLATE "C"
                     """).map { row in
-                    let (id, seq, count) = try row.decode((String, Int64, Int64).self)
-                    return StoredSessionSummary(id: id, seq: UInt64(max(0, seq)), annotationCount: Int(count))
+                    let (id, seq, count, written) = try row.decode((String, Int64, Int64, Int64).self)
+                    return StoredSessionSummary(id: id, seq: UInt64(max(0, seq)), annotationCount: Int(count), writtenMs: written)
                 }
             }
         } catch {

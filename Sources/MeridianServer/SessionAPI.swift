@@ -60,6 +60,7 @@ final class SessionAPI {
     }
 
     /// Stored sessions read on a reader thread, merged there with the `loaded` ones (of every hub).
+    /// A session's last activity is its last event while it is loaded, else its last stored change.
     func listSessions(_ responder: HTTPResponder, loaded: [String: JSONValue]) {
         guard let reader = hub.storage.current?.reader else { return responder.respond(APIResponse.storageDown("the store is not open")) }
         reader.read({ store throws(StorageError) in try store.list() }, completion: { result in
@@ -68,9 +69,20 @@ final class SessionAPI {
                 responder.respond(APIResponse.storageDown(error.message))
             case .success(let stored):
                 var rows = loaded
-                for s in stored where rows[s.id] == nil {
-                    rows[s.id] = .object(["id": .string(s.id), "seq": .number(Double(s.seq)), "annotations": .number(Double(s.annotationCount)),
-                                          "loaded": .bool(false), "members": .number(0)])
+                for s in stored {
+                    let written = s.writtenMs.map { JSONValue.number(Double($0)) }
+                    guard case .object(var row)? = rows[s.id] else {
+                        var row: [String: JSONValue] = ["id": .string(s.id), "seq": .number(Double(s.seq)),
+                                                        "annotations": .number(Double(s.annotationCount)), "loaded": .bool(false), "members": .number(0)]
+                        row["lastActivity"] = written
+                        rows[s.id] = .object(row)
+                        continue
+                    }
+                    // Loaded, and quiet since it was: its last activity is its last stored change.
+                    if row["lastActivity"] == nil, let written {
+                        row["lastActivity"] = written
+                        rows[s.id] = .object(row)
+                    }
                 }
                 responder.respond(APIResponse.json(200, .object(["sessions": .array(rows.sorted { $0.key < $1.key }.map(\.value))])))
             }

@@ -105,10 +105,11 @@ public final class SQLiteSessionStore: SessionStore {
         do {
             return try pool.read { db in
                 try Row.fetchAll(db, sql: """
-                    SELECT s.id, s.seq, (SELECT count(*) FROM annotations a WHERE a.session_id = s.id) AS n
+                    SELECT s.id, s.seq, (SELECT count(*) FROM annotations a WHERE a.session_id = s.id) AS n,
+                        CAST(round((julianday(s.updated_at) - 2440587.5) * 86400000) AS INTEGER) AS written
                     FROM sessions s ORDER BY s.id
                     """).map { row in
-                    StoredSessionSummary(id: row["id"], seq: UInt64(max(0, row["seq"] as Int64)), annotationCount: row["n"])
+                    StoredSessionSummary(id: row["id"], seq: UInt64(max(0, row["seq"] as Int64)), annotationCount: row["n"], writtenMs: row["written"])
                 }
             }
         } catch {

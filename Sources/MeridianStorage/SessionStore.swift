@@ -68,10 +68,15 @@ public struct StoredSessionSummary: Hashable, Sendable {
     public var seq: UInt64
     /// How many annotations the stored session holds.
     public var annotationCount: Int
-    /// A summary of session `id` at `seq`, holding `annotationCount` annotations.
-    public init(id: String, seq: UInt64, annotationCount: Int) {
+    /// When the store last wrote the session, in ms since 1970 UTC (the time of its last durable
+    /// change); nil from a store that keeps no such time (the in-memory one).
+    public var writtenMs: Int64?
+    /// A summary of session `id` at `seq`, holding `annotationCount` annotations, last written at
+    /// `writtenMs`.
+    public init(id: String, seq: UInt64, annotationCount: Int, writtenMs: Int64? = nil) {
         self.id = id
         self.seq = seq
         self.annotationCount = annotationCount
+        self.writtenMs = writtenMs
     }
 }

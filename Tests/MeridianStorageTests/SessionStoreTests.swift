@@ -83,6 +83,7 @@ import Testing
             try store.commit([.update(SessionUpdate(record: record, epoch: "e1"))])
             var pin = record.annotations.first { $0.id == "pin" }!
             pin.title = "Paris (moved)"
+            let before = Int64(Date().timeIntervalSince1970 * 1000)
             let extra = Annotation(id: "extra", shape: .point(Point(coordinate: coordinate(1, 2))), revision: 50)
             try store.commit([.update(SessionUpdate(
                 id: "map-1", epoch: "e2", seq: 50, settings: record.settings, callout: nil,
@@ -94,7 +95,17 @@ import Testing
             record.seq = 50
             #expect(loaded.record == record)
             #expect(loaded.epoch == "e2")
-            #expect(try reopen().list() == [StoredSessionSummary(id: "map-1", seq: 50, annotationCount: 3)])
+            let listed = try reopen().list()
+            #expect(listed.map { [$0.id, "\($0.seq)", "\($0.annotationCount)"] } == [["map-1", "50", "3"]])
+            // The time of the last write: the database's clock, this machine's (to the millisecond,
+            // rounded); the in-memory store keeps none.
+            let after = Int64(Date().timeIntervalSince1970 * 1000)
+            if kind == .memory {
+                #expect(listed.first?.writtenMs == nil)
+            } else {
+                let written = try #require(listed.first?.writtenMs)
+                #expect(before - 1 <= written && written <= after + 1, "\(before) <= \(written) <= \(after)")
+            }
         }
     }
 

@@ -33,6 +33,7 @@ def api(start_server):
 
 
 def test_create_read_list_configure_delete(api, session_id):
+    started = time.time() * 1000
     status, created = api("POST", "/api/sessions", {"id": session_id, "settings": {"dragPolicy": "priority", "tint": "#ff0000"}})
     assert status == 201, created
     assert created["id"] == session_id
@@ -42,6 +43,9 @@ def test_create_read_list_configure_delete(api, session_id):
     status, listed = api("GET", "/api/sessions")
     assert status == 200
     assert [s["id"] for s in listed["sessions"]] == [session_id]
+    # Not loaded (nobody joined): its last activity is when it was stored.
+    row, = listed["sessions"]
+    assert row["loaded"] is False and started - 1 <= row["lastActivity"] <= time.time() * 1000 + 1
 
     status, changed = api("PATCH", f"/api/sessions/{session_id}/settings", {"leaseTimeoutMs": 5000, "styleURL": "https://s.example/x.json"})
     assert status == 200, changed
