@@ -141,8 +141,9 @@ test-python: test-deps
 	$(TIMED) "build: debug meridian-follow-example" $(SWIFT) build --product meridian-follow-example
 	@# Two passes (Tests/python/conftest.py, SERIAL): the tests that measure time or drive a browser one at a
 	@# time, then the rest on PYTEST_WORKERS workers at once; most of those wait on sockets, not on a core.
-	$(TIMED) "pytest Tests/python: one at a time" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q -m serial
-	$(TIMED) "pytest Tests/python: $(PYTEST_WORKERS) at once" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q -m "not serial" -n $(PYTEST_WORKERS)
+	@# Each pass ends with its slowest tests (--durations): where to look when a pass grows.
+	$(TIMED) "pytest Tests/python: one at a time" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q -m serial --durations=15
+	$(TIMED) "pytest Tests/python: $(PYTEST_WORKERS) at once" env MERIDIAN_BIN=$(CURDIR)/.build/debug/meridian $(PYTHON) -m pytest Tests/python -q -m "not serial" -n $(PYTEST_WORKERS) --durations=10
 
 # The cluster under network partitions: three nodes, Redis and PostgreSQL in network namespaces of
 # their own (root, iproute2, iptables), links cut, delayed and flapping under write load with a

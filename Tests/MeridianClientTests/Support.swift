@@ -44,9 +44,10 @@ final class Recorder: MeridianClientDelegate, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits, under the lock, until `holds` is true, re-checking whenever something is recorded.
+    /// Waits, under the lock, until `holds` is true, re-checking whenever something is recorded;
+    /// `timeout` is stretched by `MERIDIAN_TEST_SLOWDOWN` (ThreadSanitizer).
     private func waitUntil(timeout: TimeInterval, _ holds: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        let deadline = Date(timeIntervalSinceNow: timeout * Double(testSlowdown))
         condition.lock()
         defer { condition.unlock() }
         while !holds() {
