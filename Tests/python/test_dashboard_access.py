@@ -149,8 +149,13 @@ def test_everything_by_keyboard(server, session_id, page):
             await asyncio.to_thread(tab_to, f"a[href^='/dashboard/?session={session_id}']")
             press(Keys.ENTER)
             await asyncio.to_thread(page.wait, lambda s: s.get("session") == session_id and s["status"] == "live" and s["settled"], "the session")
-            # The annotation list: Enter inspects; Escape closes and returns to the map.
-            await asyncio.to_thread(tab_to, "#annotation-list li[data-annotation='park'] button")
+            # The annotation list (one Tab stop; arrow keys move within it): Enter inspects;
+            # Escape closes and returns to the map.
+            await asyncio.to_thread(tab_to, "#annotation-list li button")
+            for _ in range(3):
+                if page.js("return document.activeElement.matches(\"#annotation-list li[data-annotation='park'] button\")"):
+                    break
+                press(Keys.ARROW_DOWN)
             press(Keys.ENTER)
             s = await asyncio.to_thread(page.wait, lambda s: s["inspector"] and s["inspector"]["id"] == "park", "park inspected")
             assert s["inspector"]["facts"]["Selected by"] == "Bob"

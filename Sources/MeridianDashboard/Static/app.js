@@ -20,4 +20,13 @@ async function main() {
   showSession(url, sessionID, { tileURL: null, ...config }, basemap);
 }
 
+// Skip links move the focus without changing the address: its fragment may hold the page's token.
+document.addEventListener("click", (e) => {
+  const link = e.target.closest?.("a.skip");
+  const target = link && document.getElementById(link.getAttribute("href").slice(1));
+  if (!target) return;
+  e.preventDefault();
+  target.focus();
+});
+
 main();

@@ -1,6 +1,8 @@
 // Colours on the map: participants' colours made readable on the map (at least
-// 3:1 contrast, WCAG's figure for graphics) and told apart: a palette per theme
-// whose colours differ plainly (CIEDE2000), then other hues for very large groups.
+// 3:1 contrast, WCAG's figure for graphics) and told apart: a palette whose colours
+// differ plainly (CIEDE2000), then other hues for very large groups. A participant's
+// colour has one hue in both themes, lighter on the dark map and darker on the light
+// one, so that the same person is the same colour whichever theme the page is in.
 
 export function parseHex(color) {
   let c = String(color ?? "").trim().replace(/^#/, "");
@@ -39,18 +41,6 @@ export function readable(color, backgrounds, min = 3) {
   return toHex(target);
 }
 
-function hsl(h, s, l) {
-  const k = (n) => (n + h / 30) % 12;
-  const a = s * Math.min(l, 1 - l);
-  const f = (n) => l - a * Math.max(-1, Math.min(k(n) - 3, Math.min(9 - k(n), 1)));
-  return [f(0) * 255, f(8) * 255, f(4) * 255];
-}
-
-function distance(a, b) {
-  const [x, y] = [parseHex(a), parseHex(b)];
-  return Math.hypot(x[0] - y[0], x[1] - y[1], x[2] - y[2]);
-}
-
 /// CIE L*a*b* (D65) of an sRGB colour.
 export function lab(color) {
   const lin = parseHex(color).map((v) => { const c = v / 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
@@ -85,46 +75,127 @@ export function ciede2000(c1, c2) {
   return Math.sqrt((dLp / SL) ** 2 + (dCp / SC) ** 2 + (dHp / SH) ** 2 + RT * (dCp / SC) * (dHp / SH));
 }
 
-/// Participants' colours, 24 per theme: each has at least 3:1 contrast with that theme's
-/// water and land, and any two differ by at least 20 (CIEDE2000). Found once by a search
-/// over sRGB (farthest points, then local moves) against the theme colours of dashboard.css.
-export const PALETTES = {
-  dark: ["#ff003c", "#37ff00", "#00a5f0", "#ffb42d", "#ffd2ff", "#c300ff", "#008700", "#00fff0", "#72746f", "#e3ffc3", "#96b40f", "#ff69b4",
-    "#fffb00", "#9696c3", "#ff9472", "#c35a00", "#a5b4a5", "#c3e1ff", "#966978", "#0f69ff", "#00c178", "#96780f", "#1e9696", "#ffe1d2"],
-  light: ["#9e66c6", "#009e00", "#1c2400", "#c87000", "#0092a6", "#a00030", "#000070", "#625204", "#00549e", "#ff1890", "#004848", "#72727c",
-    "#36001e", "#988800", "#900078", "#883800", "#5010ff", "#ff0000", "#7a8e76", "#1888f8", "#363644", "#b07870", "#006020", "#301800"],
-};
+/// The sRGB colour of CIE LCh(ab) (D65) `L`, `C`, `h` (degrees), its chroma lowered as
+/// far as needed to be in the sRGB gamut (lightness and hue kept), as #rrggbb.
+export function fromLch(L, C, h) {
+  const convert = (chroma) => {
+    const a = chroma * Math.cos((h * Math.PI) / 180), b = chroma * Math.sin((h * Math.PI) / 180);
+    const fy = (L + 16) / 116, fx = fy + a / 500, fz = fy - b / 200;
+    const inv = (t) => (t ** 3 > 216 / 24389 ? t ** 3 : (116 * t - 16) / (24389 / 27));
+    const [x, y, z] = [inv(fx) * 0.95047, L > 8 ? fy ** 3 : L / (24389 / 27), inv(fz) * 1.08883];
+    const lin = [3.2404542 * x - 1.5371385 * y - 0.4985314 * z, -0.969266 * x + 1.8760108 * y + 0.041556 * z,
+      0.0556434 * x - 0.2040259 * y + 1.0572252 * z];
+    return lin.map((c) => (c <= 0.0031308 ? 12.92 * c : 1.055 * c ** (1 / 2.4) - 0.055));
+  };
+  const inGamut = (rgb) => rgb.every((c) => c >= -1e-6 && c <= 1 + 1e-6);
+  let lo = 0, hi = C;
+  if (!inGamut(convert(C))) {
+    for (let i = 0; i < 14; i++) { const mid = (lo + hi) / 2; if (inGamut(convert(mid))) lo = mid; else hi = mid; }
+    hi = lo;
+  }
+  return toHex(convert(hi).map((c) => c * 255));
+}
 
-/// A display colour per participant (in the order given): the free colour of the theme's
-/// palette nearest to the participant's own, so that up to 24 people stay told apart at a
-/// glance; beyond the palette, another hue (golden-angle steps) of the same kind, distinct
-/// from those given.
+/// The CIE LCh(ab) hue (degrees) and chroma of a colour.
+export function hueOf(color) {
+  const [, a, b] = lab(color);
+  return { hue: ((Math.atan2(b, a) * 180) / Math.PI + 360) % 360, chroma: Math.hypot(a, b) };
+}
+
+/// Participants' colours: 24 pairs, one per palette place, [on the dark map, on the light map].
+/// The two of a pair have one hue (OKLCH; within 6° in CIE LCh) and both a plain colour
+/// (chroma at least 18), each at least 3:1 contrast with its theme's water and land; any two
+/// of one theme differ by at least 20 (CIEDE2000). Found once by a search (simulated annealing
+/// over each pair's hue and its two lightnesses and chromas) against the theme colours of
+/// dashboard.css.
+export const PALETTE = [
+  ["#00ddc3", "#009a86"], ["#83799f", "#534b69"], ["#f283ff", "#2c0032"], ["#8b8700", "#908b00"], ["#b36e00", "#bb7400"],
+  ["#9649ff", "#7900e0"], ["#fff0cf", "#6c5300"], ["#a7afff", "#7f84a4"], ["#00b3ff", "#00273d"], ["#ff86a0", "#f10067"],
+  ["#ffae8b", "#863100"], ["#bbeeff", "#0092b4"], ["#a1ad8d", "#697558"], ["#ed0048", "#550014"], ["#e6b240", "#2d1e00"],
+  ["#00919e", "#005e66"], ["#ffdcfd", "#bb5abb"], ["#ff4900", "#e7450f"], ["#baffac", "#105300"], ["#00c200", "#009f00"],
+  ["#0978fe", "#005bc8"], ["#e400a1", "#940066"], ["#a2776d", "#926b62"], ["#00976b", "#002417"],
+];
+
+/// The palette of one theme, in the order of PALETTE.
+export const PALETTES = { dark: PALETTE.map((pair) => pair[0]), light: PALETTE.map((pair) => pair[1]) };
+
+/// The theme colours (water, land) the palette was made for.
+const THEMES = { dark: ["#0d1b2a", "#1b2b3f"], light: ["#e6eff8", "#f3f1ea"] };
+
+/// Hue `h` at chroma 60 as light (dark backgrounds) or dark (light ones) as needed for 3:1
+/// contrast with `backgrounds`, starting from step `k`'s lightness.
+function shade(h, k, backgrounds) {
+  const key = `${h.toFixed(3)}|${k % 3}|${backgrounds.join()}`;
+  let c = shades.get(key);
+  if (c) return c;
+  if (shades.size > 20000) shades.clear();
+  c = shadeOf(h, k, backgrounds);
+  shades.set(key, c);
+  return c;
+}
+const shades = new Map(); // shade()'s answers: the colours are worked out again at every change of the participants
+
+function shadeOf(h, k, backgrounds) {
+  const dark = backgrounds.every((b) => luminance(parseHex(b)) < 0.25);
+  let L = dark ? [72, 82, 62][k % 3] : [40, 30, 48][k % 3];
+  let c = fromLch(L, 60, h);
+  while (!backgrounds.every((b) => contrast(c, b) >= 3) && L > 0 && L < 100) {
+    L += dark ? 2 : -2;
+    c = fromLch(L, 60, h);
+  }
+  return c;
+}
+
+/// A display colour per participant (in the order given), readable on `backgrounds` (the
+/// map's water and land). Up to 24 people take the palette's places, each the free place
+/// nearest to their own colour; beyond that, other hues (golden-angle steps from their own),
+/// apart from those given in both themes. Which place or hue a participant takes does not
+/// depend on the theme: only its lightness does, so they keep their hue when it changes.
 export function displayColors(participants, backgrounds) {
   const out = new Map();
-  const used = [];
   const dark = backgrounds.every((b) => luminance(parseHex(b)) < 0.25);
-  const free = PALETTES[dark ? "dark" : "light"].filter((c) => backgrounds.every((b) => contrast(c, b) >= 3));
+  const side = dark ? 0 : 1;
+  const free = PALETTE.map((_, i) => i);
+  const used = []; // each colour given: {pair: [in the dark theme, in the light theme], rgb: the pair's channels}
+  const given = new Set();
   for (const p of participants) {
-    let c;
+    let pair;
+    let onOthers; // the colour for backgrounds other than the palette's
     if (free.length) {
-      const own = readable(p.color, backgrounds);
+      const own = toHex(parseHex(p.color));
+      const near = (i) => Math.min(ciede2000(own, PALETTE[i][0]), ciede2000(own, PALETTE[i][1]));
       let best = 0;
-      for (let i = 1; i < free.length; i++) if (ciede2000(own, free[i]) < ciede2000(own, free[best])) best = i;
-      c = free.splice(best, 1)[0];
+      for (let i = 1; i < free.length; i++) if (near(free[i]) < near(free[best])) best = i;
+      pair = PALETTE[free.splice(best, 1)[0]];
+      onOthers = () => readable(pair[side], backgrounds); // the same hue made readable there
     } else {
-      c = readable(p.color, backgrounds);
-      for (let gap = 60; used.some((u) => distance(u, c) < gap) && gap > 0; gap -= 12) {
-        let found = null;
-        for (let k = 1; k < 90 && !found; k++) {
-          const hue = (k * 137.508 + parseHex(p.color)[0]) % 360;
-          const light = dark ? [0.68, 0.78, 0.58][k % 3] : [0.32, 0.24, 0.40][k % 3];
-          const candidate = readable(toHex(hsl(hue, 0.85, light)), backgrounds);
-          if (!used.some((u) => distance(u, candidate) < gap)) found = candidate;
+      const start = hueOf(toHex(parseHex(p.color))).hue;
+      // The first hue step whose colours are farthest from every colour given, in both themes
+      // (at least 60 apart in sRGB, else 48, 36, ...).
+      const candidates = Array.from({ length: 90 }, (_, k) => {
+        const h = (start + k * 137.508) % 360;
+        const pair = [shade(h, k, THEMES.dark), shade(h, k, THEMES.light)];
+        const [d, l] = pair.map(parseHex);
+        let nearest = Infinity;
+        for (const { rgb: [ud, ul] } of used) {
+          nearest = Math.min(nearest, Math.hypot(d[0] - ud[0], d[1] - ud[1], d[2] - ud[2]), Math.hypot(l[0] - ul[0], l[1] - ul[1], l[2] - ul[2]));
         }
-        if (found) c = found;
+        return { h, k, pair, nearest };
+      });
+      let found = candidates[0];
+      for (let gap = 60; gap > 0; gap -= 12) {
+        const far = candidates.find((c) => c.nearest >= gap);
+        if (far) { found = far; break; }
       }
+      pair = found.pair;
+      onOthers = () => shade(found.h, found.k, backgrounds); // the hue at the lightness they need
     }
-    used.push(c);
+    used.push({ pair, rgb: pair.map(parseHex) });
+    let c = pair[side];
+    if (!backgrounds.every((b) => contrast(c, b) >= 3)) c = onOthers();
+    // Never two people in one colour.
+    for (let step = 1; given.has(c); step += 1) c = readable(toHex(parseHex(c).map((v) => v + (dark ? step : -step))), backgrounds);
+    given.add(c);
     out.set(p.id, c);
   }
   return out;

@@ -5,34 +5,46 @@
 import { applyEvent, pageToken, stateFromSnapshot } from "/dashboard/meridian.js";
 
 export function describeEvent(m, name, title = (id) => id) {
-  const quoted = (id, known) => `“${known || title(id)}”`;
+  return describeParts(m, name, title).map((part) => (typeof part === "string" ? part : part.text)).join("");
+}
+
+/// What `describeEvent` says, in parts: plain strings, and `{text, kind}` for who did it
+/// (`actor`), what it was done to (`subject`, an annotation or the callout) and a drag's
+/// state (`state`), which the feed sets apart.
+export function describeParts(m, name, title = (id) => id) {
+  const who = (id) => ({ text: name(id), kind: "actor" });
+  const joined = (p) => ({ text: p.name, kind: "actor" });
+  const quoted = (id, known) => ({ text: `“${known || title(id)}”`, kind: "subject" });
+  const state = (text) => ({ text, kind: "state" });
   switch (m.type) {
-    case "participant.joined": return `${m.participant.name} joined as ${m.participant.role}`;
-    case "participant.left": return `${name(m.participant)} left (${m.reason})`;
+    case "participant.joined": return [joined(m.participant), ` joined as ${m.participant.role}`];
+    case "participant.left": return [who(m.participant), ` left (${m.reason})`];
     case "presence": return [
-      ...m.joined.map((p) => `${p.name} joined as ${p.role}`),
-      ...m.left.map((l) => `${name(l.participant)} left (${l.reason})`),
-    ].join("; ");
-    case "camera.begin": return `${name(m.participant)} starts moving the ${m.target} camera`;
-    case "camera.end": return `${name(m.participant)} moved the ${m.target} camera (zoom ${m.camera.zoom.toFixed(1)})`;
-    case "camera.lease": return m.holder ? `${name(m.holder)} holds the shared camera (${m.reason})` : `shared camera released (${m.reason})`;
-    case "follow": return `${name(m.participant)} follows ${m.target === null ? "nobody" : m.target === "shared" ? "the shared camera" : name(m.target)}`;
-    case "annotation.added": return `added ${m.annotation.type} ${quoted(m.annotation.id, m.annotation.title)}`;
-    case "annotation.updated": return `updated ${quoted(m.annotation.id, m.annotation.title)}`;
-    case "annotation.removed": return `removed ${quoted(m.id)}`;
-    case "selection": return m.annotation ? `${name(m.participant)} selected ${quoted(m.annotation)}` : `${name(m.participant)} deselected`;
-    case "callout.shown": return `${name(m.by)} shows callout “${m.callout.title}”`;
-    case "callout.hidden": return `callout hidden (${m.reason})`;
-    case "callout.tapped": return `${name(m.by)} tapped the callout ${m.part}`;
-    case "drag": return `${name(m.participant)} drag ${quoted(m.id)}: ${m.state}${m.reason ? ` (${m.reason})` : ""}`;
-    case "drag.refused": return `${name(m.participant)} refused dragging ${quoted(m.id)}: held by ${m.holder ? name(m.holder) : "another participant"}`;
-    case "map.load": return `${name(m.participant)} map ${m.state}${m.message ? `: ${m.message}` : ""}`;
-    case "location": return m.location ? `${name(m.participant)} location` : `${name(m.participant)} stopped sharing location`;
-    case "settings": return `settings: policy ${m.settings.dragPolicy}, tint ${m.settings.tint}`;
-    case "change.undone": return `${name(m.participant)} undid ${changeName(m.change)} ${quoted(m.annotation)}`;
-    case "change.redone": return `${name(m.participant)} redid ${changeName(m.change)} ${quoted(m.annotation)}`;
-    case "welcome": return "snapshot received";
-    default: return m.type;
+      ...m.joined.map((p) => [joined(p), ` joined as ${p.role}`]),
+      ...m.left.map((l) => [who(l.participant), ` left (${l.reason})`]),
+    ].flatMap((line, i) => (i ? ["; ", ...line] : line));
+    case "camera.begin": return [who(m.participant), ` starts moving the ${m.target} camera`];
+    case "camera.end": return [who(m.participant), ` moved the ${m.target} camera (zoom ${m.camera.zoom.toFixed(1)})`];
+    case "camera.lease": return m.holder ? [who(m.holder), ` holds the shared camera (${m.reason})`] : [`shared camera released (${m.reason})`];
+    case "follow": return [who(m.participant), " follows ",
+      m.target === null ? "nobody" : m.target === "shared" ? "the shared camera" : who(m.target)];
+    case "annotation.added": return [`added ${m.annotation.type} `, quoted(m.annotation.id, m.annotation.title)];
+    case "annotation.updated": return ["updated ", quoted(m.annotation.id, m.annotation.title)];
+    case "annotation.removed": return ["removed ", quoted(m.id)];
+    case "selection": return m.annotation ? [who(m.participant), " selected ", quoted(m.annotation)] : [who(m.participant), " deselected"];
+    case "callout.shown": return [who(m.by), " shows callout ", { text: `“${m.callout.title}”`, kind: "subject" }];
+    case "callout.hidden": return [`callout hidden (${m.reason})`];
+    case "callout.tapped": return [who(m.by), ` tapped the callout ${m.part}`];
+    case "drag": return [who(m.participant), " drag ", quoted(m.id), ": ", state(m.state), m.reason ? ` (${m.reason})` : ""];
+    case "drag.refused": return [who(m.participant), " refused dragging ", quoted(m.id), ": held by ",
+      m.holder ? who(m.holder) : "another participant"];
+    case "map.load": return [who(m.participant), ` map ${m.state}${m.message ? `: ${m.message}` : ""}`];
+    case "location": return m.location ? [who(m.participant), " location"] : [who(m.participant), " stopped sharing location"];
+    case "settings": return [`settings: policy ${m.settings.dragPolicy}, tint ${m.settings.tint}`];
+    case "change.undone": return [who(m.participant), ` undid ${changeName(m.change)} `, quoted(m.annotation)];
+    case "change.redone": return [who(m.participant), ` redid ${changeName(m.change)} `, quoted(m.annotation)];
+    case "welcome": return ["snapshot received"];
+    default: return [m.type];
   }
 }
 

@@ -27,10 +27,11 @@ export class Labels {
   }
 
   /// A label for `text` near (x, y); `gap` keeps it clear of the mark itself. `kind`
-  /// "participant" draws it filled with `color`; annotation labels are plain.
-  request(text, x, y, { key = text, kind = "annotation", color = null, tier = TIER.annotation, importance = 0, gap = 8 } = {}) {
+  /// "participant" draws it filled with `color`; annotation labels are plain. `faded` draws it
+  /// faded (what it names is no longer current).
+  request(text, x, y, { key = text, kind = "annotation", color = null, tier = TIER.annotation, importance = 0, gap = 8, faded = false } = {}) {
     if (!Number.isFinite(x) || !Number.isFinite(y)) return;
-    this.requests.push({ text, x, y, key, kind, color, tier, importance, gap, order: this.requests.length });
+    this.requests.push({ text, x, y, key, kind, color, tier, importance, gap, faded, order: this.requests.length });
   }
 
   /// Places and draws the requested labels; `blocked` rectangles (e.g. the callout) are
@@ -102,6 +103,7 @@ export class Labels {
 /// A participant's label (or a drag's, in the dragger's colour): a pill in their colour, its text in whichever of white and ink
 /// reads better on it. An annotation's: a box in the theme's label colours, outlined.
 function drawLabel(ctx, r, box, { background, foreground, border }) {
+  ctx.globalAlpha = r.faded ? 0.45 : 1;
   ctx.beginPath();
   if (r.kind === "participant" || r.kind === "drag") {
     const fill = r.color ?? foreground;
@@ -121,4 +123,5 @@ function drawLabel(ctx, r, box, { background, foreground, border }) {
   ctx.textBaseline = "middle";
   ctx.textAlign = "start";
   ctx.fillText(r.text, box.x + 5, box.y + box.h / 2 + 0.5);
+  ctx.globalAlpha = 1;
 }

@@ -12,14 +12,18 @@ import { TIER } from "/dashboard/labels.js";
 /// `view` gives: state() (live or replayed), clusters() (the clusters to draw, or null),
 /// name(id), colorOf(id), refused(id), matches(participant) (the participant filter),
 /// inspected(), hovered(), shown(layer) (the legend's layer switches), labels, px(size),
-/// markerScale(), theme() ({labelBg, labelText, tint, panel, muted, line}).
+/// markerScale(), theme() ({labelBg, labelText, tint, panel, muted, line}), stale() (the
+/// connection is lost: what is live (viewports, locations, selections, drags, the shared camera
+/// and callout) is drawn faded, as of then).
 /// `output` holds what the last frame drew: labels, clusters (with their places), and the
 /// ids of the annotations drawn one by one.
 export function createLayers(view) {
   let sorted = null;
   let sortedFor = null;
   let calloutBox = null;
-  const output = { labels: [], clusters: [], drawn: [], callouts: 0 };
+  const output = { labels: [], clusters: [], drawn: [], callouts: 0, stale: false };
+  // The opacity of what is live: faded while the connection is lost.
+  const liveAlpha = () => (view.stale() ? 0.35 : 1);
 
   function stacking(state) {
     if (sortedFor !== state || !sorted) {
@@ -89,15 +93,18 @@ export function createLayers(view) {
     const drags = state.drags.get(a.id);
     if (drags) {
       const [pid, d] = [...drags.entries()].pop();
+      const stale = view.stale();
       ctx.beginPath();
       ctx.arc(x, y - 12 * k, 20 * k, 0, Math.PI * 2);
       ctx.strokeStyle = view.colorOf(pid);
       ctx.lineWidth = 4;
-      ctx.setLineDash(d.state === "starting" ? [4, 4] : []);
+      ctx.globalAlpha = liveAlpha();
+      ctx.setLineDash(d.state === "starting" || stale ? [4, 4] : []);
       ctx.stroke();
       ctx.setLineDash([]);
+      ctx.globalAlpha = 1;
       view.labels.request(`${d.state} · ${view.name(pid)}`, x, y - 12 * k,
-        { key: `drag:${a.id}`, kind: "drag", color: view.colorOf(pid), tier: TIER.focus, importance: 2, gap: 22 * k });
+        { key: `drag:${a.id}`, kind: "drag", color: view.colorOf(pid), tier: TIER.focus, importance: 2, gap: 22 * k, faded: stale });
     }
     if (refused) {
       const phase = view.reducedMotion() || (performance.now() / 150) % 2 < 1;
@@ -206,6 +213,7 @@ export function createLayers(view) {
     const inspected = view.inspected();
     if (inspected && state.annotations.has(inspected) && !bySelection.has(inspected)) bySelection.set(inspected, []);
     const k = view.markerScale();
+    ctx.globalAlpha = liveAlpha();
     for (const [id, people] of bySelection) {
       const a = state.annotations.get(id);
       if (!a) continue;
@@ -235,9 +243,12 @@ export function createLayers(view) {
           ctx.stroke();
         }
         ctx.setLineDash([]);
+        ctx.globalAlpha = 1;
         drawShape(m, ctx, a, state);
+        ctx.globalAlpha = liveAlpha();
       }
     }
+    ctx.globalAlpha = 1;
   }
 
   /// Each participant's viewport as an outline in their colour (filled only when the legend's
@@ -246,6 +257,9 @@ export function createLayers(view) {
   /// their viewport's top corner.
   function presence(m, ctx) {
     const state = view.state();
+    const alpha = liveAlpha(), faded = alpha < 1;
+    output.stale = faded;
+    ctx.globalAlpha = alpha;
     const showViewports = view.shown("viewports"), fill = view.shown("viewportFill"), showLocations = view.shown("locations");
     for (const p of state.participants.values()) {
       if (!view.matches(p)) continue;
@@ -259,10 +273,10 @@ export function createLayers(view) {
         corners.forEach((c, i) => (i === 0 ? ctx.moveTo(c.x, c.y) : ctx.lineTo(c.x, c.y)));
         ctx.closePath();
         if (fill) {
-          ctx.globalAlpha = 0.1;
+          ctx.globalAlpha = 0.1 * alpha;
           ctx.fillStyle = color;
           ctx.fill();
-          ctx.globalAlpha = 1;
+          ctx.globalAlpha = alpha;
         }
         ctx.strokeStyle = color;
         ctx.lineWidth = 2;
@@ -281,7 +295,7 @@ export function createLayers(view) {
         const top = corners.reduce((a, b) => (b.y < a.y ? b : a));
         // At its top corner, kept on the map when that corner is off it.
         const [lx, ly] = span < 12 ? [cx, cy] : [Math.max(0, Math.min(m.width, top.x)), Math.max(0, top.y)];
-        view.labels.request(p.name, lx, ly, { key, kind: "participant", color, tier: TIER.participant, importance: 0, gap: span < 12 ? 7 : 4 });
+        view.labels.request(p.name, lx, ly, { key, kind: "participant", color, tier: TIER.participant, importance: 0, gap: span < 12 ? 7 : 4, faded });
       }
       if (p.location && showLocations) {
         const c = p.location.coordinate;
@@ -302,9 +316,10 @@ export function createLayers(view) {
         ctx.strokeStyle = coarse ? color : "#fff";
         ctx.lineWidth = 2;
         ctx.stroke();
-        view.labels.request(p.name, s.x, s.y, { key, kind: "participant", color, tier: TIER.participant, importance: 1, gap: 9 });
+        view.labels.request(p.name, s.x, s.y, { key, kind: "participant", color, tier: TIER.participant, importance: 1, gap: 9, faded });
       }
     }
+    ctx.globalAlpha = 1;
   }
 
   function sharedCamera(m, ctx) {
@@ -313,6 +328,7 @@ export function createLayers(view) {
     const cam = state.sharedCamera;
     if (!cam) return;
     const s = m.toScreen(cam.center.latitude, cam.center.longitude);
+    ctx.globalAlpha = liveAlpha();
     ctx.strokeStyle = state.cameraLease ? view.colorOf(state.cameraLease) : view.theme().labelText;
     ctx.lineWidth = 2;
     ctx.beginPath();
@@ -322,6 +338,7 @@ export function createLayers(view) {
     ctx.beginPath();
     ctx.arc(s.x, s.y, 8, 0, Math.PI * 2);
     ctx.stroke();
+    ctx.globalAlpha = 1;
   }
 
   function calloutAnchor(state) {
@@ -351,6 +368,7 @@ export function createLayers(view) {
     const h = c.detail ? titleSize + detailSize + 18 : titleSize + 14;
     // In the callout's own colours when it has them, else in the theme's.
     const theme = view.theme();
+    ctx.globalAlpha = liveAlpha();
     ctx.fillStyle = c.backgroundColor ?? theme.panel;
     ctx.beginPath();
     ctx.roundRect(x - w / 2, y - h, w, h, 8);
@@ -368,6 +386,7 @@ export function createLayers(view) {
       ctx.fillText(c.detail, x, y - h + titleSize + detailSize + 9);
     }
     ctx.textAlign = "start";
+    ctx.globalAlpha = 1;
     calloutBox = { x: x - w / 2, y: y - h, w, h: h + 8 };
     output.callouts = 1;
   }

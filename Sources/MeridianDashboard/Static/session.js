@@ -11,7 +11,7 @@ import { Sparkline } from "/dashboard/charts.js";
 import { displayColors } from "/dashboard/colors.js";
 import { Labels } from "/dashboard/labels.js";
 import { createLayers } from "/dashboard/layers.js";
-import { SessionHistory, describeEvent, eventGroup, eventParticipants } from "/dashboard/history.js";
+import { SessionHistory, describeEvent, describeParts, eventGroup, eventParticipants } from "/dashboard/history.js";
 import { hitTest, renderInspector } from "/dashboard/inspector.js";
 import { CLUSTER_BELOW, MapInterest } from "/dashboard/interest.js";
 import { clusterAt, clusterCell, worldTotal } from "/dashboard/clusters.js";
@@ -71,6 +71,10 @@ export function showSession(url, sessionID, config, basemap) {
   let pointerAt = -Infinity; // the pointer last moved over the map: fits wait for it to rest
   let inspected = null;
   let hovered = null;
+  // When the connection was lost (Date.now()), until the page has fresh state again: what it
+  // shows of the live state (drags, selections, viewports, the shared camera) is as of then.
+  let staleSince = null;
+  const stale = () => staleSince !== null && !replay.active;
   let colors = new Map();
   let colorsFor = null;
   let peopleFilter = "";
@@ -119,7 +123,7 @@ export function showSession(url, sessionID, config, basemap) {
   const layerShown = { viewports: true, viewportFill: false, locations: true, selections: true, labels: true, sharedCamera: true, callout: true };
   const layers = createLayers({
     state: shown, clusters: clustersShown, name, colorOf, refused: isRefused, matches: matchesFilter, inspected: () => inspected,
-    hovered: () => hovered, shown: (layer) => layerShown[layer] !== false,
+    hovered: () => hovered, shown: (layer) => layerShown[layer] !== false, stale,
     labels, px, markerScale: () => parseFloat(px(16)) / 16, theme, reducedMotion,
   });
   const title = (id, state = shown()) => state.annotations.get(id)?.title || id;
@@ -142,7 +146,7 @@ export function showSession(url, sessionID, config, basemap) {
       const cluster = clusterAt(layers.output.clusters, at);
       if (cluster) { zoomIntoCluster(cluster, at); return; }
       const hit = hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16);
-      inspect(hit);
+      inspect(hit, { reveal: true });
     },
   });
   // The scale bar follows every frame (the view changes without the panels); the last layer notes when clusters were drawn.
@@ -222,10 +226,11 @@ export function showSession(url, sessionID, config, basemap) {
 
   // MARK: panels
 
-  // Fixed-height rows in scrollers of their own: thousands of rows cost a screenful.
+  // Rows in scrollers of their own, only those in view in the page: thousands of rows cost a
+  // screenful. The participant and annotation lists are one Tab stop each (arrow keys move in them).
   const rowHeight = (rem) => () => Math.round(rem * parseFloat(getComputedStyle(document.documentElement).fontSize));
   const peopleList = new VirtualList($("people"), {
-    rowHeight: rowHeight(2.6), maxRows: 12, key: (p) => p.id,
+    rowHeight: rowHeight(2.6), maxRows: 12, key: (p) => p.id, roving: true,
     render: (p) => {
       const state = shown();
       const facts = [p.role];
@@ -268,6 +273,12 @@ export function showSession(url, sessionID, config, basemap) {
   function renderDrags() {
     const now = performance.now();
     const state = shown();
+    // Lost connection: the states are those of the moment it was lost, and said to be.
+    $("session").dataset.stale = String(stale());
+    $("drags").dataset.stale = String(stale());
+    const note = $("drags-stale");
+    note.hidden = !stale();
+    note.textContent = stale() ? `As of the disconnect at ${clock(staleSince)}: not current until reconnected.` : "";
     const items = [];
     const where = (c) => el("small", {}, `${c.latitude.toFixed(5)}, ${c.longitude.toFixed(5)}`);
     for (const [id, group] of state.drags) {
@@ -323,15 +334,15 @@ export function showSession(url, sessionID, config, basemap) {
   }
 
   const annotationList = new VirtualList($("annotation-list"), {
-    rowHeight: rowHeight(2.6), maxRows: 10, key: (a) => a.id,
+    rowHeight: rowHeight(2.6), maxRows: 10, key: (a) => a.id, roving: true,
     render: (a) => {
       const state = shown();
       const where = a.type === "point" ? `${a.coordinate.latitude.toFixed(5)}, ${a.coordinate.longitude.toFixed(5)}` : `${a.coordinates.length} vertices`;
       const button = el("button", { type: "button" },
         el("span", { className: "swatch", style: { background: a.strokeColor ?? a.fillColor ?? state.settings?.tint ?? "#007aff" }, ariaHidden: "true" }),
         el("strong", {}, a.title ? `${a.title} (${a.id})` : a.id), el("span", { className: "meta" }, `${a.type} · ${where}`));
-      button.addEventListener("click", () => { inspect(a.id, { center: true }); });
-      return el("li", { dataset: { annotation: a.id } }, button);
+      button.addEventListener("click", () => { inspect(a.id, { center: true, reveal: true }); });
+      return el("li", { dataset: { annotation: a.id }, title: `${a.title ? `${a.title} (${a.id})` : a.id}: ${a.type} · ${where}` }, button);
     },
   });
 
@@ -356,8 +367,12 @@ export function showSession(url, sessionID, config, basemap) {
     more.textContent = clusters ? `Zoom in to zoom ${CLUSTER_BELOW} or closer to list the annotations one by one.` : "";
   }
 
-  function inspect(id, { center = false } = {}) {
+  /// Shows annotation `id` in the inspector (null closes it); `center` centres the map on it;
+  /// `reveal` (the user asked for it) scrolls the inspector into view and gives it the focus,
+  /// wherever the side panel was scrolled to.
+  function inspect(id, { center = false, reveal = false } = {}) {
     inspected = id ?? null;
+    revealInspector = Boolean(reveal && inspected);
     const a = id ? shown().annotations.get(id) : null;
     if (a && center) {
       const c = a.type === "point" ? a.coordinate : a.coordinates[0];
@@ -376,7 +391,13 @@ export function showSession(url, sessionID, config, basemap) {
     if (!inspected) { published.inspector = null; return; }
     const missing = state === live && mapInterest.mode === "viewport" && !removed.has(inspected) ? "not in the map's area" : "removed";
     published.inspector = renderInspector($("inspector-body"), inspected, a, { state, history, name, colorOf, missing });
+    if (revealInspector) {
+      revealInspector = false;
+      panel.focus({ preventScroll: true });
+      panel.scrollIntoView({ block: "start", behavior: "instant" });
+    }
   }
+  let revealInspector = false;
 
   // MARK: feed
 
@@ -399,14 +420,17 @@ export function showSession(url, sessionID, config, basemap) {
   // Own-camera moves (every participant panning their own map) would fill the feed: they
   // show under "cameras" and "everything", not in the default view.
   const ownCamera = (m) => (m.type === "camera.begin" || m.type === "camera.end") && m.target !== "shared";
+  // A line per event, wrapped rather than cut: who, what, to which annotation, and a drag's
+  // state all show, however long the names and titles (rows are as tall as their text).
   const feedList = new VirtualList($("feed"), {
-    rowHeight: rowHeight(1.5), maxRows: 14, key: (item) => item.key,
-    render: ({ item, text }) => {
+    rowHeight: rowHeight(1.5), maxRows: 14, key: (item) => item.key, variable: true,
+    render: ({ item, parts }) => {
       const m = item.event;
       const until = replay.active && replay.result ? replay.result.time : Infinity;
-      return el("li", { className: `t-${m.type.replace(".", "-")}${item.time > until ? " replayed" : ""}`, title: text },
+      return el("li", { className: `t-${m.type.replace(".", "-")}${item.time > until ? " replayed" : ""}` },
         el("time", { dateTime: new Date(item.time).toISOString() }, clock(item.time)),
-        el("span", { className: "seq" }, m.transient ? "·" : String(m.seq ?? "")), text);
+        el("span", { className: "seq" }, m.transient ? "·" : String(m.seq ?? "")),
+        ...parts.map((part) => (typeof part === "string" ? part : el("span", { className: part.kind }, part.text))));
     },
   });
 
@@ -426,7 +450,7 @@ export function showSession(url, sessionID, config, basemap) {
       if (who && !eventParticipants(m).includes(who)) continue;
       shownItems.push(item);
     }
-    feedList.update(shownItems.map((item) => ({ item, text: describeEvent(item.event, name, title), key: item.id })));
+    feedList.update(shownItems.map((item) => ({ item, parts: describeParts(item.event, name, title), key: item.id })));
     published.feed = shownItems.slice(0, 50).map((item) => ({ time: item.time, type: item.event.type, seq: item.event.seq ?? null,
       text: describeEvent(item.event, name, title) }));
   }
@@ -562,6 +586,7 @@ export function showSession(url, sessionID, config, basemap) {
     const state = shown();
     Object.assign(published, {
       status: client.status, session: live.session ?? sessionID, seq: live.seq, epoch: live.epoch,
+      stale: stale(), staleSince,
       annotationCount: live.annotations.size,
       participants: [...state.participants.values()].map((p) => ({
         id: p.id, name: p.name, selection: p.selection ?? null, color: colorOf(p.id),
@@ -602,6 +627,8 @@ export function showSession(url, sessionID, config, basemap) {
         // Nothing drawn, fitted or asked of the server is pending: the map shows `view` (for tests that look at pixels).
         settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width) && !mapInterest.pending && !map.held,
         callouts: layers.output.callouts, autoFit, fits: fitCount, frames: map.frameCount, firstFrame: map.firstFrame,
+        // The last frame drew the live state dimmed, as of the lost connection.
+        mapStale: layers.output.stale,
       });
     },
     annotation(id) { const a = live.annotations.get(id); return a ? structuredClone(a) : null; },
@@ -621,7 +648,11 @@ export function showSession(url, sessionID, config, basemap) {
   }
 
   client.addEventListener("status", (e) => {
+    if (e.detail === "live") staleSince = null;
+    else if (staleSince === null && timing.welcomes > 0) staleSince = Date.now();
     setStatus(e.detail);
+    $("offline").textContent = staleSince === null ? "Disconnected — reconnecting…"
+      : `Disconnected at ${clock(staleSince)} — showing the session as it was then; reconnecting…`;
     showMissing(e.detail === "no-session");
     if (e.detail === "no-session") release(); // the world, with the notice over it
     refresh();
@@ -662,7 +693,7 @@ export function showSession(url, sessionID, config, basemap) {
     // The whole session, or a resumed member's area: shown anew.
     if (e.detail.complete && e.detail.entered.length) { timing.snapshotAt = client.receivedAt; timing.renderMs = null; }
     for (const a of e.detail.entered) rememberShape(a);
-    if (inspectOnArrival && live.annotations.has(inspectOnArrival)) { inspect(inspectOnArrival); inspectOnArrival = null; }
+    if (inspectOnArrival && live.annotations.has(inspectOnArrival)) { inspect(inspectOnArrival, { reveal: true }); inspectOnArrival = null; }
   });
   client.addEventListener("event", (e) => {
     const m = e.detail;
@@ -809,7 +840,7 @@ export function showSession(url, sessionID, config, basemap) {
     const at = { x: map.width / 2, y: map.height / 2 };
     const cluster = clusterAt(layers.output.clusters, at, 40);
     if (cluster) { zoomIntoCluster(cluster); return; }
-    inspect(hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16, 40));
+    inspect(hitTest(map, shown(), layers.stacking(shown()), at, parseFloat(px(16)) / 16, 40), { reveal: true });
   });
 
   // Charts: events per second received, and ping round trips.

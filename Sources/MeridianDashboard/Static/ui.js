@@ -60,41 +60,100 @@ export function nextFrame(callback, fallbackMs = 200) {
 
 export const reducedMotion = () => window.matchMedia("(prefers-reduced-motion: reduce)").matches;
 
-/// A list of any length in a scroller of its own: rows of one fixed height, and only
-/// those in view (and a few around them) are in the document, so thousands of rows cost
-/// what a screenful does. `render(item, index)` makes a row's content; `key(item)` names
-/// it (rows kept across updates keep their focus). The scroller is as tall as its rows
-/// up to `maxRows` of them.
+/// A list of any length in a scroller of its own: only the rows in view (and a few around
+/// them) are in the document, so thousands of rows cost what a screenful does.
+/// `render(item, index)` makes a row's content; `key(item)` names it (rows kept across
+/// updates keep their focus). Rows are `rowHeight()` tall, or with `variable`, as tall as
+/// their content (at least `rowHeight()`; each row is measured once drawn, so a row that
+/// wraps shows whole). The scroller is as tall as `maxRows` rows of `rowHeight()` at most.
+///
+/// With `roving`, the list is one stop in the keyboard's Tab order: the button of one row
+/// (the last focused, else the first) takes Tab; arrow keys, Home, End, Page Up and Page Down
+/// move between rows, and the row moved to is brought into view.
 export class VirtualList {
-  constructor(list, { rowHeight, maxRows = 12, render, key, label = null }) {
+  constructor(list, { rowHeight, maxRows = 12, render, key, label = null, variable = false, roving = false }) {
     this.list = list;
     this.rowHeight = rowHeight; // () => CSS pixels
     this.maxRows = maxRows;
     this.render = render;
     this.key = key;
+    this.variable = variable;
+    this.roving = roving;
     this.items = [];
+    this.positions = new Map(); // key -> index in items
     this.rows = new Map(); // key -> li
+    this.heights = new Map(); // key -> measured height (variable rows)
+    this.measuredWidth = 0;
+    this.offsets = [0]; // offsets[i]: the top of row i (variable rows)
+    this.active = null; // the key of the row that takes Tab (roving)
     list.classList.add("virtual");
+    if (variable) list.classList.add("variable");
     if (label) list.setAttribute("aria-label", label);
     list.addEventListener("scroll", () => this.draw());
+    if (roving) {
+      list.addEventListener("keydown", (e) => this.keydown(e));
+      list.addEventListener("focusin", (e) => {
+        const k = this.keyOf(e.target);
+        if (k !== null && k !== this.active) { this.active = k; this.tabStops(); }
+      });
+    }
   }
 
   /// Shows `items` (the list keeps its scroll position).
   update(items) {
     this.items = items;
+    this.positions = new Map(items.map((item, i) => [this.key(item), i]));
     this.draw(true);
+  }
+
+  /// The top of row `i` and its height, in CSS pixels.
+  place(i) {
+    if (!this.variable) { const h = this.rowHeight(); return [i * h, h]; }
+    return [this.offsets[i], this.offsets[i + 1] - this.offsets[i]];
+  }
+
+  layout() {
+    const h = this.rowHeight();
+    const n = this.items.length;
+    if (!this.variable) return n * h;
+    const offsets = new Array(n + 1);
+    offsets[0] = 0;
+    for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i] + (this.heights.get(this.key(this.items[i])) ?? h);
+    this.offsets = offsets;
+    return offsets[n];
+  }
+
+  /// The first row whose bottom is below `y`.
+  rowAt(y) {
+    if (!this.variable) return Math.floor(y / this.rowHeight());
+    let lo = 0, hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.offsets[mid + 1] <= y) lo = mid + 1; else hi = mid;
+    }
+    return lo;
   }
 
   draw(changed = false) {
     const h = this.rowHeight();
     const n = this.items.length;
-    this.list.style.height = `${Math.max(1, Math.min(n, this.maxRows)) * h}px`;
+    if (this.variable && this.list.clientWidth !== this.measuredWidth) {
+      this.heights.clear(); // rows wrap anew at another width
+      this.measuredWidth = this.list.clientWidth;
+    }
+    let total = this.layout();
+    this.list.style.height = `${Math.max(h, Math.min(total, this.maxRows * h))}px`;
     this.list.style.setProperty("--row-height", `${h}px`);
     const top = this.list.scrollTop;
-    const first = Math.max(0, Math.floor(top / h) - 4);
-    const last = Math.min(n, Math.ceil((top + this.maxRows * h) / h) + 4);
+    const first = Math.max(0, this.rowAt(top) - 4);
+    const last = Math.min(n, this.rowAt(top + this.maxRows * h) + 5);
     const wanted = new Map();
     for (let i = first; i < last; i++) wanted.set(this.key(this.items[i]), i);
+    if (this.roving) {
+      if (this.active === null || !this.positions.has(this.active)) this.active = n ? this.key(this.items[0]) : null;
+      // The row that takes Tab stays in the document wherever the list is scrolled.
+      if (this.active !== null) wanted.set(this.active, this.positions.get(this.active));
+    }
     for (const [k, li] of this.rows) {
       if (!wanted.has(k)) { li.remove(); this.rows.delete(k); }
     }
@@ -103,7 +162,6 @@ export class VirtualList {
       spacer = el("li", { className: "spacer", ariaHidden: "true" });
       this.list.prepend(spacer);
     }
-    spacer.style.height = `${n * h}px`;
     for (const [k, i] of wanted) {
       let li = this.rows.get(k);
       const item = this.items[i];
@@ -118,6 +176,7 @@ export class VirtualList {
           for (const a of ["className", "title"]) li[a] = fresh[a];
           Object.assign(li.dataset, fresh.dataset);
           li.dataset.signature = signature;
+          if (this.variable) this.heights.delete(k);
           if (focused) li.querySelector("button, a")?.focus();
         } else if (!li) {
           li = fresh;
@@ -126,18 +185,66 @@ export class VirtualList {
           this.list.append(li);
         }
       }
-      li.style.top = `${i * h}px`;
       li.setAttribute("aria-setsize", String(n));
       li.setAttribute("aria-posinset", String(i + 1));
     }
+    if (this.variable) {
+      // Rows drawn are measured; the rows after one that is taller than thought move down.
+      let measured = false;
+      for (const [k, li] of this.rows) {
+        const height = li.offsetHeight;
+        if (height && Math.abs((this.heights.get(k) ?? h) - height) > 0.5) { this.heights.set(k, height); measured = true; }
+      }
+      if (measured) total = this.layout();
+      this.list.style.height = `${Math.max(h, Math.min(total, this.maxRows * h))}px`;
+    }
+    spacer.style.height = `${total}px`;
+    for (const [k, li] of this.rows) li.style.top = `${this.place(this.positions.get(k) ?? wanted.get(k))[0]}px`;
+    this.tabStops();
+  }
+
+  /// Roving: only the active row's button is in the Tab order.
+  tabStops() {
+    if (!this.roving) return;
+    for (const [k, li] of this.rows) {
+      const target = li.querySelector("button, a");
+      if (target) target.tabIndex = k === this.active ? 0 : -1;
+    }
+  }
+
+  /// The key of the row holding `node`, or null.
+  keyOf(node) {
+    for (const [k, li] of this.rows) if (li.contains(node)) return k;
+    return null;
+  }
+
+  keydown(e) {
+    const n = this.items.length;
+    const from = this.positions.get(this.keyOf(e.target));
+    if (!n || from === undefined || e.altKey || e.ctrlKey || e.metaKey) return;
+    const page = Math.max(1, this.maxRows - 1);
+    const to = { ArrowDown: from + 1, ArrowUp: from - 1, Home: 0, End: n - 1, PageDown: from + page, PageUp: from - page }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    this.focusRow(Math.max(0, Math.min(n - 1, to)));
+  }
+
+  /// Makes row `i` the one that takes Tab, brings it into view and focuses its button.
+  focusRow(i) {
+    const k = this.key(this.items[i]);
+    this.active = k;
+    this.reveal(k);
+    this.draw();
+    this.rows.get(k)?.querySelector("button, a")?.focus({ preventScroll: true });
   }
 
   /// Scrolls so that the row of `key` is in view.
   reveal(key) {
-    const i = this.items.findIndex((item) => this.key(item) === key);
+    const i = this.positions.get(key) ?? -1;
     if (i < 0) return;
-    const h = this.rowHeight();
-    if (i * h < this.list.scrollTop || (i + 1) * h > this.list.scrollTop + this.list.clientHeight) this.list.scrollTop = i * h;
+    const [top, height] = this.place(i);
+    if (top < this.list.scrollTop) this.list.scrollTop = top;
+    else if (top + height > this.list.scrollTop + this.list.clientHeight) this.list.scrollTop = top + height - this.list.clientHeight;
   }
 }
 
