@@ -47,16 +47,19 @@ def frames_later(page, s, count=25):
     return page.wait(lambda t: t["frames"] >= s["frames"] + count, f"{count} more frames", 30)
 
 
+def lab(hex_color):
+    """CIELAB (D65) of a #rrggbb colour, written apart from the page's."""
+    rgb = [int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in rgb]
+    xyz = [(0.4124564 * lin[0] + 0.3575761 * lin[1] + 0.1804375 * lin[2]) / 0.95047,
+           0.2126729 * lin[0] + 0.7151522 * lin[1] + 0.0721750 * lin[2],
+           (0.0193339 * lin[0] + 0.1191920 * lin[1] + 0.9503041 * lin[2]) / 1.08883]
+    f = [t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in xyz]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
 def ciede2000(c1, c2):
     """CIEDE2000 (Sharma, Wu and Dalal 2005) of two #rrggbb colours, written apart from the page's."""
-    def lab(hex_color):
-        rgb = [int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
-        lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in rgb]
-        xyz = [(0.4124564 * lin[0] + 0.3575761 * lin[1] + 0.1804375 * lin[2]) / 0.95047,
-               0.2126729 * lin[0] + 0.7151522 * lin[1] + 0.0721750 * lin[2],
-               (0.0193339 * lin[0] + 0.1191920 * lin[1] + 0.9503041 * lin[2]) / 1.08883]
-        f = [t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in xyz]
-        return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
 
     (L1, a1, b1), (L2, a2, b2) = lab(c1), lab(c2)
     cb = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2

@@ -16,11 +16,12 @@ import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from busy_session import COLORS, BusySession
+from busy_session import COLORS
 from conftest import Server
 from dashboard_support import api, contrast, flag, free_port, http_url, overlaps, page, to_screen  # noqa: F401
 from meridian_client import Client, members, run
 from test_dashboard_access import emulate
+from test_dashboard_busy import busy, lab, open_busy  # noqa: F401 (busy is a fixture)
 
 
 def row_of(state, session):
@@ -266,25 +267,6 @@ def test_the_overview_dims_its_figures_while_disconnected(session_id, page):
 # about, a lost connection shown as live, hundreds of Tab presses to History, and participants'
 # colours that change with the theme.
 
-@pytest.fixture(scope="module")
-def busy():
-    """One server and one busy session for the tests that need it (building it takes a few seconds)."""
-    server = Server()
-    session = BusySession(server.url, "harbour").start()
-    yield server, session
-    session.stop()
-    crashed = not server.alive()
-    server.stop()
-    assert not crashed, server.log_text()[-3000:]
-
-
-def open_busy(page, server, width=1440, height=900):
-    page.driver.set_window_size(width, height)
-    page.open(http_url(server, "?session=harbour"))
-    return page.wait(lambda s: s["status"] == "live" and len(s["participants"]) == 20 and s["annotationCount"] == 300
-                     and s["settled"], "the busy session drawn")
-
-
 def press(page, *keys):
     ActionChains(page.driver).send_keys(*keys).perform()
 
@@ -518,13 +500,7 @@ def test_history_is_a_few_tab_presses_away_and_lists_move_by_arrow_keys(busy, pa
 
 def lch_hue(hex_color):
     """CIE LCh(ab) hue (degrees) and chroma of a #rrggbb colour."""
-    rgb = [int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
-    lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in rgb]
-    xyz = [(0.4124564 * lin[0] + 0.3575761 * lin[1] + 0.1804375 * lin[2]) / 0.95047,
-           0.2126729 * lin[0] + 0.7151522 * lin[1] + 0.0721750 * lin[2],
-           (0.0193339 * lin[0] + 0.1191920 * lin[1] + 0.9503041 * lin[2]) / 1.08883]
-    f = [t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in xyz]
-    a, b = 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+    _, a, b = lab(hex_color)
     return math.degrees(math.atan2(b, a)) % 360, math.hypot(a, b)
 
 
