@@ -50,6 +50,10 @@ struct ConnectionState {
         case settle
         /// Close the connection.
         case close(code: UInt16, reason: String)
+        /// Receive these held requests again, in order.
+        case resume([ClientRequest])
+        /// Forget the connection: its edge, another hub, keeps its state.
+        case forget
     }
 
     let peer: String
@@ -66,7 +70,8 @@ struct ConnectionState {
     /// The connection's last join, when it asked for handover: sent again, as it is, when the
     /// session moves to another node of a cluster.
     private(set) var rejoin: ClientRequest?
-    /// The join waiting here for its session to load (each wait has its own ticket).
+    /// The join waiting here for its session to load (each wait has its own ticket): the load
+    /// that ends answers it only while this is its ticket.
     private(set) var loadTicket: UInt64?
     private var rate = RateGate()
     /// Times of recent protocol errors, for the abuse limit.
@@ -159,61 +164,77 @@ struct ConnectionState {
         return [.close(code: CloseCode.abusive, reason: "too many invalid requests")]
     }
 
-    // MARK: Membership
+    // MARK: Events
 
-    /// Joined a session of this hub.
-    mutating func joined(_ member: Member) {
-        self.member = member
+    /// What happens to the connection besides its requests: its session's rules and answers,
+    /// its token, and the loads and hubs its join waits for.
+    enum Event: Equatable {
+        /// Joined a session of this hub.
+        case joined(Member)
+        /// Left its session here (a leave, a replacement, the session gone from this node).
+        case left
+        /// `token.refresh`: the new token's grant replaces the joined one's.
+        case refreshed(AccessGrant)
+        /// The joined token expired (the connection is being closed).
+        case grantExpired
+        /// The join waits here for its session to load, with `ticket`: later requests are held.
+        case waitingForLoad(ticket: UInt64)
+        /// The load behind `ticket` is done (the join is tried again; see ``loadTicket``).
+        case loaded(ticket: UInt64)
+        /// The join that waited for a load is answered: unless it waits again, or went on to
+        /// another node's session, the requests held behind it go on.
+        case loadAnswered
+        /// A join served here went on to hub `home`, its session's home after all: an edge waits
+        /// for that home's answer, which keeps the connection's state too; a home that adopted
+        /// the connection for the join forgets it.
+        case sentOn(to: Int)
+        /// The home a join was forwarded to sent it on to hub `home`: an edge still waiting for
+        /// the answer waits for that home's instead.
+        case rerouted(to: Int)
+        /// Hub `home`'s word on the connection's session after a join, leave or replacement: the
+        /// requests held behind it go on.
+        case answered(by: Int, Edge.Membership)
     }
 
-    /// Left its session here (a leave, a replacement, the session gone from this node).
-    mutating func left() {
-        member = nil
+    /// Changes the state as `event` says: the actions it leads to (``Action/resume(_:)``,
+    /// ``Action/forget``).
+    mutating func receive(_ event: Event) -> [Action] {
+        switch event {
+        case .joined(let member):
+            self.member = member
+        case .left:
+            member = nil
+        case .refreshed(let grant):
+            member?.grant = grant
+        case .grantExpired:
+            member?.grant = nil
+        case .waitingForLoad(let ticket):
+            loadTicket = ticket
+            edge.wait(for: nil)
+        case .loaded(let ticket):
+            if loadTicket == ticket { loadTicket = nil }
+        case .loadAnswered:
+            guard loadTicket == nil, edge.route == .awaiting(home: nil) else { return [] }
+            return resume(edge.answered(by: nil, member == nil ? .none : .here))
+        case .sentOn(let home):
+            guard isEdge else { return [.forget] }
+            wait(for: home)
+        case .rerouted(let home):
+            guard case .awaiting = edge.route else { return [] }
+            wait(for: home)
+        case .answered(let home, let membership):
+            return resume(edge.answered(by: home, membership))
+        }
+        return []
     }
 
-    /// `token.refresh`: the new token's grant replaces the joined one's.
-    mutating func refreshed(_ grant: AccessGrant) {
-        member?.grant = grant
-    }
-
-    /// The joined token expired (the connection is being closed).
-    mutating func grantExpired() {
-        member?.grant = nil
-    }
-
-    // MARK: Answers
-
-    /// The join waits here for its session to load, with `ticket`: later requests are held.
-    mutating func waitForLoad(ticket: UInt64) {
-        loadTicket = ticket
-        edge.wait(for: nil)
-    }
-
-    /// The load behind ticket `ticket` is done: true when the connection still waits for it.
-    mutating func loaded(ticket: UInt64) -> Bool {
-        guard loadTicket == ticket else { return false }
-        loadTicket = nil
-        return true
-    }
-
-    /// The join that waited for a load is answered (not waiting again, nor sent on to another
-    /// node's session): the requests held behind it, to be received again in order.
-    mutating func loadAnswered() -> [ClientRequest] {
-        guard loadTicket == nil, edge.route == .awaiting(home: nil) else { return [] }
-        return edge.answered(by: nil, member == nil ? .none : .here)
-    }
-
-    /// The join went on to hub `home` after all (the session is another hub's or node's): the
-    /// connection waits for that home's answer, which keeps its state too.
-    mutating func rerouted(to home: Int) {
+    private mutating func wait(for home: Int) {
         edge.wait(for: home)
         homes |= 1 << UInt64(home)
     }
 
-    /// Hub `home`'s word on the connection's session after a join, leave or replacement: the
-    /// requests held behind it, to be received again in order.
-    mutating func answered(by home: Int, _ membership: Edge.Membership) -> [ClientRequest] {
-        edge.answered(by: home, membership)
+    private func resume(_ held: [ClientRequest]) -> [Action] {
+        held.isEmpty ? [] : [.resume(held)]
     }
 
     /// The session of a member served through `gateway` moved to another node: the join to send

@@ -12,6 +12,38 @@ extension Hub {
         ConnectionState.Rules(rateLimit: configuration.rateLimit, maxProtocolErrors: configuration.maxProtocolErrors, abuseWindow: configuration.abuseWindow)
     }
 
+    /// A WebSocket connection opened with `handshake` (its bearer token screened before).
+    func open(_ connection: ConnectionID, handshake: Handshake) {
+        connections[connection] = ConnectionState(peer: handshake.peer, handshakeGrant: gatekeeper.handshakeGrant(handshake))
+        metrics.connectionEvent("opened")
+        logger.debug("connection opened", metadata: ["connection": "\(connection)", "peer": "\(handshake.peer)"])
+    }
+
+    /// At a session's home: a member of another hub, whose first request (a join) came here.
+    func adopt(_ connection: ConnectionID, peer: String, handshakeGrant: AccessGrant?) {
+        connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant, isEdge: false)
+    }
+
+    /// `connection` is gone: its participant leaves its session.
+    func closed(_ connection: ConnectionID, code: UInt16?, reason: String, on local: any Outbound) {
+        guard let state = connections.removeValue(forKey: connection) else { return }
+        overview.watchers.remove(connection)
+        deferredConnections.remove(connection)
+        logger.debug("connection closed", metadata: [
+            "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
+        ])
+        if isLocal(connection) { metrics.connectionEvent("closed") }
+        if forwardClose(connection, state, code: code, reason: reason) { return }
+        leave(connection, state, reason: code == CloseCode.slowConsumer ? "slow_consumer" : "disconnected", on: outbound(for: local))
+    }
+
+    /// What happened to `connection` besides a request: its state changes, and the hub carries
+    /// out what follows.
+    func update(_ connection: ConnectionID, _ event: ConnectionState.Event, on server: any Outbound) {
+        guard connections.index(forKey: connection) != nil else { return }
+        carryOut(connections[connection]!.receive(event), for: connection, on: server)
+    }
+
     /// A request from `connection`: where its state says.
     func route(_ request: ClientRequest, from connection: ConnectionID, on server: any Outbound) {
         guard connections.index(forKey: connection) != nil else { return }
@@ -35,13 +67,6 @@ extension Hub {
             let actions = connections[connection]!.release(at: server.now, rules: connectionRules)
             if connections[connection]?.isWaitingForTokens != true { deferredConnections.remove(connection) }
             carryOut(actions, for: connection, on: server)
-        }
-    }
-
-    /// Receives `held` again, in order, while the connection is open.
-    func resume(_ held: [ClientRequest], of connection: ConnectionID, on server: any Outbound) {
-        for request in held where connections[connection] != nil {
-            route(request, from: connection, on: server)
         }
     }
 
@@ -71,6 +96,12 @@ extension Hub {
             case .close(let code, let reason):
                 logger.warning("closing connection", metadata: ["connection": "\(connection)", "reason": "\(reason)"])
                 server.close(connection, code: code, reason: reason)
+            case .resume(let held):
+                for request in held where connections[connection] != nil {
+                    route(request, from: connection, on: server)
+                }
+            case .forget:
+                connections[connection] = nil
             }
         }
     }
@@ -119,8 +150,7 @@ extension Hub {
         case place.hub?: membership = .here
         case let sessionHome?: membership = .at(home: sessionHome)
         }
-        let held = connections[connection]!.answered(by: home, membership)
-        resume(held, of: connection, on: outbound(for: local))
+        update(connection, .answered(by: home, membership), on: outbound(for: local))
     }
 
     /// At an edge: the session of a member served by another node moved. A member whose join asked
@@ -143,7 +173,7 @@ extension Hub {
     func closeExpiredTokens(on server: any Outbound) {
         for (id, grant) in gatekeeper.expired(among: connections, at: server.date) {
             logger.info("token expired", metadata: ["connection": "\(id)", "participant": "\(grant.participant)"])
-            connections[id]?.grantExpired()
+            update(id, .grantExpired, on: server)
             server.close(id, code: CloseCode.tokenExpired, reason: "token expired")
         }
     }

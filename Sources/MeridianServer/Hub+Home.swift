@@ -27,9 +27,9 @@ extension Hub {
         case .serve:
             break
         case .adopt:
-            connections[connection] = ConnectionState(peer: peer, handshakeGrant: handshakeGrant, isEdge: false)
+            adopt(connection, peer: peer, handshakeGrant: handshakeGrant)
         case .reroute(let home):
-            return reroute(request, from: connection, peer: peer, handshakeGrant: handshakeGrant, to: home, place: place)
+            return reroute(request, from: connection, peer: peer, handshakeGrant: handshakeGrant, to: home, place: place, on: out)
         case .refuse(let message):
             return out.send(OutboundFrame(text: ServerMessage.error(ref: request.ref, code: .notJoined, message: message)), to: connection)
         }
@@ -40,15 +40,12 @@ extension Hub {
     /// Sends a join served here on to `home`, its session's home after all (another node's
     /// session, found when it was loaded here), and tells the connection's edge, whose later
     /// requests then wait for that home's answer. `request` still carries the client's text.
-    func reroute(_ request: ClientRequest, from connection: ConnectionID, peer: String, handshakeGrant: AccessGrant?, to home: Int, place: HubPlace) {
-        if isLocal(connection) {
-            connections[connection]?.rerouted(to: home)
-        } else {
-            // The edge's state stays there; this hub forgets the connection it made for the join.
-            connections[connection] = nil
-            if LocalRelay.hub(of: connection) != place.relay.gateway {
-                place.relay.post(.rerouted(connection, to: home), to: LocalRelay.hub(of: connection))
-            }
+    func reroute(_ request: ClientRequest, from connection: ConnectionID, peer: String, handshakeGrant: AccessGrant?, to home: Int, place: HubPlace, on out: any Outbound) {
+        // An edge waits for that home's answer; a home forgets the connection it adopted for the
+        // join, and tells its edge hub where to wait.
+        update(connection, .sentOn(to: home), on: out)
+        if !isLocal(connection), LocalRelay.hub(of: connection) != place.relay.gateway {
+            place.relay.post(.rerouted(connection, to: home), to: LocalRelay.hub(of: connection))
         }
         place.relay.post(.request(request, from: connection, peer: peer, handshakeGrant: handshakeGrant), to: home)
     }

@@ -174,15 +174,13 @@ extension Hub {
     private func waitForJoin(_ id: String, connection: ConnectionID, on server: any Outbound, retry: @escaping (GateOutcome) -> Void) {
         let ticket = durability.nextLoadTicket
         durability.nextLoadTicket += 1
-        connections[connection]?.waitForLoad(ticket: ticket)
+        update(connection, .waitingForLoad(ticket: ticket), on: server)
         _ = durability.wait(behind: id) { [unowned self] outcome in
             // A connection that closed, or waits for a later load, is skipped.
-            guard self.connections[connection]?.loaded(ticket: ticket) == true else { return }
+            guard self.connections[connection]?.loadTicket == ticket else { return }
+            self.update(connection, .loaded(ticket: ticket), on: server)
             retry(outcome)
-            // Answered (not waiting again, nor sent on to another node's session): the requests
-            // held behind the join go on, in order.
-            guard let held = self.connections[connection]?.loadAnswered() else { return }
-            self.resume(held, of: connection, on: server)
+            self.update(connection, .loadAnswered, on: server)
         }
     }
 }

@@ -86,8 +86,7 @@ extension Hub {
         case .evicted(let session, let freed, let hub):
             roomAnswer(for: session, freed: freed, from: hub)
         case .rerouted(let connection, let home):
-            guard case .awaiting? = connections[connection]?.edge.route else { return }
-            connections[connection]?.rerouted(to: home)
+            update(connection, .rerouted(to: home), on: out)
         case .leaseLost(let session):
             leaseLost(session, on: out)
         case .moved(let connection, let session, let reason):

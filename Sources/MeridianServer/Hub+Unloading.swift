@@ -37,7 +37,7 @@ extension Hub {
         durability.fences[id] = nil
         logger.warning("session lease lost: unloaded", metadata: ["session": "\(id)", "members": "\(host.memberIDs.count)"])
         for member in host.memberIDs {
-            connections[member]?.left()
+            update(member, .left, on: server)
             server.close(member, code: CloseCode.sessionMoved, reason: "session \(id) moved to another node")
         }
     }

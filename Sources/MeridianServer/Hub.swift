@@ -78,14 +78,6 @@ final class Hub: TransportHandler {
 
     // MARK: Connections, through the outbound seam
 
-    /// A WebSocket connection opened with `handshake` (its bearer token screened before).
-    func open(_ connection: ConnectionID, handshake: Handshake) {
-        let peer = handshake.peer
-        connections[connection] = ConnectionState(peer: peer, handshakeGrant: gatekeeper.handshakeGrant(handshake))
-        metrics.connectionEvent("opened")
-        logger.debug("connection opened", metadata: ["connection": "\(connection)", "peer": "\(peer)"])
-    }
-
     /// One whole text message from `connection`.
     func receive(_ message: UnsafeRawBufferPointer, from connection: ConnectionID, on local: any Outbound) {
         guard connections.index(forKey: connection) != nil else { return }
@@ -101,21 +93,6 @@ final class Hub: TransportHandler {
             if mayLeaveNode(request, from: connection) { request.text = Array(message) }
             route(request, from: connection, on: server)
         }
-    }
-
-    /// `connection` is gone: its participant leaves its session.
-    func closed(_ connection: ConnectionID, code: UInt16?, reason: String, on local: any Outbound) {
-        guard let state = connections.removeValue(forKey: connection) else { return }
-        let server = outbound(for: local)
-        overview.watchers.remove(connection)
-        deferredConnections.remove(connection)
-        logger.debug("connection closed", metadata: [
-            "connection": "\(connection)", "code": "\(code.map(String.init) ?? "none")", "reason": "\(reason)",
-        ])
-        let why = code == CloseCode.slowConsumer ? "slow_consumer" : "disconnected"
-        if isLocal(connection) { metrics.connectionEvent("closed") }
-        if forwardClose(connection, state, code: code, reason: reason) { return }
-        leave(connection, state, reason: why, on: server)
     }
 
     /// The periodic work: presence, clusters, drag expiry, deferred requests, unloading,
@@ -168,7 +145,7 @@ final class Hub: TransportHandler {
             case .failure(let refusal):
                 return refuse(request, refusal, from: connection, on: server)
             case .success(let grant):
-                connections[connection]?.refreshed(grant)
+                update(connection, .refreshed(grant), on: server)
             }
             acknowledge(request, seq: seq(of: connections[connection]!), from: connection, on: server)
         case .ping:
@@ -239,7 +216,7 @@ final class Hub: TransportHandler {
         case .waiting: return
         case .elsewhere(let home):
             guard let place, let state = connections[connection] else { return }
-            return reroute(original, from: connection, peer: state.peer, handshakeGrant: state.handshakeGrant, to: home, place: place)
+            return reroute(original, from: connection, peer: state.peer, handshakeGrant: state.handshakeGrant, to: home, place: place, on: server)
         case .refused(let error):
             return refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, on: server)
         }
@@ -266,7 +243,7 @@ final class Hub: TransportHandler {
             refuse(connection, ref: ref, request: "join", code: error.code, message: error.message, field: error.field, on: server)
         case .success(let (pid, events)):
             host.add(connection, as: pid)
-            connections[connection]?.joined(ConnectionState.Member(session: sessionID, participant: pid, grant: grant))
+            update(connection, .joined(ConnectionState.Member(session: sessionID, participant: pid, grant: grant)), on: server)
             settled(connection)
             logger.debug("joined", metadata: [
                 "connection": "\(connection)", "session": "\(sessionID)", "participant": "\(pid)",
@@ -287,9 +264,9 @@ final class Hub: TransportHandler {
 
     /// The connection's participant leaves its session (`state`: the connection's, which may be
     /// gone already, as when it closed).
-    private func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: any Outbound) {
+    func leave(_ connection: ConnectionID, _ state: ConnectionState, reason: String, on server: any Outbound) {
         guard let sessionID = state.sessionID, let host = sessions[sessionID], let pid = state.participant else { return }
-        connections[connection]?.left()
+        update(connection, .left, on: server)
         host.remove(connection)
         let events = host.session.leave(pid, reason: reason, at: server.now)
         publish(events, of: host, on: server)

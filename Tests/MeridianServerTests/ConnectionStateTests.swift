@@ -105,8 +105,8 @@ struct ConnectionStateTests {
         #expect(Self.receive(try Self.join("far", handover: true), &state) == [.forward(try Self.join("far", handover: true), to: 2)])
         #expect(state.homes == 1 << 2 && state.rejoin != nil)
         #expect(Self.receive(try Self.ping(2), &state).isEmpty, "held behind the join")
-        let held = state.answered(by: 2, .at(home: 2))
-        #expect(held == [try Self.ping(2)])
+        let held = state.receive(.answered(by: 2, .at(home: 2)))
+        #expect(held == [.resume([try Self.ping(2)])])
         // Joined there: everything goes there, without a token taken here.
         for ref in 3...6 { #expect(Self.receive(try Self.ping(ref), &state) == [.forward(try Self.ping(ref), to: 2)]) }
         // The session moved to another node: the join goes again, as it came.
@@ -120,7 +120,7 @@ struct ConnectionStateTests {
     @Test func aJoinWithoutHandoverIsNotRepeated() throws {
         var state = ConnectionState(peer: "p", handshakeGrant: nil)
         _ = Self.receive(try Self.join("far"), &state)
-        _ = state.answered(by: 2, .at(home: 2))
+        _ = state.receive(.answered(by: 2, .at(home: 2)))
         let rejoin = state.handedOver(through: 2)
         #expect(rejoin == nil)
     }
@@ -133,48 +133,58 @@ struct ConnectionStateTests {
 
     @Test func requestsWaitBehindAJoinWaitingForItsSessionToLoadAndGoOnWhenItIsAnswered() throws {
         var state = ConnectionState(peer: "p", handshakeGrant: nil, isEdge: false)
-        state.waitForLoad(ticket: 7)
+        _ = state.receive(.waitingForLoad(ticket: 7))
         #expect(Self.receive(try Self.ping(1), &state).isEmpty)
-        let other = state.loaded(ticket: 6)
-        #expect(!other, "another load's ticket")
-        let waiting = state.loadAnswered()
+        _ = state.receive(.loaded(ticket: 6))
+        #expect(state.loadTicket == 7, "another load's ticket")
+        let waiting = state.receive(.loadAnswered)
         #expect(waiting.isEmpty, "still waiting")
-        let mine = state.loaded(ticket: 7)
-        #expect(mine)
-        state.joined(ConnectionState.Member(session: "near", participant: "ann", grant: nil))
-        let held = state.loadAnswered()
-        #expect(held == [try Self.ping(1)])
+        _ = state.receive(.loaded(ticket: 7))
+        #expect(state.loadTicket == nil)
+        _ = state.receive(.joined(ConnectionState.Member(session: "near", participant: "ann", grant: nil)))
+        let held = state.receive(.loadAnswered)
+        #expect(held == [.resume([try Self.ping(1)])])
         #expect(state.sessionID == "near" && state.participant == "ann")
-        let again = state.loadAnswered()
+        let again = state.receive(.loadAnswered)
         #expect(again.isEmpty, "answered once")
-        state.left()
+        _ = state.receive(.left)
         #expect(state.sessionID == nil && state.participant == nil)
     }
 
     @Test func aJoinSentOnToAnotherNodeKeepsWhatIsHeldForThatHomesAnswer() throws {
         var state = ConnectionState(peer: "p", handshakeGrant: nil)
-        state.waitForLoad(ticket: 1)
+        _ = state.receive(.waitingForLoad(ticket: 1))
         _ = Self.receive(try Self.ping(1), &state)
-        let mine = state.loaded(ticket: 1)
-        #expect(mine)
-        state.rerouted(to: 3)
-        let waiting = state.loadAnswered()
+        _ = state.receive(.loaded(ticket: 1))
+        let sentOn = state.receive(.sentOn(to: 3))
+        #expect(sentOn.isEmpty, "the edge keeps the connection")
+        let waiting = state.receive(.loadAnswered)
         #expect(waiting.isEmpty, "now waiting for hub 3")
         #expect(state.homes == 1 << 3)
-        let held = state.answered(by: 3, .none)
-        #expect(held == [try Self.ping(1)])
+        let held = state.receive(.answered(by: 3, .none))
+        #expect(held == [.resume([try Self.ping(1)])])
+    }
+
+    @Test func aHomeForgetsAConnectionWhoseJoinWentOnAndAnEdgeFollowsOnlyAWaitingJoin() throws {
+        var home = ConnectionState(peer: "p", handshakeGrant: nil, isEdge: false)
+        #expect(home.receive(.sentOn(to: 3)) == [.forget])
+        var edge = ConnectionState(peer: "p", handshakeGrant: nil)
+        #expect(edge.receive(.rerouted(to: 4)).isEmpty && edge.edge.route == .here, "no join waits: nothing to follow")
+        _ = Self.receive(try Self.join("far"), &edge)
+        _ = edge.receive(.rerouted(to: 4))
+        #expect(edge.edge.route == .awaiting(home: 4) && edge.homes == 1 << 2 | 1 << 4)
     }
 
     @Test func aRefreshedGrantReplacesTheJoinedOneAndAnExpiredOneIsDropped() throws {
         var state = ConnectionState(peer: "p", handshakeGrant: nil)
         let first = AccessGrant(participant: "ann", name: nil, sessions: "s", role: .editor, expires: .distantFuture)
         let second = AccessGrant(participant: "ann", name: "Ann", sessions: "s", role: .editor, expires: .distantFuture)
-        state.refreshed(first)
+        _ = state.receive(.refreshed(first))
         #expect(state.grant == nil, "not joined: nothing to refresh")
-        state.joined(ConnectionState.Member(session: "s", participant: "ann", grant: first))
-        state.refreshed(second)
+        _ = state.receive(.joined(ConnectionState.Member(session: "s", participant: "ann", grant: first)))
+        _ = state.receive(.refreshed(second))
         #expect(state.grant == second)
-        state.grantExpired()
+        _ = state.receive(.grantExpired)
         #expect(state.grant == nil && state.sessionID == "s")
     }
 }
