@@ -29,8 +29,6 @@ protocol APISessions: AnyObject {
     func release(_ id: String)
     /// `id` was deleted: it leaves memory, and its event log goes.
     func forget(_ id: String)
-    /// Announces the joins and leaves the session holds back, before a change.
-    func announcePresence(_ host: SessionHost, on server: any Outbound)
 }
 
 extension Hub: APISessions {

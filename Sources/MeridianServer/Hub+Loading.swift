@@ -105,7 +105,7 @@ extension Hub {
 
     @discardableResult
     private func install(_ session: Session, index: SpatialIndex<String>? = nil, restored: Bool) -> SessionHost {
-        let host = SessionHost(session: session, historySize: configuration.historySize, index: index)
+        let host = SessionHost(session: session, historySize: configuration.historySize, writes: writes, index: index)
         host.fence = durability.fences[session.id]
         host.eventLog = SessionLog(writer: eventLog.writer, checkpointEvery: configuration.eventLog.checkpointEvery)
         sessions[session.id] = host

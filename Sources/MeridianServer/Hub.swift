@@ -101,11 +101,11 @@ final class Hub: TransportHandler {
         let server = outbound(for: local)
         let now = server.now
         for host in sessions.values {
-            announcePresence(host, on: server)
+            host.announcePresence(on: server)
             host.tickClusters(on: server)
             guard let due = host.session.nextDragExpiry, due <= now else { continue }
             let events = host.session.expireDrags(at: now)
-            publish(events, of: host, on: server)
+            host.publish(events, on: server)
         }
         releaseAllDeferred(on: server)
         unloadIdleSessions(on: server)
@@ -180,15 +180,9 @@ final class Hub: TransportHandler {
                 return refuse(connection, ref: request.ref, request: command.name, code: .notJoined,
                               message: "\(command.name) needs a joined session; send join first", on: server)
             }
-            host.requestsIn += 1
-            announcePresence(host, on: server)
-            let result = host.apply(command, from: pid, at: server.now)
+            let result = host.serve(command, from: pid, ref: request.ref, on: connection, on: server)
             metrics.dragStart(command, result, policy: host.session.settings.dragPolicy)
-            switch result {
-            case .success(let accepted):
-                let ack = OutboundFrame.encoding { ServerMessage.ack(ref: request.ref, seq: host.session.seq, camera: accepted.camera, into: &$0) }
-                publish(accepted.events, of: host, ack: PendingAck(connection: connection, frame: ack, ref: request.ref, request: command.name), on: server)
-            case .failure(let error):
+            if case .failure(let error) = result {
                 refuse(connection, ref: request.ref, request: command.name, code: error.code, message: error.message,
                        field: error.field, holder: error.holder.flatMap { host.session.participants[$0] }, annotation: error.annotation,
                        on: server)
@@ -269,7 +263,7 @@ final class Hub: TransportHandler {
         update(connection, .left, on: server)
         host.remove(connection)
         let events = host.session.leave(pid, reason: reason, at: server.now)
-        publish(events, of: host, on: server)
+        host.publish(events, on: server)
         logger.debug("left", metadata: ["session": "\(sessionID)", "participant": "\(pid)", "reason": "\(reason)"])
     }
 
@@ -296,22 +290,6 @@ final class Hub: TransportHandler {
         reply(OutboundFrame(text: frame), to: connection, on: server)
         // The edge of a member served elsewhere holds later requests until it hears the outcome.
         if request == "join" || request == "leave" { settled(connection) }
-    }
-
-    /// Broadcasts the joins and leaves a large session is holding back (SessionLimits
-    /// .presenceBatchAbove): on every tick, and before a command changes the session, so that
-    /// newcomers are announced before anything they do.
-    func announcePresence(_ host: SessionHost, on server: any Outbound) {
-        let events = host.session.flushPresence()
-        guard !events.isEmpty else { return }
-        publish(events, of: host, on: server)
-    }
-
-    /// Sends `events` to the session's members at once, and stores their durable part (`ack`
-    /// answers the request behind them once that is committed).
-    func publish(_ events: [Emitted], of host: SessionHost, ack: PendingAck? = nil, on server: any Outbound) {
-        host.broadcast(events, on: server)
-        writes.persist(events, of: host, ack: ack, on: server)
     }
 
     /// The seq of the connection's session; 0 when it is in none.

@@ -201,7 +201,7 @@ final class SessionAPI {
                 return
             }
         }
-        hub.announcePresence(host, on: server)
+        host.announcePresence(on: server)
         switch host.session.reconfigure(patch) {
         case .failure(let error):
             responder.respond(APIResponse.error(400, error.code.rawValue, error.message, field: error.field))

@@ -67,10 +67,14 @@ final class SessionHost {
     /// Sessions with at least this many annotations keep their annotation index from the start.
     static let indexAbove = 1_000
 
+    /// Where the durable part of the session's events goes, and the acks that wait for it.
+    private unowned let writes: SessionWrites
+
     /// `index`: the session's annotation index when it was built already (off the service thread).
-    init(session: Session, historySize: Int, index: SpatialIndex<String>? = nil) {
+    init(session: Session, historySize: Int, writes: SessionWrites, index: SpatialIndex<String>? = nil) {
         self.session = session
         self.historySize = historySize
+        self.writes = writes
         annotationIndex = index
     }
 
@@ -112,12 +116,38 @@ final class SessionHost {
         }
     }
 
-    /// Applies a member's command to the session; broadcast its events next.
-    func apply(_ command: Command, from pid: ParticipantID, at now: Duration) -> ApplyResult {
+    /// A member's command, sent on `connection` as request `ref`: the joins and leaves held back
+    /// are announced first, then the command is applied, its events go to the members and to the
+    /// store, and its ack follows once they are stored. A refusal is returned for the hub to answer.
+    func serve(_ command: Command, from pid: ParticipantID, ref: RequestRef, on connection: ConnectionID, on server: any Outbound) -> ApplyResult {
+        requestsIn += 1
+        announcePresence(on: server)
         if router != nil, case .removeAnnotation(let id, _) = command { departing = session.annotations[id] }
-        let result = session.apply(command, from: pid, at: now)
-        if case .failure = result { departing = nil }
+        let result = session.apply(command, from: pid, at: server.now)
+        switch result {
+        case .success(let accepted):
+            let ack = OutboundFrame.encoding { ServerMessage.ack(ref: ref, seq: session.seq, camera: accepted.camera, into: &$0) }
+            publish(accepted.events, ack: PendingAck(connection: connection, frame: ack, ref: ref, request: command.name), on: server)
+        case .failure:
+            departing = nil
+        }
         return result
+    }
+
+    /// Broadcasts the joins and leaves a large session is holding back (SessionLimits
+    /// .presenceBatchAbove): on every tick, and before a command changes the session, so that
+    /// newcomers are announced before anything they do.
+    func announcePresence(on server: any Outbound) {
+        let events = session.flushPresence()
+        guard !events.isEmpty else { return }
+        publish(events, on: server)
+    }
+
+    /// Sends `events` to the members at once, and stores their durable part (`ack` answers the
+    /// request behind them once that is committed).
+    func publish(_ events: [Emitted], ack: PendingAck? = nil, on server: any Outbound) {
+        broadcast(events, on: server)
+        writes.persist(events, of: self, ack: ack, on: server)
     }
 
     /// Encodes each event once and queues the same frame for every member.
