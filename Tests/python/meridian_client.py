@@ -270,6 +270,11 @@ async def snapshot(url, session):
         await c.close()
 
 
+def pin(id="pin", lat=10.0, lon=20.0, **fields):
+    """A draggable point annotation."""
+    return {"type": "point", "id": id, "coordinate": {"latitude": lat, "longitude": lon}, "draggable": True, **fields}
+
+
 async def pair(url, session):
     """Alice (owner) and Bob (editor) in `session`; Alice has read Bob's participant.joined."""
     alice = await Client.open(url, "alice")
@@ -278,6 +283,17 @@ async def pair(url, session):
     await bob.join(session, "Bob", "editor")
     await alice.until(lambda m: m["type"] == "participant.joined")
     return alice, bob
+
+
+@contextlib.asynccontextmanager
+async def paired(url, session):
+    """``pair``'s Alice and Bob, closed when the block ends, however it ends."""
+    alice, bob = await pair(url, session)
+    try:
+        yield alice, bob
+    finally:
+        await alice.close()
+        await bob.close()
 
 
 @contextlib.asynccontextmanager

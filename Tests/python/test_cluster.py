@@ -10,17 +10,10 @@ import time
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from cluster_fixture import Cluster, RedisServer
+from cluster_fixture import Cluster
 from meridian_client import Client, Closed, run, snapshot
 
 LEASE_TTL = 2
-
-
-@pytest.fixture
-def redis():
-    server = RedisServer()
-    yield server
-    server.close()
 
 
 @pytest.fixture
@@ -172,17 +165,23 @@ class Writer:
         self.lost_at = None
         self.count = 0
 
+    join_timeout = 10
+
+    def candidates(self):
+        """The nodes a join may go to: the live ones."""
+        return [n for n in self.cluster.nodes if n.alive()]
+
     async def connect(self):
         turn = self.start
         while True:
-            live = [n for n in self.cluster.nodes if n.alive()]
+            live = self.candidates()
             node = live[turn % len(live)]
             turn += 1
             try:
                 c = await Client.open(node.url, self.name)
                 resume = {"epoch": self.epoch, "seq": self.seq} if self.epoch else None
                 answer, _ = await c.request({"type": "join", "session": self.session, "name": self.name, "role": "editor",
-                                             **({"resume": resume} if resume else {})})
+                                             **({"resume": resume} if resume else {})}, timeout=self.join_timeout)
                 if answer["type"] == "welcome":
                     self.client, self.epoch, self.seq = c, answer["epoch"], answer["seq"]
                     return

@@ -29,24 +29,10 @@ class FailoverWriter(Writer):
         super().__init__(cluster, session, name, start)
         self.paused = paused
 
-    async def connect(self):
-        turn = self.start
-        while True:
-            live = [n for n in self.cluster.nodes if n.alive() and n not in self.paused]
-            node = live[turn % len(live)]
-            turn += 1
-            try:
-                c = await Client.open(node.url, self.name)
-                resume = {"epoch": self.epoch, "seq": self.seq} if self.epoch else None
-                answer, _ = await c.request({"type": "join", "session": self.session, "name": self.name, "role": "editor",
-                                             **({"resume": resume} if resume else {})}, timeout=15)
-                if answer["type"] == "welcome":
-                    self.client, self.epoch, self.seq = c, answer["epoch"], answer["seq"]
-                    return
-                await c.close()
-            except (Closed, OSError, asyncio.TimeoutError):
-                pass
-            await asyncio.sleep(0.05)  # between attempts: a retry pace, not a wait for an event
+    join_timeout = 15
+
+    def candidates(self):
+        return [n for n in self.cluster.nodes if n.alive() and n not in self.paused]
 
 
 class PinnedWriter:

@@ -10,11 +10,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import Server
-from meridian_client import Client, pair, run, snapshot, members
-
-
-def pin(id="pin", lat=10.0, lon=20.0, **fields):
-    return {"type": "point", "id": id, "coordinate": {"latitude": lat, "longitude": lon}, "draggable": True, **fields}
+from meridian_client import Client, pair, paired, pin, run, snapshot, members
 
 
 class Revisions:
@@ -36,8 +32,7 @@ class Revisions:
 
 def test_revisions_in_the_welcome_and_in_events(server, session_id):
     async def scenario():
-        alice, bob = await pair(server.url, session_id)
-        try:
+        async with paired(server.url, session_id) as (alice, bob):
             ack, events = await alice.ok({"type": "annotation.add", "annotation": pin()})
             added = events[0]
             assert added["annotation"]["revision"] == added["seq"] == ack["seq"], added
@@ -66,17 +61,13 @@ def test_revisions_in_the_welcome_and_in_events(server, session_id):
                 assert a["revision"] == ending["seq"] and a["coordinate"] == {"latitude": 12, "longitude": 22}, a
             finally:
                 await carol.close()
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
 
 
 def test_a_stale_conditional_update_is_refused_with_the_current_annotation(server, session_id):
     async def scenario():
-        alice, bob = await pair(server.url, session_id)
-        try:
+        async with paired(server.url, session_id) as (alice, bob):
             _, events = await alice.ok({"type": "annotation.add", "annotation": pin(title="Berth 4")})
             seen = events[0]["annotation"]["revision"]
             await bob.until(lambda m: m["type"] == "annotation.added")
@@ -98,17 +89,13 @@ def test_a_stale_conditional_update_is_refused_with_the_current_annotation(serve
             # Knowing theirs, Bob's edit goes through.
             _, events = await bob.ok({"type": "annotation.update", "id": "pin", "changes": {"title": "Berth 6"}, "ifRevision": error["revision"]})
             assert events[0]["annotation"]["title"] == "Berth 6"
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
 
 
 def test_conditional_remove_and_drag_start(server, session_id):
     async def scenario():
-        alice, bob = await pair(server.url, session_id)
-        try:
+        async with paired(server.url, session_id) as (alice, bob):
             _, events = await alice.ok({"type": "annotation.add", "annotation": pin()})
             first = events[0]["annotation"]["revision"]
             await alice.ok({"type": "drag", "id": "pin", "state": "starting", "ifRevision": first})
@@ -129,9 +116,6 @@ def test_conditional_remove_and_drag_start(server, session_id):
             await bob.ok({"type": "drag", "id": "pin", "state": "canceling"})
             _, events = await bob.ok({"type": "annotation.remove", "id": "pin", "ifRevision": moved})
             assert events[-1] == {"type": "annotation.removed", "seq": events[-1]["seq"], "id": "pin"}
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
 

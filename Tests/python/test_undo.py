@@ -6,11 +6,7 @@ the winner's drag, and a history survives a reconnect and a restart."""
 import tempfile
 
 from conftest import Server
-from meridian_client import Client, pair, run, snapshot
-
-
-def pin(id="pin", lat=10.0, lon=20.0, **fields):
-    return {"type": "point", "id": id, "coordinate": {"latitude": lat, "longitude": lon}, "draggable": True, **fields}
+from meridian_client import Client, pair, paired, pin, run, snapshot
 
 
 def titles(snap):
@@ -19,8 +15,7 @@ def titles(snap):
 
 def test_undo_and_redo_are_changes_everyone_sees_in_order(server, session_id):
     async def scenario():
-        alice, bob = await pair(server.url, session_id)
-        try:
+        async with paired(server.url, session_id) as (alice, bob):
             await alice.ok({"type": "annotation.add", "annotation": pin(title="Berth 4")})
             await alice.ok({"type": "annotation.update", "id": "pin", "changes": {"title": "Berth 5"}})
             ack, events = await alice.ok({"type": "undo"})
@@ -44,17 +39,13 @@ def test_undo_and_redo_are_changes_everyone_sees_in_order(server, session_id):
             _, events = await alice.ok({"type": "redo"})
             assert [e["type"] for e in events] == ["change.redone", "annotation.added"], events
             assert titles(await snapshot(server.url, session_id)) == {"pin": "Berth 4"}
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
 
 
 def test_nobody_undoes_anyone_elses_change(server, session_id):
     async def scenario():
-        alice, bob = await pair(server.url, session_id)
-        try:
+        async with paired(server.url, session_id) as (alice, bob):
             await alice.ok({"type": "annotation.add", "annotation": pin("a", title="Alice's")})
             error, _ = await bob.request({"type": "undo"})
             assert error["type"] == "error" and error["code"] == "not_found" and "undo" in error["message"], error
@@ -72,17 +63,13 @@ def test_nobody_undoes_anyone_elses_change(server, session_id):
             # Bob undoes his own change: Alice's rename comes back.
             await bob.ok({"type": "undo"})
             assert titles(await snapshot(server.url, session_id)) == {"a": "Alice's, renamed"}
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
 
 
 def test_the_loser_of_a_drag_race_cannot_undo_the_winners_drag(server, session_id):
     async def scenario():
-        alice, bob = await pair(server.url, session_id)
-        try:
+        async with paired(server.url, session_id) as (alice, bob):
             await alice.ok({"type": "annotation.add", "annotation": pin("boat", 10, 20)})
             # Both start at once; the exclusive policy gives it to one of them.
             ra = await alice.send({"type": "drag", "id": "boat", "state": "starting"})
@@ -111,9 +98,6 @@ def test_the_loser_of_a_drag_race_cannot_undo_the_winners_drag(server, session_i
             _, events = await winner.ok({"type": "undo"})
             assert events[0]["type"] == "change.undone" and events[0]["change"] == "drag", events
             assert events[1]["annotation"]["coordinate"] == {"latitude": 10, "longitude": 20}, events
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
 
