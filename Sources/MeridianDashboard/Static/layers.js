@@ -9,8 +9,12 @@ import { drawClusters } from "/dashboard/clusters.js";
 import { contrast } from "/dashboard/colors.js";
 import { TIER } from "/dashboard/labels.js";
 
+/// The opacity of an annotation the annotation filter leaves out.
+const FILTERED_OUT = 0.2;
+
 /// `view` gives: state() (live or replayed), clusters() (the clusters to draw, or null),
 /// name(id), colorOf(id), refused(id), matches(participant) (the participant filter),
+/// annotationMatches(annotation) (the annotation filter: the rest is drawn faded and untitled),
 /// inspected(), hovered(), shown(layer) (the legend's layer switches), labels, px(size),
 /// markerScale(), theme() ({labelBg, labelText, tint, panel, muted, line}), stale() (the
 /// connection is lost: what is live (viewports, locations, selections, drags, the shared camera
@@ -48,19 +52,19 @@ export function createLayers(view) {
     }
   }
 
-  function drawShape(m, ctx, a, state) {
+  function drawShape(m, ctx, a, state, fade = 1) {
     const stroke = a.strokeColor ?? tint(state);
     const land = m.lastColors?.land ?? "#808080";
     if (contrast(stroke, land) < 1.6) {
       // A stroke close to the land's colour (white on light land): a thin casing in the ink under it.
       tracePath(m, ctx, a);
-      ctx.globalAlpha = 0.7 * (a.alpha ?? 1);
+      ctx.globalAlpha = 0.7 * (a.alpha ?? 1) * fade;
       ctx.strokeStyle = view.theme().labelText;
       ctx.lineWidth = (a.type === "polygon" ? 2 : a.lineWidth ?? 3) + 2;
       ctx.lineJoin = "round";
       ctx.stroke();
     }
-    ctx.globalAlpha = a.alpha ?? 1;
+    ctx.globalAlpha = (a.alpha ?? 1) * fade;
     tracePath(m, ctx, a);
     if (a.type === "polygon") {
       ctx.fillStyle = a.fillColor ?? tint(state);
@@ -85,7 +89,7 @@ export function createLayers(view) {
     return true;
   }
 
-  function drawPoint(m, ctx, a, state, refused, titled) {
+  function drawPoint(m, ctx, a, state, refused, titled, fade = 1) {
     const p = m.toScreen(a.coordinate.latitude, a.coordinate.longitude);
     if (p.x < -40 || p.y < -40 || p.x > m.width + 40 || p.y > m.height + 40) return false;
     const k = view.markerScale();
@@ -115,6 +119,7 @@ export function createLayers(view) {
       ctx.stroke();
     }
     const color = a.enabled === false ? "#7b8794" : tint(state);
+    ctx.globalAlpha = fade;
     ctx.save();
     ctx.translate(x, y);
     ctx.scale(k, k);
@@ -152,6 +157,7 @@ export function createLayers(view) {
       ctx.fill();
     }
     ctx.restore();
+    ctx.globalAlpha = 1;
     if (a.title && titled) requestTitle(a, x, y - 12 * k, 14 * k, state);
     return true;
   }
@@ -175,17 +181,21 @@ export function createLayers(view) {
     const titled = state.annotations.size <= 3000 && view.shown("labels");
     const drawn = [];
     for (const a of stacking(state)) {
+      const fade = view.annotationMatches(a) ? 1 : FILTERED_OUT;
+      const inspected = view.inspected() === a.id;
       if (a.type !== "point") {
-        drawShape(m, ctx, a, state);
+        drawShape(m, ctx, a, state, fade);
         drawn.push(a.id);
-        if (a.title && titled) {
+        if (a.title && titled && (fade === 1 || inspected)) {
           const c = a.coordinates[0];
           const p = m.toScreen(c.latitude, c.longitude);
           if (p.x > -50 && p.y > -50 && p.x < m.width + 50 && p.y < m.height + 50) requestTitle(a, p.x, p.y, 8, state);
         }
-      } else if (dense && !state.drags.has(a.id) && !view.refused(a.id) && view.inspected() !== a.id) {
+      } else if (dense && !state.drags.has(a.id) && !view.refused(a.id) && !inspected) {
+        ctx.globalAlpha = fade;
         if (drawDot(m, ctx, a, state)) drawn.push(a.id);
-      } else if (drawPoint(m, ctx, a, state, view.refused(a.id), titled || view.inspected() === a.id || selected.has(a.id))) drawn.push(a.id);
+        ctx.globalAlpha = 1;
+      } else if (drawPoint(m, ctx, a, state, view.refused(a.id), (fade === 1 && (titled || selected.has(a.id))) || inspected, fade)) drawn.push(a.id);
     }
     output.drawn = drawn;
   }
@@ -244,7 +254,7 @@ export function createLayers(view) {
         }
         ctx.setLineDash([]);
         ctx.globalAlpha = 1;
-        drawShape(m, ctx, a, state);
+        drawShape(m, ctx, a, state, view.annotationMatches(a) ? 1 : FILTERED_OUT);
         ctx.globalAlpha = liveAlpha();
       }
     }

@@ -124,8 +124,10 @@ export function showOverview(url) {
       spark.setAttribute("aria-label", `messages per second over the last ${values.length} s, up to ${Math.max(0, ...values).toFixed(1)}`);
       spark.title = `last ${values.length} s, up to ${Math.max(0, ...values).toFixed(1)} messages/s`;
       const names = s.names ?? [];
-      // One line: the count, the first names as fit, and "+N" opening the whole list (the row keeps its height).
-      const inline = names.slice(0, 3);
+      // One line: the count, the first names as fit (those the search matches first, marked), and "+N"
+      // opening the whole list (the row keeps its height).
+      const found = query ? names.filter((n) => n.toLowerCase().includes(query.toLowerCase())) : [];
+      const inline = [...found, ...names.filter((n) => !found.includes(n))].slice(0, 3);
       const rest = s.participants - inline.length;
       const list = rest > 0 ? el("details", { className: "more", open: opened.has(s.session) },
         el("summary", { title: "everyone in the session" }, `+${rest}`),
@@ -135,7 +137,8 @@ export function showOverview(url) {
         el("td", { title: s.session }, el("a", { href: `/dashboard/?session=${encodeURIComponent(s.session)}${location.hash}` }, s.session),
           s.node ? el("small", { className: "node", title: "the cluster node that owns the session" }, `on ${s.node}`) : ""),
         el("td", { className: "names" }, el("div", { className: "line" }, el("strong", { className: "n" }, String(s.participants)),
-          inline.length ? el("span", { className: "who", title: names.join(", ") }, inline.join(", ")) : "", list)),
+          inline.length ? el("span", { className: "who", title: names.join(", ") },
+            ...inline.flatMap((n, i) => [i ? ", " : "", found.includes(n) ? el("mark", {}, n) : n])) : "", list)),
         el("td", {}, String(s.dashboards)), el("td", {}, String(s.annotations)),
         el("td", { className: s.drags > 0 ? "busy" : "" }, String(s.drags)),
         el("td", { className: "rate" }, rate(s.messagesPerSecond)), el("td", {}, spark),

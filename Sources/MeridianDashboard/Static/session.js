@@ -116,13 +116,15 @@ export function showSession(url, sessionID, config, basemap) {
   }
 
   const matchesFilter = (p) => !peopleFilter || `${p.name} ${p.role}`.toLowerCase().includes(peopleFilter);
+  let annotationFilter = "";
+  const annotationMatches = (a) => !annotationFilter || `${a.id} ${a.title ?? ""} ${a.kind ?? ""}`.toLowerCase().includes(annotationFilter);
 
   const labels = new Labels();
   const clustersShown = () => (replay.active ? null : live.clusters?.clusters ?? null);
   // The legend's switches: which layers the map draws (the viewports' fill is off by default).
   const layerShown = { viewports: true, viewportFill: false, locations: true, selections: true, labels: true, sharedCamera: true, callout: true };
   const layers = createLayers({
-    state: shown, clusters: clustersShown, name, colorOf, refused: isRefused, matches: matchesFilter, inspected: () => inspected,
+    state: shown, clusters: clustersShown, name, colorOf, refused: isRefused, matches: matchesFilter, annotationMatches, inspected: () => inspected,
     hovered: () => hovered, shown: (layer) => layerShown[layer] !== false, stale,
     labels, px, markerScale: () => parseFloat(px(16)) / 16, theme, reducedMotion,
   });
@@ -256,6 +258,29 @@ export function showSession(url, sessionID, config, basemap) {
     peopleList.update(matching);
   }
 
+  /// A participant filter that matches some of the participants brings them into view when one
+  /// of them is out of it: one participant's view as a click on their row does, several people's
+  /// views and locations together.
+  function revealMatchingPeople() {
+    const people = [...shown().participants.values()];
+    const matching = people.filter(matchesFilter);
+    if (!peopleFilter || !matching.length || matching.length === people.length || !map.width) return;
+    const where = matching.flatMap((p) => [p.camera?.center, p.location?.coordinate]).filter(Boolean);
+    const inView = where.every((c) => {
+      const s = map.toScreen(c.latitude, c.longitude);
+      return s.x >= 0 && s.x <= map.width && s.y >= 0 && s.y <= map.height;
+    });
+    if (!where.length || inView) return;
+    if (matching.length === 1) { zoomToParticipant(matching[0].id); return; }
+    setAutoFit(false);
+    followShared = false;
+    $("follow-shared").setAttribute("aria-pressed", "false");
+    map.fit(matching.flatMap((p) => [
+      ...(p.camera && p.viewport ? viewportCorners(p.camera, p.viewport).map((c) => unproject(c.x, c.y)) : p.camera ? [p.camera.center] : []),
+      ...(p.location ? [p.location.coordinate] : []),
+    ]), 0.9);
+  }
+
   function zoomToParticipant(pid) {
     const p = shown().participants.get(pid);
     if (!p) return;
@@ -350,16 +375,17 @@ export function showSession(url, sessionID, config, basemap) {
   let listed = 0;
   function renderAnnotationList() {
     const state = shown();
-    const query = $("annotation-filter").value.trim().toLowerCase();
+    const query = annotationFilter;
     const key = `${state === live ? "live" : "replay"}|${query}|${layers.stacking(state).length}|${state.seq}|${clustersShown()?.length}|${mapInterest.mode}`;
     if (key === listKey) return;
     listKey = key;
     const all = layers.stacking(state);
-    const matching = query ? all.filter((a) => `${a.id} ${a.title ?? ""} ${a.kind ?? ""}`.toLowerCase().includes(query)) : all;
+    const matching = query ? all.filter(annotationMatches) : all;
     const clusters = clustersShown();
     const inClusters = clusters ? clusters.reduce((n, c) => n + c.count, 0) : 0;
+    const of = query ? `${matching.length} of ` : "";
     $("annotation-count").textContent = clusters ? `(${inClusters.toLocaleString("en")} here, in clusters)`
-      : state === live && mapInterest.mode === "viewport" ? `(${all.length} around the view)` : `(${all.length})`;
+      : state === live && mapInterest.mode === "viewport" ? `(${of}${all.length} around the view)` : `(${of}${all.length})`;
     annotationList.update(clusters ? [] : matching);
     listed = clusters ? 0 : matching.length;
     const more = $("annotation-more");
@@ -426,8 +452,7 @@ export function showSession(url, sessionID, config, basemap) {
     rowHeight: rowHeight(1.5), maxRows: 14, key: (item) => item.key, variable: true,
     render: ({ item, parts }) => {
       const m = item.event;
-      const until = replay.active && replay.result ? replay.result.time : Infinity;
-      return el("li", { className: `t-${m.type.replace(".", "-")}${item.time > until ? " replayed" : ""}` },
+      return el("li", { className: `t-${m.type.replace(".", "-")}` },
         el("time", { dateTime: new Date(item.time).toISOString() }, clock(item.time)),
         el("span", { className: "seq" }, m.transient ? "·" : String(m.seq ?? "")),
         ...parts.map((part) => (typeof part === "string" ? part : el("span", { className: part.kind }, part.text))));
@@ -435,21 +460,28 @@ export function showSession(url, sessionID, config, basemap) {
   });
 
   let feedKey = null;
+  /// The feed, newest first; while replaying, up to the replayed time, what came later held back until Live.
   function renderFeed() {
     renderFeedFilters();
     const who = $("feed-participant").value, group = $("feed-type").value;
     const key = `${history.items.length}|${history.items.at(-1)?.time}|${who}|${group}|${replay.active ? Math.floor(replay.result?.time ?? 0) : "live"}`;
     if (key === feedKey) return;
     feedKey = key;
+    const until = replay.active && replay.result ? replay.result.time : Infinity;
     const shownItems = [];
+    let held = 0;
     for (let i = history.items.length - 1; i >= 0 && shownItems.length < FEED_LIMIT; i--) {
       const item = history.items[i];
       const m = item.event;
       if (group === "" && ownCamera(m)) continue;
       if (group && group !== "everything" && eventGroup(m) !== group) continue;
       if (who && !eventParticipants(m).includes(who)) continue;
+      if (item.time > until) { held += 1; continue; }
       shownItems.push(item);
     }
+    const note = $("feed-replay");
+    note.hidden = !replay.active;
+    note.textContent = replay.active ? `Replay: events up to ${clock(until)}; ${held} later event${held === 1 ? "" : "s"} held back until Live.` : "";
     feedList.update(shownItems.map((item) => ({ item, parts: describeParts(item.event, name, title), key: item.id })));
     published.feed = shownItems.slice(0, 50).map((item) => ({ time: item.time, type: item.event.type, seq: item.event.seq ?? null,
       text: describeEvent(item.event, name, title) }));
@@ -458,6 +490,7 @@ export function showSession(url, sessionID, config, basemap) {
   // MARK: replay
 
   function replayControls() {
+    headerStatus();
     const range = history.range();
     const slider = $("replay-time");
     const missing = client.status === "no-session";
@@ -482,6 +515,19 @@ export function showSession(url, sessionID, config, basemap) {
       : `Live. The log goes back to ${clock(range.min)}: move the slider or Play to replay.`;
     $("replaying").hidden = !replay.active;
     $("replaying").textContent = replay.active ? `Replay · ${clock(t)} · ${replay.speed}×` : "";
+  }
+
+  /// The header says what the page shows: the connection's status live, the replayed time while replaying.
+  let headerShows = null;
+  function headerStatus() {
+    const replayed = replay.active ? `replay · ${clock(replay.result.time)}` : null;
+    if (headerShows === `${client.status}|${replayed}`) return;
+    headerShows = `${client.status}|${replayed}`;
+    setStatus(client.status);
+    const status = $("status");
+    status.dataset.replay = String(replay.active);
+    status.title = replay.active ? `Replaying the event log; the connection is ${client.status}` : "";
+    if (replayed) status.textContent = replayed;
   }
 
   function replayTo(time) {
@@ -572,12 +618,19 @@ export function showSession(url, sessionID, config, basemap) {
   }
 
   /// The map's buttons: nothing to fit or follow without a session; Follow shared camera
-  /// only while there is one; Follow all pressed while the map keeps everything in view.
+  /// only while there is one; Follow all pressed while the map keeps everything in view,
+  /// and saying what that is.
   function mapControls() {
     const missing = client.status === "no-session" || !live.settings;
     $("fit").disabled = missing;
     $("follow-all").disabled = missing;
     $("follow-all").setAttribute("aria-pressed", String(autoFit && !missing));
+    const people = shown().participants.size;
+    const scope = `annotations and ${people} participant${people === 1 ? "" : "s"}`;
+    if ($("follow-all-scope").textContent !== scope) {
+      $("follow-all-scope").textContent = scope;
+      $("follow-all").title = `Keep the ${scope} in view (where each participant is: the centre of their view, their location); panning or zooming turns it off`;
+    }
     $("follow-shared").disabled = missing || (!live.sharedCamera && !followShared);
   }
 
@@ -650,9 +703,9 @@ export function showSession(url, sessionID, config, basemap) {
   client.addEventListener("status", (e) => {
     if (e.detail === "live") staleSince = null;
     else if (staleSince === null && timing.welcomes > 0) staleSince = Date.now();
-    setStatus(e.detail);
     $("offline").textContent = staleSince === null ? "Disconnected — reconnecting…"
       : `Disconnected at ${clock(staleSince)} — showing the session as it was then; reconnecting…`;
+    headerStatus();
     showMissing(e.detail === "no-session");
     if (e.detail === "no-session") release(); // the world, with the notice over it
     refresh();
@@ -789,10 +842,10 @@ export function showSession(url, sessionID, config, basemap) {
     const clusters = clustersShown();
     if (clusters) for (const c of clusters) coords.push(...clusterCell(c, live.clusters.view.zoom));
     if (state === live && mapInterest.mode === "viewport") for (const box of shapeExtents.values()) coords.push(...box);
+    // Participants by where they are (their cameras' centres and their locations), not by all
+    // they see: one zoomed out to a continent does not shrink the session to a dot.
     for (const p of state.participants.values()) {
-      if (p.camera && p.viewport) {
-        for (const c of viewportCorners(p.camera, p.viewport)) coords.push(unproject(c.x, c.y));
-      } else if (p.camera) coords.push(p.camera.center);
+      if (p.camera) coords.push(p.camera.center);
       if (p.location) coords.push(p.location.coordinate);
     }
     if (onlyWhenNeeded && map.width && coords.length) {
@@ -826,8 +879,8 @@ export function showSession(url, sessionID, config, basemap) {
     if (followShared) setAutoFit(false);
     if (followShared && live.sharedCamera) followCamera();
   });
-  $("people-filter").addEventListener("input", (e) => { peopleFilter = e.target.value.trim().toLowerCase(); refresh(); });
-  $("annotation-filter").addEventListener("input", () => refresh());
+  $("people-filter").addEventListener("input", (e) => { peopleFilter = e.target.value.trim().toLowerCase(); revealMatchingPeople(); refresh(); });
+  $("annotation-filter").addEventListener("input", (e) => { annotationFilter = e.target.value.trim().toLowerCase(); refresh(); });
   $("feed-participant").addEventListener("change", () => refresh());
   $("feed-type").addEventListener("change", () => refresh());
   $("inspector-close").addEventListener("click", () => { inspect(null); $("map").focus(); });
