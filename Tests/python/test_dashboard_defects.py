@@ -4,7 +4,8 @@ that created the session it looked at, crowds of moving participants, the callou
 after a restart, and the overview's figures while disconnected; then those of the
 session view of a busy session: an inspector opened out of sight, feed lines cut
 short, drags shown as live after a disconnect, History hundreds of Tab presses
-away, and participants' colours that change with the theme."""
+away, participants' colours that change with the theme, and light-theme colours
+near black."""
 
 import asyncio
 import itertools
@@ -540,4 +541,26 @@ def test_a_participant_keeps_their_colour_in_both_themes(busy, page):
         if min(dark_chroma, light_chroma) < 10 or hue_difference(dark_hue, light_hue) > 15:
             changed.append((who, seen["dark"][who], seen["light"][who], round(hue_difference(dark_hue, light_hue))))
     assert changed == [], f"{len(changed)} of {len(seen['dark'])} change colour with the theme: {changed}"
+    assert page.console_errors() == []
+
+
+def test_light_theme_colours_are_plain_colours_none_near_black(busy, page):
+    """On the light map each participant's colour is a plain colour, not near black or grey
+    (CIE L* and chroma at least 30): the busy session's, and those of 40 people from the page's
+    own function (how far apart they are: test_dashboard_busy.py)."""
+    server, _ = busy
+    open_busy(page, server)
+    emulate(page, prefers_color_scheme="light")
+    water = page.js("return getComputedStyle(document.documentElement).getPropertyValue('--map-water').trim()")
+    land = page.js("return getComputedStyle(document.documentElement).getPropertyValue('--map-land').trim()")
+    s = page.wait(lambda s: s["theme"] == "light" and s["settled"] and s["mapBackground"] == water, "the map in the light theme")
+    colours = {p["name"]: p["color"] for p in s["participants"]}
+    many = page.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "import('/dashboard/colors.js').then((m) => done(Object.fromEntries(m.displayColors(Array.from({length: 40}, (_, i) =>"
+        " ({id: 'x' + i, color: arguments[0][i % 20]})), [arguments[1], arguments[2]]))))", COLORS, water, land)
+    lch = {who: (lab(c)[0], math.hypot(*lab(c)[1:])) for who, c in {**colours, **many}.items()}
+    dark = {who: (c, *map(round, lch[who])) for who, c in {**colours, **many}.items() if min(lch[who]) < 30}
+    assert dark == {}, f"{len(dark)} colours near black or grey (L*, chroma): {dark}"
+    page.screenshot("colours-light-plain")
     assert page.console_errors() == []

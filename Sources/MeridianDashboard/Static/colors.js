@@ -103,18 +103,23 @@ export function hueOf(color) {
 }
 
 /// Participants' colours: 24 pairs, one per palette place, [on the dark map, on the light map].
-/// The two of a pair have one hue (OKLCH; within 6° in CIE LCh) and both a plain colour
-/// (chroma at least 18), each at least 3:1 contrast with its theme's water and land; any two
-/// of one theme differ by at least 20 (CIEDE2000). Found once by a search (simulated annealing
-/// over each pair's hue and its two lightnesses and chromas) against the theme colours of
-/// dashboard.css.
+/// The two of a pair have one hue (within 5° in CIE LCh), each at least 3:1 contrast with its
+/// theme's water and land; the dark map's have chroma at least 18, the light map's L* and
+/// chroma at least LIGHT_FLOOR's (plain colours, none near black). Any two of the dark theme
+/// differ by at least 20 (CIEDE2000), of the light theme by at least 16.5: about the most its
+/// narrower band allows (from L* 30 to 3:1 contrast with the light map, about L* 57). Found
+/// once by a search (simulated annealing over each pair's hue and its two lightnesses and
+/// chromas) against the theme colours of dashboard.css.
 export const PALETTE = [
-  ["#00ddc3", "#009a86"], ["#83799f", "#534b69"], ["#f283ff", "#2c0032"], ["#8b8700", "#908b00"], ["#b36e00", "#bb7400"],
-  ["#9649ff", "#7900e0"], ["#fff0cf", "#6c5300"], ["#a7afff", "#7f84a4"], ["#00b3ff", "#00273d"], ["#ff86a0", "#f10067"],
-  ["#ffae8b", "#863100"], ["#bbeeff", "#0092b4"], ["#a1ad8d", "#697558"], ["#ed0048", "#550014"], ["#e6b240", "#2d1e00"],
-  ["#00919e", "#005e66"], ["#ffdcfd", "#bb5abb"], ["#ff4900", "#e7450f"], ["#baffac", "#105300"], ["#00c200", "#009f00"],
-  ["#0978fe", "#005bc8"], ["#e400a1", "#940066"], ["#a2776d", "#926b62"], ["#00976b", "#002417"],
+  ["#00ca8f", "#005233"], ["#7ffffa", "#007972"], ["#017ede", "#008afa"], ["#e31900", "#f7001b"], ["#007f91", "#0196af"],
+  ["#7054ff", "#8c73ff"], ["#a27c6e", "#8f1200"], ["#e4005a", "#ae0048"], ["#01ff00", "#037700"], ["#e7ae00", "#b38000"],
+  ["#ffe1ff", "#f300e9"], ["#ff7a04", "#df6500"], ["#a5abff", "#013fa5"], ["#01c3ff", "#00688e"], ["#fcffdb", "#404c00"],
+  ["#ff81ff", "#946894"], ["#008452", "#009d67"], ["#80a400", "#729500"], ["#ff8a9d", "#ff337a"], ["#d101b7", "#84007c"],
+  ["#7a6d8d", "#7f00fe"], ["#986a00", "#643f00"], ["#ffcaae", "#986249"], ["#fdff00", "#7b733f"],
 ];
+
+/// The least CIE L* and chroma of a participant's colour on the light map.
+export const LIGHT_FLOOR = { lightness: 30, chroma: 30 };
 
 /// The palette of one theme, in the order of PALETTE.
 export const PALETTES = { dark: PALETTE.map((pair) => pair[0]), light: PALETTE.map((pair) => pair[1]) };
@@ -123,7 +128,8 @@ export const PALETTES = { dark: PALETTE.map((pair) => pair[0]), light: PALETTE.m
 const THEMES = { dark: ["#0d1b2a", "#1b2b3f"], light: ["#e6eff8", "#f3f1ea"] };
 
 /// Hue `h` at chroma 60 as light (dark backgrounds) or dark (light ones) as needed for 3:1
-/// contrast with `backgrounds`, starting from step `k`'s lightness.
+/// contrast with `backgrounds`, starting from step `k`'s lightness (on light backgrounds L* 34
+/// or more), and lighter where the hue's gamut has less than LIGHT_FLOOR's chroma there.
 function shade(h, k, backgrounds) {
   const key = `${h.toFixed(3)}|${k % 3}|${backgrounds.join()}`;
   let c = shades.get(key);
@@ -137,10 +143,15 @@ const shades = new Map(); // shade()'s answers: the colours are worked out again
 
 function shadeOf(h, k, backgrounds) {
   const dark = backgrounds.every((b) => luminance(parseHex(b)) < 0.25);
-  let L = dark ? [72, 82, 62][k % 3] : [40, 30, 48][k % 3];
+  const clear = (c) => backgrounds.every((b) => contrast(c, b) >= 3);
+  let L = dark ? [72, 82, 62][k % 3] : [42, 34, 50][k % 3];
   let c = fromLch(L, 60, h);
-  while (!backgrounds.every((b) => contrast(c, b) >= 3) && L > 0 && L < 100) {
+  while (!clear(c) && L > 0 && L < 100) {
     L += dark ? 2 : -2;
+    c = fromLch(L, 60, h);
+  }
+  while (!dark && hueOf(c).chroma < LIGHT_FLOOR.chroma && clear(fromLch(L + 2, 60, h))) {
+    L += 2;
     c = fromLch(L, 60, h);
   }
   return c;
