@@ -24,6 +24,14 @@ export class Labels {
     this.requests = [];
     this.placed = [];
     this.previous = new Map(); // key -> offset index placed on the last frame
+    this.widths = new Map(); // text -> its width in `widthsFont` (the same titles are measured frame after frame)
+    this.widthsFont = null;
+  }
+
+  width(ctx, text) {
+    let w = this.widths.get(text);
+    if (w === undefined) { w = ctx.measureText(text).width; this.widths.set(text, w); }
+    return w;
   }
 
   /// A label for `text` near (x, y); `gap` keeps it clear of the mark itself. `kind`
@@ -38,6 +46,7 @@ export class Labels {
   /// kept free. Returns the placed labels {text, key, kind, x, y, w, h}.
   draw(ctx, { width, height, font, background, foreground, border, blocked = [] }) {
     ctx.font = font;
+    if (this.widthsFont !== font || this.widths.size > 5000) { this.widths.clear(); this.widthsFont = font; }
     const size = parseFloat(font.match(/(\d+(?:\.\d+)?)px/)[1]);
     const h = Math.round(size + 6);
     const taken = [...blocked];
@@ -72,7 +81,7 @@ export class Labels {
       const order = last === undefined ? OFFSETS.map((_, i) => i) : [last, ...OFFSETS.map((_, i) => i).filter((i) => i !== last)];
       let done = false;
       for (const r of entry.list) {
-        const w = Math.ceil(ctx.measureText(r.text).width + 10);
+        const w = Math.ceil(this.width(ctx, r.text) + 10);
         for (const i of order) {
           const [dx, dy] = OFFSETS[i];
           const x = dx === 0 ? r.x - w / 2 : dx > 0 ? r.x + r.gap : r.x - r.gap - w;
@@ -100,6 +109,18 @@ export class Labels {
   }
 }
 
+/// White or ink, whichever reads better on `fill` (labels of the same colours are drawn frame after frame).
+const inks = new Map();
+function inkOn(fill) {
+  let ink = inks.get(fill);
+  if (ink === undefined) {
+    ink = contrast(fill, "#ffffff") >= contrast(fill, "#0b1320") ? "#ffffff" : "#0b1320";
+    if (inks.size > 1000) inks.clear();
+    inks.set(fill, ink);
+  }
+  return ink;
+}
+
 /// A participant's label (or a drag's, in the dragger's colour): a pill in their colour, its text in whichever of white and ink
 /// reads better on it. An annotation's: a box in the theme's label colours, outlined.
 function drawLabel(ctx, r, box, { background, foreground, border }) {
@@ -110,7 +131,7 @@ function drawLabel(ctx, r, box, { background, foreground, border }) {
     ctx.roundRect(box.x, box.y, box.w, box.h, box.h / 2);
     ctx.fillStyle = fill;
     ctx.fill();
-    ctx.fillStyle = contrast(fill, "#ffffff") >= contrast(fill, "#0b1320") ? "#ffffff" : "#0b1320";
+    ctx.fillStyle = inkOn(fill);
   } else {
     ctx.rect(box.x + 0.5, box.y + 0.5, box.w - 1, box.h - 1);
     ctx.fillStyle = background;

@@ -4,13 +4,15 @@
 // own colours on top of them. Labels are requested from every layer and placed at the
 // end without overlaps, by priority and stable from frame to frame (labels.js).
 
-import { viewportCorners } from "/dashboard/map.js";
+import { bitmapOf, offscreenCanvas, viewportCorners } from "/dashboard/map.js";
 import { drawClusters } from "/dashboard/clusters.js";
 import { contrast } from "/dashboard/colors.js";
 import { TIER } from "/dashboard/labels.js";
 
 /// The opacity of an annotation the annotation filter leaves out.
 const FILTERED_OUT = 0.2;
+/// The default pin's box (marker units): its tip at (x, y), its outline's stroke inside.
+const PIN = { x: 12, y: 31, width: 24, height: 33 };
 
 /// `view` gives: state() (live or replayed), clusters() (the clusters to draw, or null),
 /// name(id), colorOf(id), refused(id), matches(participant) (the participant filter),
@@ -89,10 +91,9 @@ export function createLayers(view) {
     return true;
   }
 
-  function drawPoint(m, ctx, a, state, refused, titled, fade = 1) {
+  function drawPoint(m, ctx, a, state, refused, titled, fade = 1, k = view.markerScale()) {
     const p = m.toScreen(a.coordinate.latitude, a.coordinate.longitude);
     if (p.x < -40 || p.y < -40 || p.x > m.width + 40 || p.y > m.height + 40) return false;
-    const k = view.markerScale();
     const x = p.x + (a.centerOffset?.dx ?? 0), y = p.y + (a.centerOffset?.dy ?? 0);
     const drags = state.drags.get(a.id);
     if (drags) {
@@ -120,11 +121,16 @@ export function createLayers(view) {
     }
     const color = a.enabled === false ? "#7b8794" : tint(state);
     ctx.globalAlpha = fade;
-    ctx.save();
-    ctx.translate(x, y);
-    ctx.scale(k, k);
-    ctx.translate(-x, -y);
-    if (a.image) {
+    if (!a.image) {
+      // Default marker: a pin whose tip is on the coordinate, at whole device pixels.
+      const dpr = window.devicePixelRatio || 1;
+      const sprite = pinSprite(color, k, dpr);
+      ctx.drawImage(sprite, Math.round((x - PIN.x * k) * dpr) / dpr, Math.round((y - PIN.y * k) * dpr) / dpr, sprite.width / dpr, sprite.height / dpr);
+    } else {
+      ctx.save();
+      ctx.translate(x, y);
+      ctx.scale(k, k);
+      ctx.translate(-x, -y);
       ctx.fillStyle = "#f4f7fb";
       ctx.strokeStyle = color;
       ctx.lineWidth = 3;
@@ -139,27 +145,44 @@ export function createLayers(view) {
       ctx.fillText(a.image.slice(0, 2), x, y + 1);
       ctx.textAlign = "start";
       ctx.textBaseline = "alphabetic";
-    } else {
-      // Default marker: a pin whose tip is on the coordinate.
-      ctx.beginPath();
-      ctx.moveTo(x, y);
-      ctx.bezierCurveTo(x - 4, y - 8, x - 10, y - 12, x - 10, y - 19);
-      ctx.arc(x, y - 19, 10, Math.PI, 0);
-      ctx.bezierCurveTo(x + 10, y - 12, x + 4, y - 8, x, y);
-      ctx.fillStyle = color;
-      ctx.fill();
-      ctx.strokeStyle = "#ffffff";
-      ctx.lineWidth = 2;
-      ctx.stroke();
-      ctx.beginPath();
-      ctx.arc(x, y - 19, 3.5, 0, Math.PI * 2);
-      ctx.fillStyle = "#ffffff";
-      ctx.fill();
+      ctx.restore();
     }
-    ctx.restore();
     ctx.globalAlpha = 1;
     if (a.title && titled) requestTitle(a, x, y - 12 * k, 14 * k, state);
     return true;
+  }
+
+  /// A pin of `color` at marker scale `k` drawn once into a canvas of its own, then copied: hundreds
+  /// of pins cost a frame hundreds of copies rather than hundreds of paths.
+  const pins = new Map();
+  let lastPin = null; // {color, k, dpr, sprite}: most pins are of one colour
+  function pinSprite(color, k, dpr) {
+    if (lastPin && lastPin.color === color && lastPin.k === k && lastPin.dpr === dpr) return lastPin.sprite;
+    const key = `${color}|${k}|${dpr}`;
+    let sprite = pins.get(key);
+    if (sprite) { lastPin = { color, k, dpr, sprite }; return sprite; }
+    if (pins.size >= 64) pins.clear();
+    const c = offscreenCanvas(Math.ceil(PIN.width * k * dpr), Math.ceil(PIN.height * k * dpr)).getContext("2d");
+    c.setTransform(k * dpr, 0, 0, k * dpr, 0, 0);
+    const { x, y } = PIN;
+    c.beginPath();
+    c.moveTo(x, y);
+    c.bezierCurveTo(x - 4, y - 8, x - 10, y - 12, x - 10, y - 19);
+    c.arc(x, y - 19, 10, Math.PI, 0);
+    c.bezierCurveTo(x + 10, y - 12, x + 4, y - 8, x, y);
+    c.fillStyle = color;
+    c.fill();
+    c.strokeStyle = "#ffffff";
+    c.lineWidth = 2;
+    c.stroke();
+    c.beginPath();
+    c.arc(x, y - 19, 3.5, 0, Math.PI * 2);
+    c.fillStyle = "#ffffff";
+    c.fill();
+    sprite = bitmapOf(c.canvas);
+    pins.set(key, sprite);
+    lastPin = { color, k, dpr, sprite };
+    return sprite;
   }
 
   /// Ids selected by someone (each frame's): their titles are focus labels.
@@ -180,6 +203,7 @@ export function createLayers(view) {
     // Titles are asked for up to a few thousand annotations; the labels' budget keeps the map readable.
     const titled = state.annotations.size <= 3000 && view.shown("labels");
     const drawn = [];
+    const k = view.markerScale();
     for (const a of stacking(state)) {
       const fade = view.annotationMatches(a) ? 1 : FILTERED_OUT;
       const inspected = view.inspected() === a.id;
@@ -195,7 +219,7 @@ export function createLayers(view) {
         ctx.globalAlpha = fade;
         if (drawDot(m, ctx, a, state)) drawn.push(a.id);
         ctx.globalAlpha = 1;
-      } else if (drawPoint(m, ctx, a, state, view.refused(a.id), (fade === 1 && (titled || selected.has(a.id))) || inspected, fade)) drawn.push(a.id);
+      } else if (drawPoint(m, ctx, a, state, view.refused(a.id), (fade === 1 && (titled || selected.has(a.id))) || inspected, fade, k)) drawn.push(a.id);
     }
     output.drawn = drawn;
   }
@@ -261,24 +285,27 @@ export function createLayers(view) {
     ctx.globalAlpha = 1;
   }
 
+  /// A participant's viewport on the screen: its corners, its largest extent and its middle.
+  function viewportShape(m, p) {
+    const corners = viewportCorners(p.camera, p.viewport).map((c) => m.worldToScreen(c.x, c.y));
+    const xs = corners.map((c) => c.x), ys = corners.map((c) => c.y);
+    const span = Math.max(Math.max(...xs) - Math.min(...xs), Math.max(...ys) - Math.min(...ys));
+    return { corners, span, cx: xs.reduce((a, b) => a + b) / 4, cy: ys.reduce((a, b) => a + b) / 4 };
+  }
+
   /// Each participant's viewport as an outline in their colour (filled only when the legend's
   /// switch says so), and their location: a dot in an outlined accuracy circle, a dashed
-  /// circle alone when coarse. One label per participant: at their location, else at
-  /// their viewport's top corner.
+  /// circle alone when coarse. Under everything else, and drawn again only when its key changes.
   function presence(m, ctx) {
     const state = view.state();
-    const alpha = liveAlpha(), faded = alpha < 1;
-    output.stale = faded;
+    const alpha = liveAlpha();
     ctx.globalAlpha = alpha;
     const showViewports = view.shown("viewports"), fill = view.shown("viewportFill"), showLocations = view.shown("locations");
     for (const p of state.participants.values()) {
       if (!view.matches(p)) continue;
       const color = view.colorOf(p.id);
-      const key = `p:${p.id}`;
       if (p.camera && p.viewport && showViewports) {
-        const corners = viewportCorners(p.camera, p.viewport).map((c) => m.worldToScreen(c.x, c.y));
-        const xs = corners.map((c) => c.x), ys = corners.map((c) => c.y);
-        const span = Math.max(Math.max(...xs) - Math.min(...xs), Math.max(...ys) - Math.min(...ys));
+        const { corners, span, cx, cy } = viewportShape(m, p);
         ctx.beginPath();
         corners.forEach((c, i) => (i === 0 ? ctx.moveTo(c.x, c.y) : ctx.lineTo(c.x, c.y)));
         ctx.closePath();
@@ -291,7 +318,6 @@ export function createLayers(view) {
         ctx.strokeStyle = color;
         ctx.lineWidth = 2;
         ctx.stroke();
-        const cx = xs.reduce((a, b) => a + b) / 4, cy = ys.reduce((a, b) => a + b) / 4;
         if (span < 12) {
           // Too small to see as an outline at this zoom: a marker where it is.
           ctx.beginPath();
@@ -302,10 +328,6 @@ export function createLayers(view) {
           ctx.lineWidth = 1.5;
           ctx.stroke();
         }
-        const top = corners.reduce((a, b) => (b.y < a.y ? b : a));
-        // At its top corner, kept on the map when that corner is off it.
-        const [lx, ly] = span < 12 ? [cx, cy] : [Math.max(0, Math.min(m.width, top.x)), Math.max(0, top.y)];
-        view.labels.request(p.name, lx, ly, { key, kind: "participant", color, tier: TIER.participant, importance: 0, gap: span < 12 ? 7 : 4, faded });
       }
       if (p.location && showLocations) {
         const c = p.location.coordinate;
@@ -326,10 +348,39 @@ export function createLayers(view) {
         ctx.strokeStyle = coarse ? color : "#fff";
         ctx.lineWidth = 2;
         ctx.stroke();
-        view.labels.request(p.name, s.x, s.y, { key, kind: "participant", color, tier: TIER.participant, importance: 1, gap: 9, faded });
       }
     }
     ctx.globalAlpha = 1;
+  }
+  /// All that `presence` draws depends on (with the view, which the map adds).
+  presence.key = () => {
+    const people = [...view.state().participants.values()].filter((p) => view.matches(p))
+      .map((p) => [p.id, view.colorOf(p.id), p.camera, p.viewport, p.location]);
+    return JSON.stringify([liveAlpha(), view.shown("viewports"), view.shown("viewportFill"), view.shown("locations"), view.theme().labelBg, people]);
+  };
+
+  /// One label per participant: at their location, else at their viewport's top corner.
+  function presenceLabels(m) {
+    const state = view.state();
+    const faded = liveAlpha() < 1;
+    output.stale = faded;
+    const showViewports = view.shown("viewports"), showLocations = view.shown("locations");
+    for (const p of state.participants.values()) {
+      if (!view.matches(p)) continue;
+      const color = view.colorOf(p.id);
+      const key = `p:${p.id}`;
+      if (p.camera && p.viewport && showViewports) {
+        const { corners, span, cx, cy } = viewportShape(m, p);
+        const top = corners.reduce((a, b) => (b.y < a.y ? b : a));
+        // At its top corner, kept on the map when that corner is off it.
+        const [lx, ly] = span < 12 ? [cx, cy] : [Math.max(0, Math.min(m.width, top.x)), Math.max(0, top.y)];
+        view.labels.request(p.name, lx, ly, { key, kind: "participant", color, tier: TIER.participant, importance: 0, gap: span < 12 ? 7 : 4, faded });
+      }
+      if (p.location && showLocations) {
+        const s = m.toScreen(p.location.coordinate.latitude, p.location.coordinate.longitude);
+        view.labels.request(p.name, s.x, s.y, { key, kind: "participant", color, tier: TIER.participant, importance: 1, gap: 9, faded });
+      }
+    }
   }
 
   function sharedCamera(m, ctx) {
@@ -410,7 +461,7 @@ export function createLayers(view) {
   }
 
   return {
-    layers: [presence, annotations, clusters, selections, sharedCamera, callout, labels],
+    layers: [presence, presenceLabels, annotations, clusters, selections, sharedCamera, callout, labels],
     output,
     invalidateStacking() { sorted = null; },
     stacking,

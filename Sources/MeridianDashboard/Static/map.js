@@ -40,6 +40,18 @@ export function viewportBounds(camera, viewport) {
   };
 }
 
+/// A canvas off the page, `width` x `height` device pixels.
+export function offscreenCanvas(width, height) {
+  if (typeof OffscreenCanvas === "function") return new OffscreenCanvas(width, height);
+  return Object.assign(document.createElement("canvas"), { width, height });
+}
+
+/// What was drawn on an offscreen canvas as a bitmap, which frames copy as it is (a canvas would
+/// be copied anew each time); the canvas is left blank. Without bitmaps, the canvas itself.
+export function bitmapOf(canvas) {
+  return canvas.transferToImageBitmap ? canvas.transferToImageBitmap() : canvas;
+}
+
 /// The offline basemap (`basemap.json`, Natural Earth 1:110m): rings and lines
 /// decoded once into Web Mercator world coordinates with their bounding boxes.
 export async function loadBasemap(url = "/dashboard/basemap.json") {
@@ -80,20 +92,32 @@ export class CanvasMap {
     this.frameCount = 0; // frames drawn (not held)
     this.onUserMove = onUserMove;
     this.lastDrawMs = 0;
+    this.tileLoads = 0; // raster tiles loaded: each changes the background
+    this.frameInterval = 1000 / 30; // ms between paced frames at least
+    this.lastFrameAt = -Infinity;
     new ResizeObserver(() => { onResize(); this.invalidate(); }).observe(canvas);
     this._bindInput();
   }
 
-  /// `draw(map)` functions called in order on every frame; `animating()` asks for continuous frames.
+  /// `draw(map, ctx)` functions called in order on every frame. Leading layers with a `key(map)`
+  /// (a string that changes whenever what they draw does) are drawn with the background into a
+  /// canvas of their own, then copied while the view and their keys stay the same: frames that
+  /// change only what lies above them do not draw them again.
   setLayers(layers) { this.layers = layers; this.invalidate(); }
 
-  invalidate() {
-    if (this.dirty && this.scheduled) return;
+  /// A frame at the next animation frame; `paced`, no sooner than `frameInterval` ms after the last one.
+  invalidate({ paced = false } = {}) {
     this.dirty = true;
-    if (!this.scheduled) {
-      this.scheduled = true;
-      nextFrame(() => this._frame());
+    if (this.scheduled === true || (this.scheduled && paced)) return;
+    clearTimeout(this.pacing);
+    const wait = paced ? this.lastFrameAt + this.frameInterval - performance.now() : 0;
+    if (wait > 0) {
+      this.scheduled = "paced";
+      this.pacing = setTimeout(() => { this.scheduled = false; this.invalidate(); }, wait);
+      return;
     }
+    this.scheduled = true;
+    nextFrame(() => this._frame());
   }
 
   get scale() { return TILE * 2 ** this.view.zoom; }
@@ -157,6 +181,7 @@ export class CanvasMap {
 
   _frame() {
     this.scheduled = false;
+    this.lastFrameAt = performance.now();
     const dpr = window.devicePixelRatio || 1;
     const rect = this.canvas.getBoundingClientRect();
     this.width = rect.width;
@@ -174,8 +199,8 @@ export class CanvasMap {
       this.dirty = false;
       return;
     }
-    this._background(ctx);
-    for (const layer of this.layers) {
+    this._backdrop(ctx, dpr);
+    for (const layer of this.layers.slice(this.backdropLayers)) {
       ctx.save();
       layer(this, ctx);
       ctx.restore();
@@ -194,9 +219,43 @@ export class CanvasMap {
       coast: get("--map-coast", "#5b7896"), grid: get("--map-grid", "#1f3350") };
   }
 
-  _background(ctx) {
+  /// The background and the leading keyed layers, drawn anew only when one of them changed.
+  _backdrop(ctx, dpr) {
     const colors = this.colors;
     this.lastColors = colors;
+    let n = 0;
+    while (n < this.layers.length && this.layers[n].key) n += 1;
+    this.backdropLayers = n;
+    const key = [this.view.x, this.view.y, this.view.zoom, this.width, this.height, dpr, Object.values(colors), this.tileLoads,
+      Boolean(this.basemap), ...this.layers.slice(0, n).map((layer) => layer.key(this))].join("|");
+    if (this.backdropKey !== key) {
+      const c = this._scratch("backdrop", dpr);
+      this._background(c, colors);
+      for (const layer of this.layers.slice(0, n)) {
+        c.save();
+        layer(this, c);
+        c.restore();
+      }
+      this.backdrop?.close?.();
+      this.backdrop = bitmapOf(c.canvas);
+      this.backdropKey = key;
+    }
+    ctx.drawImage(this.backdrop, 0, 0, this.width, this.height);
+  }
+
+  /// A blank offscreen context of the map's size (device pixels, scaled to CSS pixels), one per `name`.
+  _scratch(name, dpr) {
+    const w = Math.round(this.width * dpr), h = Math.round(this.height * dpr);
+    this.scratch ??= {};
+    const c = this.scratch[name] ?? (this.scratch[name] = offscreenCanvas(w, h).getContext("2d"));
+    if (c.canvas.width !== w || c.canvas.height !== h) { c.canvas.width = w; c.canvas.height = h; }
+    c.setTransform(1, 0, 0, 1, 0, 0);
+    c.clearRect(0, 0, w, h);
+    c.setTransform(dpr, 0, 0, dpr, 0, 0);
+    return c;
+  }
+
+  _background(ctx, colors) {
     ctx.fillStyle = colors.water;
     ctx.fillRect(0, 0, this.width, this.height);
     if (this.basemap) this._basemapCached(ctx, colors);
@@ -210,15 +269,13 @@ export class CanvasMap {
     const dpr = window.devicePixelRatio || 1;
     const key = [this.view.x, this.view.y, this.view.zoom, this.width, this.height, dpr, colors.land, colors.border, colors.coast].join();
     if (this.basemapKey !== key) {
-      const canvas = this.basemapCanvas ?? (this.basemapCanvas = document.createElement("canvas"));
-      canvas.width = Math.round(this.width * dpr);
-      canvas.height = Math.round(this.height * dpr);
-      const c = canvas.getContext("2d");
-      c.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const c = this._scratch("basemap", dpr);
       this._basemap(c, colors);
+      this.basemapImage?.close?.();
+      this.basemapImage = bitmapOf(c.canvas);
       this.basemapKey = key;
     }
-    ctx.drawImage(this.basemapCanvas, 0, 0, this.width, this.height);
+    ctx.drawImage(this.basemapImage, 0, 0, this.width, this.height);
   }
 
   /// Countries filled and outlined, then coastlines; each ring drawn at the
@@ -288,7 +345,7 @@ export class CanvasMap {
         let img = this.tiles.get(url);
         if (!img) {
           img = new Image();
-          img.onload = () => this.invalidate();
+          img.onload = () => { this.tileLoads += 1; this.invalidate(); };
           img.src = url;
           this.tiles.set(url, img);
         }

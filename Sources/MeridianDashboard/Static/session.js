@@ -15,7 +15,7 @@ import { SessionHistory, describeEvent, describeParts, eventGroup, eventParticip
 import { hitTest, renderInspector } from "/dashboard/inspector.js";
 import { CLUSTER_BELOW, MapInterest } from "/dashboard/interest.js";
 import { clusterAt, clusterCell, worldTotal } from "/dashboard/clusters.js";
-import { $, el, setStatus, clock, reducedMotion, VirtualList, collapsible, nextFrame } from "/dashboard/ui.js";
+import { $, el, setStatus, clock, reducedMotion, VirtualList, collapsible, nextFrame, setText, assign } from "/dashboard/ui.js";
 
 const FEED_LIMIT = 5000;
 /// Below this zoom the offline basemap (Natural Earth 1:110m) still says something.
@@ -86,7 +86,16 @@ export function showSession(url, sessionID, config, basemap) {
 
   const shown = () => (replay.active && replay.result ? replay.result.state : live);
   const name = (pid) => shown().participants.get(pid)?.name ?? live.participants.get(pid)?.name ?? history.names.get(pid) ?? pid;
-  const px = (size) => `${Math.round(size * (parseFloat(getComputedStyle(document.documentElement).fontSize) / 16))}px`;
+  // The root font size in CSS pixels, read once per task: a frame's layers and lists ask for it often.
+  let remCache = null;
+  const rem = () => {
+    if (remCache === null) {
+      remCache = parseFloat(getComputedStyle(document.documentElement).fontSize);
+      queueMicrotask(() => { remCache = null; });
+    }
+    return remCache;
+  };
+  const px = (size) => `${Math.round(size * (rem() / 16))}px`;
   const isRefused = (id) => refusals.some((r) => r.id === id && performance.now() - r.at < 2000);
 
   // The theme's colours, read from the page's CSS at most every 100 ms (layers ask often).
@@ -103,14 +112,21 @@ export function showSession(url, sessionID, config, basemap) {
     return themeCache;
   }
 
-  /// Display colours: readable on this theme's map and distinct from each other.
+  /// Display colours: readable on this theme's map and distinct from each other. Checked once
+  /// per task for the state shown (a frame asks for them many times).
+  let checkedState = null, checkedMap = null;
   function colorOf(pid) {
     const state = shown();
     const mapColors = map.lastColors ?? map.colors; // this frame's, when drawing
-    const key = `${mapColors.water}|${mapColors.land}|${[...state.participants.values()].map((p) => `${p.id}${p.color}`).join(",")}`;
-    if (key !== colorsFor) {
-      colors = displayColors([...state.participants.values()], [mapColors.water, mapColors.land]);
-      colorsFor = key;
+    if (state !== checkedState || mapColors !== checkedMap || colorsFor === null) {
+      const key = `${mapColors.water}|${mapColors.land}|${[...state.participants.values()].map((p) => `${p.id}${p.color}`).join(",")}`;
+      if (key !== colorsFor) {
+        colors = displayColors([...state.participants.values()], [mapColors.water, mapColors.land]);
+        colorsFor = key;
+      }
+      if (checkedState === null) queueMicrotask(() => { checkedState = null; });
+      checkedState = state;
+      checkedMap = mapColors;
     }
     return colors.get(pid) ?? "#9aa5b1";
   }
@@ -222,26 +238,20 @@ export function showSession(url, sessionID, config, basemap) {
     const target = mpp * 120;
     const magnitude = 10 ** Math.floor(Math.log10(target));
     const nice = [5, 2, 1].map((f) => f * magnitude).find((v) => v <= target) ?? magnitude;
-    $("scale-bar").style.width = `${Math.round(nice / mpp)}px`;
-    $("scale-text").textContent = nice >= 1000 ? `${nice / 1000} km` : `${nice} m`;
+    const width = `${Math.round(nice / mpp)}px`;
+    if ($("scale-bar").style.width !== width) $("scale-bar").style.width = width;
+    setText($("scale-text"), nice >= 1000 ? `${nice / 1000} km` : `${nice} m`);
   }
 
   // MARK: panels
 
   // Rows in scrollers of their own, only those in view in the page: thousands of rows cost a
   // screenful. The participant and annotation lists are one Tab stop each (arrow keys move in them).
-  const rowHeight = (rem) => () => Math.round(rem * parseFloat(getComputedStyle(document.documentElement).fontSize));
+  const rowHeight = (rems) => () => Math.round(rems * rem());
   const peopleList = new VirtualList($("people"), {
     rowHeight: rowHeight(2.6), maxRows: 12, key: (p) => p.id, roving: true,
     render: (p) => {
-      const state = shown();
-      const facts = [p.role];
-      if (state.cameraLease === p.id) facts.push("holds shared camera");
-      if (p.selection) facts.push(`selected ${title(p.selection, state)}`);
-      if (p.following) facts.push(`follows ${p.following === "shared" ? "shared camera" : name(p.following)}`);
-      if (p.mapLoad) facts.push(`map ${p.mapLoad.state}`);
-      if (p.location) facts.push(p.location.authorization === "reduced" ? "location (coarse)" : "location");
-      if (p.camera) facts.push(`zoom ${p.camera.zoom.toFixed(1)}`);
+      const facts = personFacts(p);
       const button = el("button", { type: "button", title: "Zoom the map to this participant's view" },
         el("span", { className: "swatch", style: { background: colorOf(p.id) }, ariaHidden: "true" }),
         el("strong", {}, p.name), el("span", { className: "meta" }, facts.join(" · ")));
@@ -250,11 +260,28 @@ export function showSession(url, sessionID, config, basemap) {
     },
   });
 
+  /// What a participant's row says of them.
+  function personFacts(p, state = shown()) {
+    const facts = [p.role];
+    if (state.cameraLease === p.id) facts.push("holds shared camera");
+    if (p.selection) facts.push(`selected ${title(p.selection, state)}`);
+    if (p.following) facts.push(`follows ${p.following === "shared" ? "shared camera" : name(p.following)}`);
+    if (p.mapLoad) facts.push(`map ${p.mapLoad.state}`);
+    if (p.location) facts.push(p.location.authorization === "reduced" ? "location (coarse)" : "location");
+    if (p.camera) facts.push(`zoom ${p.camera.zoom.toFixed(1)}`);
+    return facts;
+  }
+
+  // The rows are drawn anew only when what they say changes (cameras move many times a second).
+  let peopleKey = null;
   function renderPeople() {
     const state = shown();
     const people = [...state.participants.values()];
     const matching = people.filter(matchesFilter);
-    $("people-count").textContent = matching.length === people.length ? `(${people.length})` : `(${matching.length} of ${people.length})`;
+    const key = matching.map((p) => `${p.id}\t${p.name}\t${colorOf(p.id)}\t${personFacts(p, state).join(" · ")}`).join("\n");
+    setText($("people-count"), matching.length === people.length ? `(${people.length})` : `(${matching.length} of ${people.length})`);
+    if (key === peopleKey) return;
+    peopleKey = key;
     peopleList.update(matching);
   }
 
@@ -299,11 +326,13 @@ export function showSession(url, sessionID, config, basemap) {
     const now = performance.now();
     const state = shown();
     // Lost connection: the states are those of the moment it was lost, and said to be.
-    $("session").dataset.stale = String(stale());
-    $("drags").dataset.stale = String(stale());
-    const note = $("drags-stale");
-    note.hidden = !stale();
-    note.textContent = stale() ? `As of the disconnect at ${clock(staleSince)}: not current until reconnected.` : "";
+    if ($("session").dataset.stale !== String(stale())) {
+      $("session").dataset.stale = String(stale());
+      $("drags").dataset.stale = String(stale());
+      const note = $("drags-stale");
+      note.hidden = !stale();
+      note.textContent = stale() ? `As of the disconnect at ${clock(staleSince)}: not current until reconnected.` : "";
+    }
     const items = [];
     const where = (c) => el("small", {}, `${c.latitude.toFixed(5)}, ${c.longitude.toFixed(5)}`);
     for (const [id, group] of state.drags) {
@@ -334,29 +363,48 @@ export function showSession(url, sessionID, config, basemap) {
           ` — held by ${r.holder ? name(r.holder) : "?"}`, r.count > 1 ? el("span", { className: "times" }, ` ×${r.count}`) : ""));
       }
     }
-    $("drags").replaceChildren(...(items.length ? items : [el("li", { className: "empty" }, "none")]));
+    const rows = items.length ? items : [el("li", { className: "empty" }, "none")];
+    const key = rows.map((li) => li.outerHTML).join("");
+    if (key === dragsKey) return;
+    // What the rows say but for where the drags are: that changes with every frame of a drag,
+    // and is shown at most four times a second.
+    const gist = key.replace(/<small>[^<]*<\/small>/g, "");
+    const wait = dragsAt + 250 - performance.now();
+    if (gist === dragsGist && wait > 0) {
+      dragsTimer ??= setTimeout(() => { dragsTimer = null; refreshPanels(); }, wait);
+      return;
+    }
+    dragsKey = key;
+    dragsGist = gist;
+    dragsAt = performance.now();
+    $("drags").replaceChildren(...rows);
   }
+  let dragsKey = null, dragsGist = null, dragsAt = -Infinity, dragsTimer = null;
 
   function renderShared() {
     const state = shown();
     const cam = state.sharedCamera;
     const holder = state.cameraLease ? name(state.cameraLease) : "nobody";
-    $("shared-camera").textContent = cam
+    setText($("shared-camera"), cam
       ? `${cam.center.latitude.toFixed(4)}, ${cam.center.longitude.toFixed(4)} · zoom ${cam.zoom.toFixed(1)} · bearing ${Math.round(cam.bearing)}° — held by ${holder}`
-      : `none — held by ${holder}`;
+      : `none — held by ${holder}`);
     // The callout itself is drawn on the map, once; the panel says what it is and who showed it.
     const c = state.callout;
     const box = $("callout");
-    box.hidden = !c;
-    $("callout-none").hidden = Boolean(c);
+    if (box.hidden !== !c) box.hidden = !c;
+    if ($("callout-none").hidden !== Boolean(c)) $("callout-none").hidden = Boolean(c);
     if (c) {
       const anchor = c.anchor.annotation ? `on ${title(c.anchor.annotation, state)}` : c.anchor.participant ? `on ${name(c.anchor.participant)}` : "at a coordinate";
       // After a restart the server no longer knows who showed it (calloutBy is null).
       const by = state.calloutBy ? `, shown by ${name(state.calloutBy)}` : ", shown before the session was last loaded";
+      const key = JSON.stringify([c.title, c.detail, anchor, by]);
+      if (key === calloutKey) return;
+      calloutKey = key;
       box.replaceChildren(el("strong", {}, c.title), ...(c.detail ? [el("span", {}, c.detail)] : []),
         el("small", {}, `${anchor}${by}`));
-    }
+    } else calloutKey = null;
   }
+  let calloutKey = null;
 
   const annotationList = new VirtualList($("annotation-list"), {
     rowHeight: rowHeight(2.6), maxRows: 10, key: (a) => a.id, roving: true,
@@ -413,7 +461,7 @@ export function showSession(url, sessionID, config, basemap) {
     const panel = $("inspector");
     const state = shown();
     const a = inspected ? state.annotations.get(inspected) : null;
-    panel.hidden = !inspected;
+    if (panel.hidden !== !inspected) panel.hidden = !inspected;
     if (!inspected) { published.inspector = null; return; }
     const missing = state === live && mapInterest.mode === "viewport" && !removed.has(inspected) ? "not in the map's area" : "removed";
     published.inspector = renderInspector($("inspector-body"), inspected, a, { state, history, name, colorOf, missing });
@@ -495,18 +543,23 @@ export function showSession(url, sessionID, config, basemap) {
     const slider = $("replay-time");
     const missing = client.status === "no-session";
     const ready = range !== null && !missing;
-    for (const id of ["replay-time", "replay-play", "replay-speed"]) $(id).disabled = !ready;
-    $("replay-live").disabled = !replay.active;
+    for (const id of ["replay-time", "replay-play", "replay-speed"]) assign($(id), { disabled: !ready });
+    assign($("replay-live"), { disabled: !replay.active });
     mapControls();
     if (!ready) {
-      $("replay-status").textContent = missing ? "No session: nothing to replay until a participant starts it."
-        : history.error ? `Event log unavailable: ${history.error}` : history.loaded ? "Nothing to replay yet." : "Loading the event log…";
+      setText($("replay-status"), missing ? "No session: nothing to replay until a participant starts it."
+        : history.error ? `Event log unavailable: ${history.error}` : history.loaded ? "Nothing to replay yet." : "Loading the event log…");
+      replayKey = null;
       return;
     }
-    slider.min = String(range.min);
-    slider.max = String(range.max);
     const t = replay.active ? replay.result.time : range.max;
-    slider.value = String(t);
+    // Live, the slider ends at the next whole second (its thumb at the end).
+    const end = replay.active ? range.max : Math.ceil(range.max / 1000) * 1000;
+    assign(slider, { min: String(range.min), max: String(end), value: String(replay.active ? t : end) });
+    // The texts (wall-clock times) change with the replayed second.
+    const key = `${range.min}|${replay.active ? Math.floor(t / 1000) : "live"}|${replay.playing}|${replay.speed}`;
+    if (key === replayKey) return;
+    replayKey = key;
     slider.setAttribute("aria-valuetext", replay.active ? `replaying ${clock(t)}` : "live");
     $("replay-play").textContent = replay.playing ? "Pause" : "Play";
     $("replay-play").setAttribute("aria-pressed", String(replay.playing));
@@ -516,6 +569,7 @@ export function showSession(url, sessionID, config, basemap) {
     $("replaying").hidden = !replay.active;
     $("replaying").textContent = replay.active ? `Replay · ${clock(t)} · ${replay.speed}×` : "";
   }
+  let replayKey = null;
 
   /// The header says what the page shows: the connection's status live, the replayed time while replaying.
   let headerShows = null;
@@ -601,6 +655,10 @@ export function showSession(url, sessionID, config, basemap) {
   let panelsQueued = false;
   function refresh() {
     map.invalidate();
+    refreshPanels();
+  }
+
+  function refreshPanels() {
     if (panelsQueued) return;
     panelsQueued = true;
     nextFrame(() => {
@@ -622,16 +680,16 @@ export function showSession(url, sessionID, config, basemap) {
   /// and saying what that is.
   function mapControls() {
     const missing = client.status === "no-session" || !live.settings;
-    $("fit").disabled = missing;
-    $("follow-all").disabled = missing;
-    $("follow-all").setAttribute("aria-pressed", String(autoFit && !missing));
+    assign($("fit"), { disabled: missing });
+    assign($("follow-all"), { disabled: missing });
+    if ($("follow-all").getAttribute("aria-pressed") !== String(autoFit && !missing)) $("follow-all").setAttribute("aria-pressed", String(autoFit && !missing));
     const people = shown().participants.size;
     const scope = `annotations and ${people} participant${people === 1 ? "" : "s"}`;
     if ($("follow-all-scope").textContent !== scope) {
       $("follow-all-scope").textContent = scope;
       $("follow-all").title = `Keep the ${scope} in view (where each participant is: the centre of their view, their location); panning or zooming turns it off`;
     }
-    $("follow-shared").disabled = missing || (!live.sharedCamera && !followShared);
+    assign($("follow-shared"), { disabled: missing || (!live.sharedCamera && !followShared) });
   }
 
   const published = { inspector: null, feed: [] };
@@ -664,7 +722,7 @@ export function showSession(url, sessionID, config, basemap) {
         seq: replay.result.state.seq, annotations: Object.fromEntries([...replay.result.state.annotations].map(([id, a]) => [id, a.coordinate ?? null])),
         participants: [...replay.result.state.participants.values()].map((p) => p.name) } : { active: false, speed: replay.speed },
     });
-    document.body.dataset.seq = String(live.seq);
+    if (document.body.dataset.seq !== String(live.seq)) document.body.dataset.seq = String(live.seq);
   }
   window.meridianDashboard = {
     view: "session",
@@ -772,7 +830,9 @@ export function showSession(url, sessionID, config, basemap) {
       release();
     } else if (live.settings && moved) queueFit();
     if (followShared && live.sharedCamera) followCamera();
-    refresh();
+    // Moves (camera frames, drags in progress) come many times a second: the map draws them at its pace.
+    map.invalidate({ paced: Boolean(m?.transient) });
+    refreshPanels();
   });
 
   /// After a map frame: the session counts as rendered once the map has drawn it fitted

@@ -13,6 +13,16 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
+/// Sets a node's text unless it already says that (an unchanged text is not laid out again).
+export function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+/// Sets the properties of `props` that differ on `node`.
+export function assign(node, props) {
+  for (const [k, v] of Object.entries(props)) if (node[k] !== v) node[k] = v;
+}
+
 /// What a status says to the person watching (the connection's own words for the rest).
 const STATUS_TEXT = {
   "no-session": "no such session",
