@@ -2,7 +2,7 @@
 against the real server: Follow all keeps a busy session's annotations large whatever
 the size of participants' viewports, and says what it follows; replay shows the feed
 and the header at the replayed time; the participant filter brings the match into
-view, the annotation filter dims the rest on the map and counts the matches, and the
+view (several matches by where they are, not their whole viewports), the annotation filter dims the rest on the map and counts the matches, and the
 overview's search shows a name otherwise folded into "+17"."""
 
 import asyncio
@@ -129,6 +129,34 @@ def test_a_participant_filter_brings_the_match_into_view(busy, page):
     s = frames_later(page, s, 3)
     page.screenshot("people-filter")
     assert ida_on_screen(s)[0], f"Ida Meier's camera at {ida_on_screen(s)[1]} on a {size} map after filtering for her"
+    assert page.console_errors() == []
+
+
+def test_a_participant_filter_matching_several_fits_where_they_are_not_their_viewports(busy, page):
+    server, _ = busy
+    # The map west of the harbour; two participants east of it, close together, each zoomed out to a continent.
+    open_busy(page, server, f"&map=16/{HARBOUR[0]}/{HARBOUR[1] - 0.03}", WIDTH, HEIGHT)
+    centres = [(HARBOUR[0] + 0.004, HARBOUR[1] + 0.010), (HARBOUR[0] + 0.006, HARBOUR[1] + 0.012)]
+
+    async def scenario():
+        async with members(server.url, "harbour", ("surveyor-north", "editor"), ("surveyor-south", "editor")) as pair:
+            for member, (lat, lon) in zip(pair, centres):
+                await member.ok({"type": "camera.end", "camera": {"center": {"latitude": lat, "longitude": lon}, "zoom": 3.5},
+                                 "viewport": {"width": 1024, "height": 768}})
+            s = await asyncio.to_thread(page.wait, lambda s: len(s["participants"]) == 22 and all(
+                p["visibleBounds"] for p in s["participants"] if p["name"].startswith("Surveyor")), "the two surveyors")
+            size = (s["mapSize"]["width"], s["mapSize"]["height"])
+            assert not any(0 <= x <= size[0] for x, _ in (to_screen(s["view"], size, lat, lon) for lat, lon in centres))
+            page.driver.find_element("id", "people-filter").send_keys("surveyor")
+            s = await asyncio.to_thread(page.wait, lambda s: len(s["peopleShown"]) == 2 and s["settled"], "the filter applied")
+            s = await asyncio.to_thread(frames_later, page, s, 3)
+            await asyncio.to_thread(page.screenshot, "people-filter-several")
+            points = [to_screen(s["view"], size, lat, lon) for lat, lon in centres]
+            assert all(0 <= x <= size[0] and 0 <= y <= size[1] for x, y in points), f"the surveyors at {points} on a {size} map"
+            # Fitted to where they are (close together), not to their continent-wide viewports.
+            assert s["view"]["zoom"] >= 12, f"zoom {s['view']['zoom']:.2f} after filtering for two participants a few hundred metres apart"
+
+    run(scenario())
     assert page.console_errors() == []
 
 

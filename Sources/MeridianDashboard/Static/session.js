@@ -204,9 +204,7 @@ export function showSession(url, sessionID, config, basemap) {
   /// Zooms to where the cluster splits, centred on it; one annotation (or several at one
   /// place) to where annotations come one by one, inspecting a single one once it is there.
   function zoomIntoCluster(cluster, at = null) {
-    setAutoFit(false);
-    followShared = false;
-    $("follow-shared").setAttribute("aria-pressed", "false");
+    stopFollowing();
     const p = project(cluster.coordinate.latitude, cluster.coordinate.longitude);
     map.setView(p.x, p.y, Math.max(map.view.zoom, cluster.splitZoom ?? CLUSTER_BELOW));
     inspectOnArrival = cluster.count === 1 ? cluster.annotation : null;
@@ -285,35 +283,42 @@ export function showSession(url, sessionID, config, basemap) {
     peopleList.update(matching);
   }
 
+  /// Where a participant is, as Follow all keeps them in view: the centre of their camera and
+  /// their location, not all their view shows.
+  function whereIs(p) {
+    return [p.camera?.center, p.location?.coordinate].filter(Boolean);
+  }
+
+  /// The map stops following: neither Follow all nor the shared camera moves it any more.
+  function stopFollowing() {
+    followShared = false;
+    $("follow-shared").setAttribute("aria-pressed", "false");
+    setAutoFit(false);
+  }
+
   /// A participant filter that matches some of the participants brings them into view when one
-  /// of them is out of it: one participant's view as a click on their row does, several people's
-  /// views and locations together.
+  /// of them is out of it: one participant's view as a click on their row does, several people
+  /// by where they are (as Follow all fits them), so one zoomed out to a continent does not
+  /// shrink the others to a dot.
   function revealMatchingPeople() {
     const people = [...shown().participants.values()];
     const matching = people.filter(matchesFilter);
     if (!peopleFilter || !matching.length || matching.length === people.length || !map.width) return;
-    const where = matching.flatMap((p) => [p.camera?.center, p.location?.coordinate]).filter(Boolean);
+    const where = matching.flatMap(whereIs);
     const inView = where.every((c) => {
       const s = map.toScreen(c.latitude, c.longitude);
       return s.x >= 0 && s.x <= map.width && s.y >= 0 && s.y <= map.height;
     });
     if (!where.length || inView) return;
     if (matching.length === 1) { zoomToParticipant(matching[0].id); return; }
-    setAutoFit(false);
-    followShared = false;
-    $("follow-shared").setAttribute("aria-pressed", "false");
-    map.fit(matching.flatMap((p) => [
-      ...(p.camera && p.viewport ? viewportCorners(p.camera, p.viewport).map((c) => unproject(c.x, c.y)) : p.camera ? [p.camera.center] : []),
-      ...(p.location ? [p.location.coordinate] : []),
-    ]), 0.9);
+    stopFollowing();
+    map.fit(where, 0.9);
   }
 
   function zoomToParticipant(pid) {
     const p = shown().participants.get(pid);
     if (!p) return;
-    setAutoFit(false);
-    followShared = false;
-    $("follow-shared").setAttribute("aria-pressed", "false");
+    stopFollowing();
     if (p.camera && p.viewport) map.fit(viewportCorners(p.camera, p.viewport).map((c) => unproject(c.x, c.y)), 0.9);
     else if (p.camera) { const c = project(p.camera.center.latitude, p.camera.center.longitude); map.setView(c.x, c.y, p.camera.zoom); }
     else if (p.location) { const c = project(p.location.coordinate.latitude, p.location.coordinate.longitude); map.setView(c.x, c.y, 15); }
@@ -325,50 +330,48 @@ export function showSession(url, sessionID, config, basemap) {
   function renderDrags() {
     const now = performance.now();
     const state = shown();
-    // Lost connection: the states are those of the moment it was lost, and said to be.
+    // Lost connection: the states are those of the moment it was lost, and said to be. The note
+    // follows that moment (a second disconnect before a redraw moves it).
     if ($("session").dataset.stale !== String(stale())) {
       $("session").dataset.stale = String(stale());
       $("drags").dataset.stale = String(stale());
-      const note = $("drags-stale");
-      note.hidden = !stale();
-      note.textContent = stale() ? `As of the disconnect at ${clock(staleSince)}: not current until reconnected.` : "";
     }
-    const items = [];
-    const where = (c) => el("small", {}, `${c.latitude.toFixed(5)}, ${c.longitude.toFixed(5)}`);
+    const note = $("drags-stale");
+    if (note.hidden !== !stale()) note.hidden = !stale();
+    setText(note, stale() ? `As of the disconnect at ${clock(staleSince)}: not current until reconnected.` : "");
+    // The rows as data first: what each says, and apart from it where (that changes with every
+    // frame of a drag). The elements are built only when that changes.
+    const rows = [];
+    const where = (c) => `${c.latitude.toFixed(5)}, ${c.longitude.toFixed(5)}`;
     for (const [id, group] of state.drags) {
       for (const [pid, d] of group) {
-        items.push(el("li", { dataset: { annotation: id, participant: pid, state: d.state }, style: { borderLeftColor: colorOf(pid) } },
-          el("span", { className: "state" }, d.state), " ", el("strong", {}, title(id, state)), ` · ${name(pid)} `, where(d.coordinate)));
+        rows.push({ kind: "drag", id, pid, state: d.state, title: title(id, state), name: name(pid), color: colorOf(pid), where: where(d.coordinate) });
       }
     }
     if (!replay.active) {
       for (const o of outcomes) {
         if (now - o.at > 6000) continue;
         const what = o.state === "ending" ? "committed" : `restored${o.reason ? ` (${o.reason.replace("_", " ")})` : ""}`;
-        items.push(el("li", { className: `outcome ${o.state}`, dataset: { annotation: o.id, participant: o.participant, state: o.state } },
-          el("span", { className: "state" }, o.state), " ", el("strong", {}, title(o.id, state)), ` · ${name(o.participant)} — ${what} `, where(o.coordinate)));
+        rows.push({ kind: "outcome", id: o.id, pid: o.participant, state: o.state, title: title(o.id, state), name: name(o.participant),
+          what, where: where(o.coordinate) });
       }
       // The same refused attempt (who, what, held by whom) repeated: one row with a count.
       const refused = new Map();
       for (const r of refusals) {
         if (now - r.at > 6000) continue;
         const key = `${r.id}|${r.participant}|${r.holder}`;
-        const row = refused.get(key) ?? { ...r, count: 0 };
+        const row = refused.get(key) ?? { kind: "refused", id: r.id, pid: r.participant, state: "refused", title: title(r.id, state),
+          name: name(r.participant), holder: r.holder ? name(r.holder) : "?", count: 0 };
         row.count += 1;
         refused.set(key, row);
       }
-      for (const r of refused.values()) {
-        items.push(el("li", { className: "refused", dataset: { annotation: r.id, participant: r.participant, state: "refused", count: String(r.count) } },
-          el("span", { className: "state" }, "refused"), ` ${name(r.participant)} on `, el("strong", {}, title(r.id, state)),
-          ` — held by ${r.holder ? name(r.holder) : "?"}`, r.count > 1 ? el("span", { className: "times" }, ` ×${r.count}`) : ""));
-      }
+      rows.push(...refused.values());
     }
-    const rows = items.length ? items : [el("li", { className: "empty" }, "none")];
-    const key = rows.map((li) => li.outerHTML).join("");
+    const says = (r) => [r.kind, r.id, r.pid, r.state, r.title, r.name, r.color ?? null, r.what ?? null, r.holder ?? null, r.count ?? null];
+    const gist = JSON.stringify(rows.map(says));
+    const key = JSON.stringify([gist, rows.map((r) => r.where ?? null)]);
     if (key === dragsKey) return;
-    // What the rows say but for where the drags are: that changes with every frame of a drag,
-    // and is shown at most four times a second.
-    const gist = key.replace(/<small>[^<]*<\/small>/g, "");
+    // Only where the drags are changed: shown at most four times a second.
     const wait = dragsAt + 250 - performance.now();
     if (gist === dragsGist && wait > 0) {
       dragsTimer ??= setTimeout(() => { dragsTimer = null; refreshPanels(); }, wait);
@@ -377,7 +380,21 @@ export function showSession(url, sessionID, config, basemap) {
     dragsKey = key;
     dragsGist = gist;
     dragsAt = performance.now();
-    $("drags").replaceChildren(...rows);
+    const small = (r) => el("small", {}, r.where);
+    const item = (r) => {
+      if (r.kind === "drag") {
+        return el("li", { dataset: { annotation: r.id, participant: r.pid, state: r.state }, style: { borderLeftColor: r.color } },
+          el("span", { className: "state" }, r.state), " ", el("strong", {}, r.title), ` · ${r.name} `, small(r));
+      }
+      if (r.kind === "outcome") {
+        return el("li", { className: `outcome ${r.state}`, dataset: { annotation: r.id, participant: r.pid, state: r.state } },
+          el("span", { className: "state" }, r.state), " ", el("strong", {}, r.title), ` · ${r.name} — ${r.what} `, small(r));
+      }
+      return el("li", { className: "refused", dataset: { annotation: r.id, participant: r.pid, state: "refused", count: String(r.count) } },
+        el("span", { className: "state" }, "refused"), ` ${r.name} on `, el("strong", {}, r.title),
+        ` — held by ${r.holder}`, r.count > 1 ? el("span", { className: "times" }, ` ×${r.count}`) : "");
+    };
+    $("drags").replaceChildren(...(rows.length ? rows.map(item) : [el("li", { className: "empty" }, "none")]));
   }
   let dragsKey = null, dragsGist = null, dragsAt = -Infinity, dragsTimer = null;
 
@@ -904,10 +921,7 @@ export function showSession(url, sessionID, config, basemap) {
     if (state === live && mapInterest.mode === "viewport") for (const box of shapeExtents.values()) coords.push(...box);
     // Participants by where they are (their cameras' centres and their locations), not by all
     // they see: one zoomed out to a continent does not shrink the session to a dot.
-    for (const p of state.participants.values()) {
-      if (p.camera) coords.push(p.camera.center);
-      if (p.location) coords.push(p.location.coordinate);
-    }
+    for (const p of state.participants.values()) coords.push(...whereIs(p));
     if (onlyWhenNeeded && map.width && coords.length) {
       // Everything still inside (a margin kept) and filling a good part of the view: keep it.
       const points = coords.map((c) => map.toScreen(c.latitude, c.longitude));
