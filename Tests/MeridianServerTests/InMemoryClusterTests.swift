@@ -121,6 +121,28 @@ struct InMemoryClusterTests {
         #expect(try leases.holders(["harbour"])["harbour"] == Lease(node: cluster.members[1].number, fence: 2))
     }
 
+    /// The node that took a session over hears late that the old owner held it (two loads'
+    /// answers crossed: one read the lease before it ran out, the other took it after). It goes
+    /// on serving the session's joins itself, and its keeper forgets an owner heard of for a
+    /// session whose lease it renews; kept, the joins would go to a node that sends them back.
+    @Test func theOwnerServesItsSessionWhateverFormerOwnerItHearsOfLate() throws {
+        let cluster = try MemoryCluster(nodes: 2)
+        let b = cluster.nodes[1]
+        let (owner, former) = (cluster.members[1], cluster.members[0].number)
+        try cluster.request("join", Self.join("harbour", "first"), on: 1, from: b.connect(to: 0))
+
+        owner.heard("harbour", heldBy: former)
+        try #require(owner.gateway.owner(of: "harbour") == nil, "an old answer taken for the owner")
+        let second = try cluster.request("join", Self.join("harbour", "second"), on: 1, from: b.connect(to: 0))
+        #expect(second["snapshot"]?["participants"]?.array?.count == 2, "\(second)")
+
+        owner.gateway.learnOwner("harbour", is: former)
+        cluster.keep()
+        try #require(owner.gateway.owner(of: "harbour") == nil, "the keeper kept an owner for a session whose lease it renews")
+        let third = try cluster.request("join", Self.join("harbour", "third"), on: 1, from: b.connect(to: 0))
+        #expect(third["snapshot"]?["participants"]?.array?.count == 3, "\(third)")
+    }
+
     /// A dashboard on any node sees every node's sessions, each with the node that owns it.
     @Test func theOverviewListsEveryNodesSessionsWithTheirOwner() throws {
         let cluster = try MemoryCluster(nodes: 2, advertise: ["node-a:8080", "node-b:8080"])

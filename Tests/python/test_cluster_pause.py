@@ -41,6 +41,7 @@ class PinnedWriter:
     def __init__(self, node, session, name):
         self.node, self.session, self.name = node, session, name
         self.acked, self.gaps, self.refused = [], [], []
+        self.closed = None
 
     async def write(self, stop):
         c = await Client.open(self.node.url, self.name)
@@ -49,7 +50,11 @@ class PinnedWriter:
         n = 0
         while not stop.is_set():
             n += 1
-            answer, _ = await c.request({"type": "annotation.add", "annotation": point(f"{self.name}-{n}")}, timeout=30)
+            try:
+                answer, _ = await c.request({"type": "annotation.add", "annotation": point(f"{self.name}-{n}")}, timeout=30)
+            except Closed as e:
+                self.closed = f"{e} after {len(self.acked)} acknowledged writes"
+                return
             now = time.monotonic()
             if answer["type"] == "ack":
                 self.acked.append(f"{self.name}-{n}")
@@ -59,6 +64,12 @@ class PinnedWriter:
                 self.refused.append(answer)
             await asyncio.sleep(0.02)  # a paced writer: 50 changes a second at most
         await c.close()
+
+
+def excerpt(log, session):
+    """The lines of a node's log about `session`, its leases or its Redis, for a failure's message."""
+    words = (session, "lease", "Redis", "keeper", "node ")
+    return "\n".join(line for line in log.splitlines() if any(w in line for w in words))[-4000:]
 
 
 async def first_ack(node, session, name, timeout):
@@ -120,6 +131,9 @@ def test_a_paused_owner_holds_no_other_writes_up_and_writes_again_once_woken(clu
                 paused.discard(owner)
             unrelated_stop.set()
             await unrelated_task
+            assert unrelated.closed is None, \
+                f"cycle {cycle}: the unrelated session's connection was closed: {unrelated.closed}; " \
+                f"its node's log: {excerpt(other.log_text(), unrelated.session)}"
             assert not unrelated.refused, f"cycle {cycle}: the unrelated session's writes were refused: {unrelated.refused[:3]}"
             assert max(unrelated.gaps) < 3, f"cycle {cycle}: an unrelated write waited {max(unrelated.gaps):.1f} s"
             # The woken node owns a fresh session and acknowledges its writes.

@@ -257,6 +257,9 @@ final class ClusterGateway: Sendable {
     /// Notes that `node` owns `session` (a load found its lease held there).
     func learnOwner(_ session: String, is node: Int) { state.withLock { $0.owners[session] = node } }
 
+    /// Forgets the owner heard of for `session` (this node owns it now).
+    func forgetOwner(_ session: String) { state.withLock { $0.owners[session] = nil } }
+
     /// Sessions owned elsewhere that members here are routed to (joined, or with a join on its
     /// way), with their owners.
     var routedOwners: [String: Int] {

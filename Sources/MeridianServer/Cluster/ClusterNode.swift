@@ -213,11 +213,24 @@ final class ClusterNode: Sendable {
             state.withLock { state in
                 if lease.fence > 1, state.owned[session] == nil { state.failovers += 1 }
                 state.owned[session] = (lease, hub)
+                // The owner now: joins here are served here, whatever owner was heard of before.
+                gateway.forgetOwner(session)
             }
             return lease
         case .held(let lease, _):
-            gateway.learnOwner(session, is: lease.node)
+            heard(session, heldBy: lease.node)
             return nil
+        }
+    }
+
+    /// Another node holds `session`'s lease, as a load found: joins here go to it. Two loads'
+    /// answers may cross (one read the lease before the old owner's ran out, the other took it
+    /// after): one that comes once this node holds the lease itself is old news, and kept, it
+    /// would send the joins of the session this node serves to a node that sends them back.
+    func heard(_ session: String, heldBy node: Int) {
+        state.withLock { state in
+            guard state.owned[session] == nil else { return }
+            gateway.learnOwner(session, is: node)
         }
     }
 
@@ -260,8 +273,8 @@ final class ClusterNode: Sendable {
     /// a lease and load a large session, below a client's patience.
     static func answerLimit(_ leaseTTL: Duration) -> Duration { max(.seconds(16), leaseTTL * 4) }
 
-    /// The keeper's loop: joins, then keeps the leases every quarter of the lease time (and at
-    /// once when a lease is to be given up).
+    /// The keeper's loop: joins, then keeps the leases every quarter of the lease time, counted
+    /// from the start of each round (and at once when a lease is to be given up).
     private func keep(_ turns: WorkerThread<Never>.Turns) {
         var backoff = Duration.milliseconds(250)
         while !state.withLock({ $0.stopping }), !join() {
@@ -269,9 +282,18 @@ final class ClusterNode: Sendable {
             backoff = min(backoff * 2, configuration.leaseTTL)
         }
         let period = configuration.leaseTTL / 4
-        while turns.next(until: .now + period) != nil {
+        var due = ContinuousClock.now + period
+        while turns.next(until: due) != nil {
             guard !state.withLock({ $0.stopping }) else { break }
+            let started = ContinuousClock.now
             keepOnce()
+            let took = ContinuousClock.now - started
+            if took > period, state.withLock({ $0.redisReached }) {
+                logger.warning("a round of the cluster keeper took longer than its period", metadata: ["took": "\(took)", "period": "\(period)"])
+            }
+            // A period after this round began, not after it ended: a slow round (the overview,
+            // the owners of routed sessions) does not put the next renewal off.
+            due = started + period
         }
     }
 
@@ -296,6 +318,7 @@ final class ClusterNode: Sendable {
             // A lease moved on meanwhile (past a stored fence, as a load settled it) was not the
             // one renewed: it stays, for the next round.
             for session in lost.sorted() { giveUp(session, owned[session]!.hub, ifStill: owned[session]!.lease) }
+            for session in owned.keys where !lost.contains(session) { gateway.forgetOwner(session) }
             for (session, lease) in releases { try leases.release(session, lease) }
             let routed = gateway.routedOwners
             let holders = try leases.holders(Array(routed.keys))
