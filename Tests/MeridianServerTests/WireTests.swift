@@ -47,18 +47,11 @@ struct WireTests {
     // out as fragments of the welcome that every joiner's queue holds by reference, exempt from
     // the per-connection queue limits while the shared frames stay within their budget.
 
-    /// A session whose annotation list is about 80 KB: over the 16 KB threshold for sharing,
-    /// and over the tiny queue limits the tests set.
+    /// A session whose annotation list is about 80 KB (``SharedWelcomeTests/seed(_:)``).
     func seed(_ port: Int, _ session: String) throws -> TestClient {
         let owner = try TestClient(port: port)
         try owner.join(session, name: "Owner", role: "owner")
-        for i in 0..<300 {
-            let ack = try owner.request("annotation.add", ["annotation": .object([
-                "id": .string("pin-\(i)"), "type": .string("point"), "title": .string(String(repeating: "t", count: 80) + "\(i)"),
-                "coordinate": .object(["latitude": .number(Double(i % 80)), "longitude": .number(Double(i % 170))]),
-            ])])
-            #expect(ack["type"]?.string == "ack", "\(ack)")
-        }
+        try SharedWelcomeTests.seed(owner)
         return owner
     }
 
@@ -72,15 +65,8 @@ struct WireTests {
         let owner = try seed(server.port, "big")
         let joiners = try (0..<6).map { _ in try TestClient(port: server.port) }
         for (i, joiner) in joiners.enumerated() { try joiner.join("big", name: "J\(i)", role: "viewer") }
-        for joiner in joiners {
-            let annotations = joiner.welcome["snapshot"]?["annotations"]?.array ?? []
-            #expect(annotations.count == 300)
-            #expect(annotations.first?["id"] == .string("pin-0"))
-            #expect(joiner.welcome["snapshot"]?["participants"]?.array?.count ?? 0 >= 2)
-            // Still connected, and served in order after the welcome.
-            #expect(try joiner.request("ping")["type"]?.string == "ack")
-        }
-        #expect(try owner.request("ping")["type"]?.string == "ack")
+        // Still connected, and served in order after the welcome.
+        try SharedWelcomeTests.expectWholeSnapshots(joiners, owner: owner)
     }
 
     @Test func pastTheBudgetSharedFramesCountLikeAnyOther() throws {
