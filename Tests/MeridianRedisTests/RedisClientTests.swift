@@ -93,6 +93,16 @@ import Testing
 
 /// Publisher and subscriber against a real `redis-server`.
 @Suite struct RedisPubSubTests {
+    /// A subscriber of `channel` that tries again every 50 ms when cut off, once Redis confirmed
+    /// the subscription, and what it hears.
+    static func listening(to channel: String, at address: RedisAddress) -> (RedisSubscriber, HeardEvents) {
+        let heard = HeardEvents()
+        let subscriber = RedisSubscriber(address: address, retry: .milliseconds(50)) { heard.record($0) }
+        subscriber.subscribe(channel)
+        subscriber.waitUntilSubscribed(channel)
+        return (subscriber, heard)
+    }
+
     @Test func messagesArriveInPublishOrderOnEveryChannelSubscribed() throws {
         let redis = try RedisServerProcess()
         let address = RedisAddress(host: "127.0.0.1", port: redis.port)
@@ -119,11 +129,8 @@ import Testing
     @Test func aSubscriberHearsOfAnOutageAndSubscribesAgainAfterIt() throws {
         let redis = try RedisServerProcess()
         let address = RedisAddress(host: "127.0.0.1", port: redis.port)
-        let heard = HeardEvents()
-        let subscriber = RedisSubscriber(address: address, retry: .milliseconds(50)) { heard.record($0) }
+        let (subscriber, heard) = Self.listening(to: "a", at: address)
         defer { subscriber.stop() }
-        subscriber.subscribe("a")
-        subscriber.waitUntilSubscribed("a")
         #expect(heard.wait(for: 1) == ["connected"])
         redis.stop()
         #expect(heard.wait(for: 2) == ["connected", "disconnected"])
@@ -137,11 +144,8 @@ import Testing
     @Test func aPublisherWhoseIdleConnectionARedisRestartClosedLosesNothingAfterIt() throws {
         let redis = try RedisServerProcess()
         let address = RedisAddress(host: "127.0.0.1", port: redis.port)
-        let heard = HeardEvents()
-        let subscriber = RedisSubscriber(address: address, retry: .milliseconds(50)) { heard.record($0) }
+        let (subscriber, heard) = Self.listening(to: "a", at: address)
         defer { subscriber.stop() }
-        subscriber.subscribe("a")
-        subscriber.waitUntilSubscribed("a")
         let lost = Locked<[String]>([])
         let publisher = RedisPublisher(address: address) { messages, _ in lost.withLock { $0.append(contentsOf: messages.map(\.channel)) } }
         defer { publisher.stop() }
