@@ -56,14 +56,21 @@ import Testing
         return false
     }
 
-    @Test func aWriteWaitingForAStalledTransactionsRowFailsAsLockedAndTheStoreStaysUsable() throws {
-        let postgres = try PostgresFixture()
-        defer { postgres.shutdown() }
+    /// A new database whose sessions "held" and "free" are stored, another client's transaction
+    /// idle with the row of "held" locked, and a store that waits 300 ms at most for a row's lock.
+    static func stalledOnHeld(_ postgres: PostgresFixture) throws -> (PostgresSessionStore, StalledWriter) {
         let url = try postgres.createDatabase()
         let store = try PostgresSessionStore(url: url, lockTimeout: .milliseconds(300))
         try store.commit([.update(pinUpdate("held", 1)), .update(pinUpdate("free", 1))])
         let stalled = try StalledWriter(postgres, url, locking: "held", idleTimeout: "1h")
-        #expect(try Self.waitUntilIdleInTransaction(postgres))
+        #expect(try waitUntilIdleInTransaction(postgres))
+        return (store, stalled)
+    }
+
+    @Test func aWriteWaitingForAStalledTransactionsRowFailsAsLockedAndTheStoreStaysUsable() throws {
+        let postgres = try PostgresFixture()
+        defer { postgres.shutdown() }
+        let (store, stalled) = try Self.stalledOnHeld(postgres)
 
         let start = ContinuousClock.now
         var caught: StorageError?
@@ -81,11 +88,7 @@ import Testing
     @Test func theWriterCommitsTheOtherSessionsOfABatchWhileOneWaitsForAStalledTransaction() throws {
         let postgres = try PostgresFixture()
         defer { postgres.shutdown() }
-        let url = try postgres.createDatabase()
-        let store = try PostgresSessionStore(url: url, lockTimeout: .milliseconds(300))
-        try store.commit([.update(pinUpdate("held", 1)), .update(pinUpdate("free", 1))])
-        let stalled = try StalledWriter(postgres, url, locking: "held", idleTimeout: "1h")
-        #expect(try Self.waitUntilIdleInTransaction(postgres))
+        let (store, stalled) = try Self.stalledOnHeld(postgres)
 
         let writer = StorageWriter(store: store)
         let results = Locked<[String: Result<Void, StorageError>]>([:])
