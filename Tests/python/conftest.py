@@ -45,6 +45,21 @@ def binary():
     return path
 
 
+def end_process(process, log, sig=signal.SIGTERM, timeout=10):
+    """Ends a child process: `sig`, then SIGKILL when it has not exited within `timeout` seconds;
+    closes its stdout pipe (if any) and its log file."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+    if process.stdout:
+        process.stdout.close()
+    log.close()
+
+
 class Server:
     def __init__(self, *args, env=None, preexec_fn=None):
         """`env` replaces the environment; `preexec_fn` runs in the child before the binary."""
@@ -106,16 +121,7 @@ class Server:
         self.process.send_signal(signal.SIGCONT)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-        if self.process.stdout:
-            self.process.stdout.close()
-        self.log.close()
+        end_process(self.process, self.log)
 
 
 @pytest.fixture(scope="session")

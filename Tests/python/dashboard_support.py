@@ -51,6 +51,31 @@ def flag(id="flag", lat=48.8584, lon=2.2945, **extra):
             "draggable": True, "canShowCallout": True, "title": "Flag", **extra}
 
 
+def select_or_deselect(i):
+    """The i-th request of a member that selects the flag and lets it go in turn."""
+    return {"type": "select", "id": "flag"} if i % 2 == 0 else {"type": "deselect"}
+
+
+async def while_active(page, member, request, condition, what):
+    """Has `member` make `request(i)` for i = 0, 1, ... (a paced member: 50 requests a second,
+    under the rate limit) until the page's state satisfies `condition`; returns that state."""
+    done = asyncio.Event()
+
+    async def activity():
+        i = 0
+        while not done.is_set():
+            await member.ok(request(i))
+            i += 1
+            await asyncio.sleep(0.02)
+
+    task = asyncio.create_task(activity())
+    try:
+        return await asyncio.to_thread(page.wait, condition, what)
+    finally:
+        done.set()
+        await task
+
+
 def world(lat, lon):
     """Web Mercator world coordinates (0...1) of a coordinate."""
     y = (1 - math.log(math.tan(math.radians(lat)) + 1 / math.cos(math.radians(lat))) / math.pi) / 2

@@ -299,17 +299,26 @@ async def paired(url, session):
 @contextlib.asynccontextmanager
 async def members(url, session, *who):
     """Clients joined to `session` in order, one for each (id, role) of `who` (named as the id,
-    capitalised), closed when the block ends, however it ends."""
+    capitalised; an (id, role, fields) joins with those fields too, e.g. a colour), closed when
+    the block ends, however it ends."""
     clients = []
     try:
-        for id, role in who:
+        for id, role, *fields in who:
             client = await Client.open(url, id)
             clients.append(client)
-            await client.join(session, id.capitalize(), role)
+            await client.join(session, id.capitalize(), role, **(fields[0] if fields else {}))
         yield tuple(clients)
     finally:
         for client in clients:
             await client.close()
+
+
+async def owner_makes(url, session, *requests):
+    """Alice joins `session` as its owner, makes `requests` in order (each must be accepted) and
+    leaves."""
+    async with members(url, session, ("alice", "owner")) as (alice,):
+        for request in requests:
+            await alice.ok(request)
 
 
 def check_seq_order(messages, start_seq, who="client", viewport=False):

@@ -51,7 +51,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import binary
+from conftest import binary, end_process
 from pg_fixture import PostgresServer
 
 HERE = Path(__file__).resolve().parent
@@ -192,16 +192,7 @@ class Process:
             return ""
 
     def stop(self, sig=signal.SIGTERM, timeout=10):
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-        if self.process.stdout:
-            self.process.stdout.close()
-        self.log.close()
+        end_process(self.process, self.log, sig, timeout)
 
 
 class NamespacedPostgres(PostgresServer):

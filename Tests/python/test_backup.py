@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import Server
-from meridian_client import Client, run, members
+from meridian_client import run, members
 
 
 def test_online_backup_while_serving_restores_every_acknowledged_change(session_id):
@@ -34,12 +34,8 @@ def test_online_backup_while_serving_restores_every_acknowledged_change(session_
     restored = Server("--data-dir", restored_dir)
     try:
         async def read():
-            bob = await Client.open(restored.url, "bob")
-            try:
-                welcome = await bob.join(session_id, "Bob", "viewer")
-                return sorted(a["id"] for a in welcome["snapshot"]["annotations"])
-            finally:
-                await bob.close()
+            async with members(restored.url, session_id, ("bob", "viewer")) as (bob,):
+                return sorted(a["id"] for a in bob.welcome["snapshot"]["annotations"])
         assert run(read()) == sorted(f"p{i}" for i in range(20))
     finally:
         restored.stop()

@@ -2,13 +2,14 @@
 the session unchanged, and the connection still usable unless the spec closes it."""
 
 import asyncio
+import contextlib
 import json
 
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake
 
-from meridian_client import Client, run, snapshot
+from meridian_client import Client, members, run, snapshot
 
 POINT = {"type": "point", "id": "pin", "coordinate": {"latitude": 10, "longitude": 20}, "draggable": True}
 
@@ -33,11 +34,14 @@ CASES = [
 ]
 
 
-async def joined(url, session):
-    owner = await Client.open(url, "owner")
-    await owner.join(session, "Owner", "owner")
-    await owner.ok({"type": "annotation.add", "annotation": POINT})
-    return owner
+@contextlib.asynccontextmanager
+async def joined(url, session, *others):
+    """The session's owner, who has added the pin, then a client for each (id, role) of `others`
+    joined after it (as `members` joins them); all closed when the block ends, however it ends."""
+    async with members(url, session, ("owner", "owner")) as (owner,):
+        await owner.ok({"type": "annotation.add", "annotation": POINT})
+        async with members(url, session, *others) as rest:
+            yield (owner, *rest)
 
 
 async def assert_usable(c):
@@ -48,8 +52,7 @@ async def assert_usable(c):
 @pytest.mark.parametrize("name,raw,code,ref,field", CASES, ids=[c[0] for c in CASES])
 def test_bad_request_is_refused_cleanly(server, session_id, name, raw, code, ref, field):
     async def scenario():
-        owner = await joined(server.url, session_id)
-        try:
+        async with joined(server.url, session_id) as (owner,):
             before = await snapshot(server.url, session_id)
             await owner.send_raw(raw)
             err = await owner.recv()
@@ -61,16 +64,13 @@ def test_bad_request_is_refused_cleanly(server, session_id, name, raw, code, ref
             assert err["message"]
             await assert_usable(owner)
             assert await snapshot(server.url, session_id) == before
-        finally:
-            await owner.close()
 
     run(scenario())
 
 
 def test_illegal_drag_transition_starting_to_none(server, session_id):
     async def scenario():
-        owner = await joined(server.url, session_id)
-        try:
+        async with joined(server.url, session_id) as (owner,):
             await owner.ok({"type": "drag", "id": "pin", "state": "starting"})
             before = await snapshot(server.url, session_id)
             assert [d["state"] for d in before["drags"]] == ["starting"]
@@ -84,18 +84,13 @@ def test_illegal_drag_transition_starting_to_none(server, session_id):
             assert await snapshot(server.url, session_id) == before
             _, events = await owner.ok({"type": "drag", "id": "pin", "state": "canceling"})
             assert [e["state"] for e in events] == ["canceling", "none"]
-        finally:
-            await owner.close()
 
     run(scenario())
 
 
 def test_viewer_cannot_change_shared_state(server, session_id):
     async def scenario():
-        owner = await joined(server.url, session_id)
-        viewer = await Client.open(server.url, "viewer")
-        try:
-            await viewer.join(session_id, "Viewer", "viewer")
+        async with joined(server.url, session_id, ("viewer", "viewer")) as (owner, viewer):
             before = await snapshot(server.url, session_id)
             for request in (
                 {"type": "annotation.add", "ref": "v1", "annotation": {**POINT, "id": "v"}},
@@ -109,47 +104,37 @@ def test_viewer_cannot_change_shared_state(server, session_id):
                 assert err["type"] == "error" and err["ref"] == request["ref"] and err["code"] == "forbidden", err
             await assert_usable(viewer)
             assert await snapshot(server.url, session_id) == before
-        finally:
-            await viewer.close()
-            await owner.close()
 
     run(scenario())
 
 
 def test_editor_cannot_configure(server, session_id):
     async def scenario():
-        owner = await joined(server.url, session_id)
-        editor = await Client.open(server.url, "editor")
-        try:
-            await editor.join(session_id, "Editor", "editor")
+        async with joined(server.url, session_id, ("editor", "editor")) as (owner, editor):
             err, _ = await editor.request({"type": "session.configure", "settings": {"dragPolicy": "priority"}})
             assert err["type"] == "error" and err["code"] == "forbidden", err
-        finally:
-            await editor.close()
-            await owner.close()
 
     run(scenario())
 
 
 def test_command_before_join(server, session_id):
     async def scenario():
-        owner = await joined(server.url, session_id)
-        c = await Client.open(server.url, "early")
-        try:
-            before = await snapshot(server.url, session_id)
-            await c.send_raw(json.dumps({"type": "select", "ref": "early-1", "id": "pin"}))
-            err = await c.recv()
-            assert err == {**err, "type": "error", "ref": "early-1", "code": "not_joined"}, err
-            await c.send_raw(json.dumps({"type": "leave", "ref": "early-2"}))
-            err = await c.recv()
-            assert err["code"] == "not_joined" and err["ref"] == "early-2", err
-            ack, _ = await c.ping()
-            assert ack["seq"] == 0
-            assert await snapshot(server.url, session_id) == before
-            await c.join(session_id, "Late", "viewer")
-        finally:
-            await c.close()
-            await owner.close()
+        async with joined(server.url, session_id) as (owner,):
+            c = await Client.open(server.url, "early")
+            try:
+                before = await snapshot(server.url, session_id)
+                await c.send_raw(json.dumps({"type": "select", "ref": "early-1", "id": "pin"}))
+                err = await c.recv()
+                assert err == {**err, "type": "error", "ref": "early-1", "code": "not_joined"}, err
+                await c.send_raw(json.dumps({"type": "leave", "ref": "early-2"}))
+                err = await c.recv()
+                assert err["code"] == "not_joined" and err["ref"] == "early-2", err
+                ack, _ = await c.ping()
+                assert ack["seq"] == 0
+                assert await snapshot(server.url, session_id) == before
+                await c.join(session_id, "Late", "viewer")
+            finally:
+                await c.close()
 
     run(scenario())
 
@@ -161,10 +146,7 @@ async def expect_close(c, code):
 
 def test_oversized_frame_closes_1009(server, session_id):
     async def scenario():
-        owner = await joined(server.url, session_id)
-        other = await Client.open(server.url, "other")
-        try:
-            await other.join(session_id, "Other", "editor")
+        async with joined(server.url, session_id, ("other", "editor")) as (owner, other):
             await owner.until(lambda m: m["type"] == "participant.joined")
             before = await snapshot(server.url, session_id)
             big = json.dumps({"type": "annotation.update", "ref": "big", "id": "pin", "changes": {"title": "x" * (2 * 1024 * 1024)}})
@@ -178,9 +160,6 @@ def test_oversized_frame_closes_1009(server, session_id):
             after = await snapshot(server.url, session_id)
             assert after["annotations"] == before["annotations"]
             await assert_usable(owner)
-        finally:
-            await other.close()
-            await owner.close()
 
     run(scenario())
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from conftest import Server
-from dashboard_support import flag, free_port, http_url, page  # noqa: F401 (page is a fixture)
+from dashboard_support import flag, free_port, http_url, page, select_or_deselect, while_active  # noqa: F401 (page is a fixture)
 from meridian_client import Client, run, members
 
 
@@ -41,21 +41,7 @@ def test_overview_lists_sessions_and_links_to_them(server, session_id, page):
                                             and row(s)["annotations"] == 1, "the session with two participants and its annotation")
             assert row(shown)["annotations"] == 1 and row(shown)["dashboards"] == 0
             # Activity (kept up until it shows) appears as a message rate.
-            busy = asyncio.Event()
-
-            async def activity():
-                i = 0
-                while not busy.is_set():
-                    await alice.ok({"type": "select", "id": "flag"} if i % 2 == 0 else {"type": "deselect"})
-                    i += 1
-                    await asyncio.sleep(0.02)  # a paced member: 50 requests a second, under the rate limit
-
-            task = asyncio.create_task(activity())
-            try:
-                await asyncio.to_thread(page.wait, lambda s: row(s) and row(s)["messagesPerSecond"] > 0, "a message rate")
-            finally:
-                busy.set()
-                await task
+            await while_active(page, alice, select_or_deselect, lambda s: row(s) and row(s)["messagesPerSecond"] > 0, "a message rate")
             link = f"a[href='/dashboard/?session={session_id}']"
             await asyncio.to_thread(page.wait_js, f"return document.querySelector(\"{link}\") !== null", "the session link")
             await asyncio.to_thread(page.screenshot, "overview")
@@ -71,11 +57,8 @@ def test_overview_lists_sessions_and_links_to_them(server, session_id, page):
 
 def test_session_view_follows_a_live_session(server, session_id, page):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        bob = await Client.open(server.url, "bob")
-        try:
-            await alice.join(session_id, "Alice", "owner", color="#ff6b6b")
-            await bob.join(session_id, "Bob", "editor", color="#4dabf7")
+        async with members(server.url, session_id, ("alice", "owner", {"color": "#ff6b6b"}),
+                           ("bob", "editor", {"color": "#4dabf7"})) as (alice, bob):
             await alice.ok({"type": "camera.end", "camera": {"center": {"latitude": 48.86, "longitude": 2.30}, "zoom": 12},
                             "viewport": {"width": 390, "height": 844}})
             await bob.ok({"type": "location", "location": {"coordinate": {"latitude": 48.85, "longitude": 2.33},
@@ -184,9 +167,6 @@ def test_session_view_follows_a_live_session(server, session_id, page):
                 await asyncio.to_thread(page.driver.set_window_size, *size)
                 await asyncio.to_thread(page.wait_js, f"return window.innerWidth >= {size[0] - 40}", f"the {label} size")
                 await asyncio.to_thread(page.screenshot, f"5-{label}")
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -202,20 +182,18 @@ def test_the_session_view_draws_when_the_browser_gives_no_animation_frames(serve
         window.cancelAnimationFrame = () => {};"""})
 
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        await alice.join(session_id, "Alice", "owner")
-        await alice.ok({"type": "annotation.add", "annotation": flag()})
-        await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
-        s = await asyncio.to_thread(page.wait, lambda s: s.get("status") == "live" and s.get("annotationCount") == 1
-                                    and s["frames"] > 0 and s["settled"] and [p["name"] for p in s["participants"]] == ["Alice"],
-                                    "the session drawn without animation frames")
-        assert s["mapSize"]["width"] > 0 and s["drawnAnnotations"] == 1, s
-        # The page did ask for frames: what drew it was the fallback, not a frame.
-        assert page.js("return window.framesAsked") > 0
-        # Changes keep coming through.
-        await alice.ok({"type": "annotation.add", "annotation": flag("second")})
-        await asyncio.to_thread(page.wait, lambda s: s["annotationCount"] == 2 and s["drawnAnnotations"] == 2, "a second annotation drawn")
-        await alice.close()
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+            await alice.ok({"type": "annotation.add", "annotation": flag()})
+            await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+            s = await asyncio.to_thread(page.wait, lambda s: s.get("status") == "live" and s.get("annotationCount") == 1
+                                        and s["frames"] > 0 and s["settled"] and [p["name"] for p in s["participants"]] == ["Alice"],
+                                        "the session drawn without animation frames")
+            assert s["mapSize"]["width"] > 0 and s["drawnAnnotations"] == 1, s
+            # The page did ask for frames: what drew it was the fallback, not a frame.
+            assert page.js("return window.framesAsked") > 0
+            # Changes keep coming through.
+            await alice.ok({"type": "annotation.add", "annotation": flag("second")})
+            await asyncio.to_thread(page.wait, lambda s: s["annotationCount"] == 2 and s["drawnAnnotations"] == 2, "a second annotation drawn")
 
     run(scenario())
     assert page.console_errors() == []
@@ -226,12 +204,10 @@ def test_dashboard_shows_disconnection_and_reconnects(session_id, page):
     server = Server("--port", str(port))
     try:
         async def first():
-            alice = await Client.open(server.url, "alice")
-            await alice.join(session_id, "Alice", "owner")
-            await alice.ok({"type": "annotation.add", "annotation": flag()})
-            await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
-            await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["annotationCount"] == 1, "the first server's session")
-            await alice.close()
+            async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+                await alice.ok({"type": "annotation.add", "annotation": flag()})
+                await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+                await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["annotationCount"] == 1, "the first server's session")
 
         run(first())
         server.stop()
@@ -348,28 +324,26 @@ def test_session_view_works_by_keyboard_and_draws_configured_tiles(session_id, p
     server = Server("--port", str(port), "--dashboard-tiles", f"http://127.0.0.1:{port}/dashboard/icon.svg?{{z}}-{{x}}-{{y}}")
     try:
         async def scenario():
-            alice = await Client.open(server.url, "alice")
-            await alice.join(session_id, "Alice", "owner")
-            await alice.ok({"type": "annotation.add", "annotation": flag()})
-            await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
-            s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["tilesLoaded"] > 0, "raster tiles")
-            from selenium.webdriver.common.keys import Keys
-            from selenium.webdriver.common.action_chains import ActionChains
-            # Tab reaches the map (after the header link); it has a visible focus ring and zooms with +.
-            for _ in range(12):
-                ActionChains(page.driver).send_keys(Keys.TAB).perform()
-                if page.js("return document.activeElement.id") == "map":
-                    break
-            assert page.js("return document.activeElement.id") == "map"
-            assert page.js("return getComputedStyle(document.activeElement).outlineStyle") == "solid"
-            zoom = page.state()["view"]["zoom"]
-            page.driver.switch_to.active_element.send_keys("+")
-            await asyncio.to_thread(page.wait, lambda s: abs(s["view"]["zoom"] - (zoom + 1)) < 1e-9, "the map zoomed in by keyboard")
-            x = page.state()["view"]["x"]
-            page.driver.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
-            await asyncio.to_thread(page.wait, lambda s: s["view"]["x"] > x, "the map panned by keyboard")
-            await asyncio.to_thread(page.screenshot, "tiles")
-            await alice.close()
+            async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+                await alice.ok({"type": "annotation.add", "annotation": flag()})
+                await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+                s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["tilesLoaded"] > 0, "raster tiles")
+                from selenium.webdriver.common.keys import Keys
+                from selenium.webdriver.common.action_chains import ActionChains
+                # Tab reaches the map (after the header link); it has a visible focus ring and zooms with +.
+                for _ in range(12):
+                    ActionChains(page.driver).send_keys(Keys.TAB).perform()
+                    if page.js("return document.activeElement.id") == "map":
+                        break
+                assert page.js("return document.activeElement.id") == "map"
+                assert page.js("return getComputedStyle(document.activeElement).outlineStyle") == "solid"
+                zoom = page.state()["view"]["zoom"]
+                page.driver.switch_to.active_element.send_keys("+")
+                await asyncio.to_thread(page.wait, lambda s: abs(s["view"]["zoom"] - (zoom + 1)) < 1e-9, "the map zoomed in by keyboard")
+                x = page.state()["view"]["x"]
+                page.driver.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
+                await asyncio.to_thread(page.wait, lambda s: s["view"]["x"] > x, "the map panned by keyboard")
+                await asyncio.to_thread(page.screenshot, "tiles")
 
         run(scenario())
     finally:

@@ -4,13 +4,14 @@ dark themes follow prefers-color-scheme; prefers-reduced-motion stops the flashi
 annotations are listed; everything works from the keyboard."""
 
 import asyncio
+import contextlib
 
 from axe_selenium_python import Axe
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
 from dashboard_support import contrast, flag, http_url, page  # noqa: F401
-from meridian_client import Client, run
+from meridian_client import members, run
 
 
 def emulate(page, **features):
@@ -26,26 +27,26 @@ def serious_violations(page):
             for v in results["violations"] if v["impact"] in ("serious", "critical")]
 
 
+@contextlib.asynccontextmanager
 async def busy_session(server, session_id):
-    alice = await Client.open(server.url, "alice")
-    bob = await Client.open(server.url, "bob")
-    await alice.join(session_id, "Alice", "owner", color="#ff6b6b")
-    await bob.join(session_id, "Bob", "editor", color="#fab005")
-    await alice.ok({"type": "annotation.add", "annotation": flag(metadata={"note": "gate"})})
-    await alice.ok({"type": "annotation.add", "annotation": {"type": "polygon", "id": "park", "alpha": 0.5, "title": "Park", "coordinates": [
-        {"latitude": 48.850, "longitude": 2.280}, {"latitude": 48.862, "longitude": 2.300}, {"latitude": 48.845, "longitude": 2.310}]}})
-    await alice.ok({"type": "camera.end", "camera": {"center": {"latitude": 48.86, "longitude": 2.30}, "zoom": 12},
-                    "viewport": {"width": 390, "height": 844}})
-    await bob.ok({"type": "location", "location": {"coordinate": {"latitude": 48.85, "longitude": 2.33}, "accuracy": 30}})
-    await bob.ok({"type": "select", "id": "park"})
-    await alice.ok({"type": "callout.show", "callout": {"title": "Meet here", "anchor": {"annotation": "flag"}}})
-    return alice, bob
+    """Alice (owner) and Bob (editor) in a session with a point, a polygon, a camera, a location,
+    a selection and a callout; closed when the block ends, however it ends."""
+    async with members(server.url, session_id, ("alice", "owner", {"color": "#ff6b6b"}),
+                       ("bob", "editor", {"color": "#fab005"})) as (alice, bob):
+        await alice.ok({"type": "annotation.add", "annotation": flag(metadata={"note": "gate"})})
+        await alice.ok({"type": "annotation.add", "annotation": {"type": "polygon", "id": "park", "alpha": 0.5, "title": "Park", "coordinates": [
+            {"latitude": 48.850, "longitude": 2.280}, {"latitude": 48.862, "longitude": 2.300}, {"latitude": 48.845, "longitude": 2.310}]}})
+        await alice.ok({"type": "camera.end", "camera": {"center": {"latitude": 48.86, "longitude": 2.30}, "zoom": 12},
+                        "viewport": {"width": 390, "height": 844}})
+        await bob.ok({"type": "location", "location": {"coordinate": {"latitude": 48.85, "longitude": 2.33}, "accuracy": 30}})
+        await bob.ok({"type": "select", "id": "park"})
+        await alice.ok({"type": "callout.show", "callout": {"title": "Meet here", "anchor": {"annotation": "flag"}}})
+        yield alice, bob
 
 
 def test_no_serious_accessibility_violations_in_either_theme(server, session_id, page):
     async def scenario():
-        alice, bob = await busy_session(server, session_id)
-        try:
+        async with busy_session(server, session_id) as (alice, bob):
             for scheme in ("dark", "light"):
                 await asyncio.to_thread(emulate, page, prefers_color_scheme=scheme)
                 await asyncio.to_thread(page.open, http_url(server))
@@ -59,9 +60,6 @@ def test_no_serious_accessibility_violations_in_either_theme(server, session_id,
                 found = await asyncio.to_thread(serious_violations, page)
                 assert found == [], f"session, {scheme}: " + "\n".join(found)
                 await asyncio.to_thread(page.screenshot, f"theme-{scheme}")
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -69,8 +67,7 @@ def test_no_serious_accessibility_violations_in_either_theme(server, session_id,
 
 def test_themes_follow_the_system_and_keep_participants_readable(server, session_id, page):
     async def scenario():
-        alice, bob = await busy_session(server, session_id)
-        try:
+        async with busy_session(server, session_id) as (alice, bob):
             await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
             seen = {}
             for scheme in ("dark", "light"):
@@ -88,9 +85,6 @@ def test_themes_follow_the_system_and_keep_participants_readable(server, session
                 assert text != seen[scheme][1]
                 await asyncio.to_thread(page.screenshot, f"{scheme}")
             assert seen["dark"] != seen["light"], seen
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -98,8 +92,7 @@ def test_themes_follow_the_system_and_keep_participants_readable(server, session
 
 def test_reduced_motion_stops_the_refusal_flash(server, session_id, page):
     async def scenario():
-        alice, bob = await busy_session(server, session_id)
-        try:
+        async with busy_session(server, session_id) as (alice, bob):
             await asyncio.to_thread(emulate, page, prefers_reduced_motion="reduce")
             await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
             await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["reducedMotion"], "reduced motion")
@@ -115,9 +108,6 @@ def test_reduced_motion_stops_the_refusal_flash(server, session_id, page):
             answer, _ = await bob.request({"type": "drag", "id": "flag", "state": "starting"})
             assert answer["code"] == "drag_conflict"
             await asyncio.to_thread(page.wait, lambda s: s["flashing"] is True, "the flash without the preference")
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -135,8 +125,7 @@ def test_everything_by_keyboard(server, session_id, page):
         ActionChains(page.driver).send_keys(key).perform()
 
     async def scenario():
-        alice, bob = await busy_session(server, session_id)
-        try:
+        async with busy_session(server, session_id) as (alice, bob):
             await asyncio.to_thread(page.open, http_url(server))
             await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["sessions"], "the overview")
             # The overview: search, sort and open a session, all by keyboard.
@@ -176,9 +165,6 @@ def test_everything_by_keyboard(server, session_id, page):
             outline = page.js("return getComputedStyle(document.activeElement).outlineStyle")
             assert outline == "solid", outline
             await asyncio.to_thread(page.screenshot, "keyboard")
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
     assert page.console_errors() == []

@@ -19,8 +19,9 @@ from selenium.webdriver.common.keys import Keys
 
 from busy_session import COLORS
 from conftest import Server
-from dashboard_support import api, contrast, flag, free_port, http_url, overlaps, page, to_screen  # noqa: F401
-from meridian_client import Client, members, run
+from dashboard_support import (api, contrast, flag, free_port, http_url, overlaps, page,  # noqa: F401
+                               select_or_deselect, to_screen, while_active)
+from meridian_client import Client, members, owner_makes, run
 from test_dashboard_access import emulate
 from test_dashboard_busy import busy, lab, open_busy  # noqa: F401 (busy is a fixture)
 
@@ -195,14 +196,8 @@ def test_the_callout_after_a_restart_names_no_null(session_id, page, tmp_path):
     data = str(tmp_path / "data")
     server = Server("--port", str(port), "--data-dir", data)
     try:
-        async def before():
-            alice = await Client.open(server.url, "alice")
-            await alice.join(session_id, "Alice", "owner")
-            await alice.ok({"type": "annotation.add", "annotation": flag()})
-            await alice.ok({"type": "callout.show", "callout": {"title": "Meet here", "anchor": {"annotation": "flag"}}})
-            await alice.close()
-
-        run(before())
+        run(owner_makes(server.url, session_id, {"type": "annotation.add", "annotation": flag()},
+                        {"type": "callout.show", "callout": {"title": "Meet here", "anchor": {"annotation": "flag"}}}))
         server.stop()
         server = Server("--port", str(port), "--data-dir", data)
         page.open(http_url(server, f"?session={session_id}"))
@@ -223,27 +218,11 @@ def test_the_overview_dims_its_figures_while_disconnected(session_id, page):
     server = Server("--port", str(port))
     try:
         async def busy():
-            alice = await Client.open(server.url, "alice")
-            await alice.join(session_id, "Alice", "owner")
-            await alice.ok({"type": "annotation.add", "annotation": flag()})
-            await asyncio.to_thread(page.open, http_url(server))
-            done = asyncio.Event()
-
-            async def activity():
-                i = 0
-                while not done.is_set():
-                    await alice.ok({"type": "select", "id": "flag"} if i % 2 == 0 else {"type": "deselect"})
-                    i += 1
-                    await asyncio.sleep(0.02)  # a paced member: 50 requests a second, under the rate limit
-
-            task = asyncio.create_task(activity())
-            try:
-                await asyncio.to_thread(page.wait, lambda s: row_of(s, session_id) and row_of(s, session_id)["messagesPerSecond"] > 0,
-                                        "a message rate")
-            finally:
-                done.set()
-                await task
-            await alice.close()
+            async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+                await alice.ok({"type": "annotation.add", "annotation": flag()})
+                await asyncio.to_thread(page.open, http_url(server))
+                await while_active(page, alice, select_or_deselect,
+                                   lambda s: row_of(s, session_id) and row_of(s, session_id)["messagesPerSecond"] > 0, "a message rate")
 
         run(busy())
         server.stop()

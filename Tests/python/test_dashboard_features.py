@@ -11,7 +11,7 @@ import urllib.request
 
 from selenium.webdriver.common.action_chains import ActionChains
 
-from dashboard_support import api, contrast, flag, http_url, page, to_screen, world  # noqa: F401
+from dashboard_support import api, contrast, flag, http_url, page, to_screen, while_active, world  # noqa: F401
 from meridian_client import Client, run, members
 
 
@@ -111,11 +111,8 @@ def test_the_legend_names_every_mark(server, session_id, page):
 
 def test_selected_shapes_are_highlighted_and_annotations_inspected(server, session_id, page):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        bob = await Client.open(server.url, "bob")
-        try:
-            await alice.join(session_id, "Alice", "owner", color="#e03131")
-            await bob.join(session_id, "Bob", "editor", color="#1c7ed6")
+        async with members(server.url, session_id, ("alice", "owner", {"color": "#e03131"}),
+                           ("bob", "editor", {"color": "#1c7ed6"})) as (alice, bob):
             await alice.ok({"type": "annotation.add", "annotation": {"type": "polyline", "id": "route", "strokeColor": "#ffd43b", "lineWidth": 4,
                                                                       "coordinates": ROUTE, "title": "Route"}})
             await alice.ok({"type": "annotation.add", "annotation": {"type": "polygon", "id": "park", "alpha": 0.5, "fillColor": "#2f9e44",
@@ -165,9 +162,6 @@ def test_selected_shapes_are_highlighted_and_annotations_inspected(server, sessi
             await asyncio.to_thread(click_at, page, x, y)
             s = await asyncio.to_thread(page.wait, lambda s: s["inspector"] and s["inspector"]["id"] == "route", "the route inspected")
             assert s["inspector"]["facts"]["Line width"] == "4" and s["inspector"]["facts"]["Stroke"] == "#ffd43b"
-        finally:
-            await alice.close()
-            await bob.close()
 
     run(scenario())
     assert page.console_errors() == []
@@ -228,21 +222,8 @@ def test_the_overview_shows_names_activity_and_searches_and_sorts(server, page):
                 return next((x for x in s["sessions"] if x["session"] == id), None)
 
             await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and row(s, first) and row(s, second), "both sessions")
-            done = asyncio.Event()
-
-            async def activity():
-                i = 0
-                while not done.is_set():
-                    await bob.ok({"type": "camera.end", "camera": {"center": {"latitude": 10, "longitude": i % 50}, "zoom": 3}})
-                    i += 1
-                    await asyncio.sleep(0.02)  # a paced member: 50 requests a second, under the rate limit
-
-            task = asyncio.create_task(activity())
-            try:
-                await asyncio.to_thread(page.wait, lambda s: row(s, second)["messagesPerSecond"] > 0, "activity in the second session")
-            finally:
-                done.set()
-                await task
+            await while_active(page, bob, lambda i: {"type": "camera.end", "camera": {"center": {"latitude": 10, "longitude": i % 50}, "zoom": 3}},
+                               lambda s: row(s, second)["messagesPerSecond"] > 0, "activity in the second session")
             names = page.js(f"return document.querySelector(\"tr[data-session='{second}'] td.names\").textContent")
             assert "Bob" in names and "Cyrus" in names, names
             last = page.js(f"return document.querySelector(\"tr[data-session='{second}'] td.last-activity\").textContent")

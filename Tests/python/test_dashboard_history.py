@@ -28,6 +28,17 @@ async def next_millisecond(after_ms):
         await asyncio.sleep(0.002)
 
 
+async def inspect_flag_at(page, coordinate, what):
+    """Clicks the flag's pin at `coordinate` on the settled map; the page's state once the
+    inspector shows the flag with its history."""
+    await asyncio.to_thread(page.wait, lambda s: s["settled"], "the map settled")
+    s = page.state()
+    x, y = to_screen(s["view"], (s["mapSize"]["width"], s["mapSize"]["height"]), coordinate["latitude"], coordinate["longitude"])
+    await asyncio.to_thread(click_at, page, x, y - 15)
+    return await asyncio.to_thread(page.wait, lambda s: s["inspector"] and s["inspector"]["id"] == "flag" and s["inspector"]["history"],
+                                   what)
+
+
 def logged(server, session, predicate, what, timeout=10):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -111,12 +122,7 @@ def test_feed_replay_and_who_moved_the_pin(server, session_id, page):
             assert page.js("return document.getElementById('replaying').hidden") is True
 
             # Who moved this pin, and when? Click it.
-            await asyncio.to_thread(page.wait, lambda s: s["settled"], "the map settled")
-            s = page.state()
-            x, y = to_screen(s["view"], (s["mapSize"]["width"], s["mapSize"]["height"]), B["latitude"], B["longitude"])
-            await asyncio.to_thread(click_at, page, x, y - 15)
-            s = await asyncio.to_thread(page.wait, lambda s: s["inspector"] and s["inspector"]["id"] == "flag" and s["inspector"]["history"],
-                                        "the pin's history")
+            s = await inspect_flag_at(page, B, "the pin's history")
             assert s["inspector"]["history"][0] == "Bob moved it to 48.86200, 2.31000", s["inspector"]["history"]
             assert "Bob started dragging it" in s["inspector"]["history"]
             assert s["inspector"]["history"][-1] == "added at 48.85840, 2.29450"
@@ -153,12 +159,7 @@ def test_the_feed_and_the_inspector_show_undos_as_such(server, session_id, page)
             assert {f["type"] for f in s["feed"]} == {"annotation.added", "annotation.updated", "change.undone", "change.redone"}, s["feed"]
 
             # The flag is back at A; its history says who undid what.
-            await asyncio.to_thread(page.wait, lambda s: s["settled"], "the map settled")
-            s = page.state()
-            x, y = to_screen(s["view"], (s["mapSize"]["width"], s["mapSize"]["height"]), A["latitude"], A["longitude"])
-            await asyncio.to_thread(click_at, page, x, y - 15)
-            s = await asyncio.to_thread(page.wait, lambda s: s["inspector"] and s["inspector"]["id"] == "flag" and s["inspector"]["history"],
-                                        "the flag's history")
+            s = await inspect_flag_at(page, A, "the flag's history")
             history = s["inspector"]["history"]
             assert history[0] == "updated (now at 48.85840, 2.29450)" and history[1] == "Bob undid the drag of it", history
             assert "Bob redid the drag of it" in history, history

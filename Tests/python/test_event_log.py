@@ -13,12 +13,22 @@ import yaml
 
 from conftest import REPO, Server
 from dashboard_support import api, flag, free_port
-from meridian_client import Client, run, members
+from meridian_client import Client, members, owner_makes, run
 from test_config import meridian, write_config
 
 
 OPENAPI = yaml.safe_load((REPO / "Protocol" / "openapi.yaml").read_text())
 PAGE = jsonschema.Draft202012Validator({"$ref": "#/components/schemas/EventLogPage", "components": OPENAPI["components"]})
+
+
+async def add_flags(url, session, count):
+    """Alice, the owner, adds the flags p0, p1, … (`count` of them) to `session` and leaves; the
+    seq of a ping after the last add."""
+    async with members(url, session, ("alice", "owner")) as (alice,):
+        for i in range(count):
+            await alice.ok({"type": "annotation.add", "annotation": flag(f"p{i}")})
+        ack, _ = await alice.ping()
+        return ack["seq"]
 
 
 def entries(server, session, after=0, limit=1000):
@@ -90,16 +100,9 @@ def test_the_log_holds_every_discrete_event_with_times_and_a_checkpoint(server, 
 
 
 def test_paging_follows_after_before_order_time_and_limit_and_refuses_bad_parameters(server, session_id):
-    async def scenario():
-        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
-            for i in range(6):
-                await alice.ok({"type": "annotation.add", "annotation": flag(f"p{i}")})
-            ack, _ = await alice.ping()
-            return ack["seq"]
-
     # Alice's close adds her participant.left after the ping's seq: wait for it too, or it may
     # land between the full read and the pages (it reaches the session's thread on its own way).
-    last = run(scenario()) + 1
+    last = run(add_flags(server.url, session_id, 6)) + 1
     everything = wait_for(lambda: (lambda l: l if len(events_of(l)) >= last else None)(all_entries(server, session_id)), "every event")
     pages, after = [], 0
     while True:
@@ -149,14 +152,7 @@ def test_paging_follows_after_before_order_time_and_limit_and_refuses_bad_parame
 def test_retention_keeps_the_newest_entries_of_a_session(start_server, session_id):
     server = start_server("--event-log-max-entries", "5")
 
-    async def scenario():
-        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
-            for i in range(20):
-                await alice.ok({"type": "annotation.add", "annotation": flag(f"p{i}")})
-            ack, _ = await alice.ping()
-            return ack["seq"]
-
-    last = run(scenario())
+    last = run(add_flags(server.url, session_id, 20))
     # Alice's participant.left follows her last add.
     log = wait_for(lambda: (lambda l: l if l and l[-1].get("event", {}).get("type") == "participant.left" and len(l) <= 5 else None)(
         all_entries(server, session_id)), "the log trimmed to its newest five")
@@ -166,13 +162,7 @@ def test_retention_keeps_the_newest_entries_of_a_session(start_server, session_i
 def test_retention_by_age_empties_an_idle_log(start_server, session_id):
     server = start_server("--event-log-max-age", "1")
 
-    async def scenario():
-        alice = await Client.open(server.url, "alice")
-        await alice.join(session_id, "Alice", "owner")
-        await alice.ok({"type": "annotation.add", "annotation": flag()})
-        await alice.close()
-
-    run(scenario())
+    run(owner_makes(server.url, session_id, {"type": "annotation.add", "annotation": flag()}))
     wait_for(lambda: len(all_entries(server, session_id)) >= 3, "the entries")
     wait_for(lambda: all_entries(server, session_id) == [], "entries older than a second removed")
 
@@ -182,13 +172,7 @@ def test_the_log_survives_a_restart_and_goes_with_a_deleted_session(session_id, 
     data = str(tmp_path / "data")
     server = Server("--port", str(port), "--data-dir", data)
     try:
-        async def first():
-            alice = await Client.open(server.url, "alice")
-            await alice.join(session_id, "Alice", "owner")
-            await alice.ok({"type": "annotation.add", "annotation": flag()})
-            await alice.close()
-
-        run(first())
+        run(owner_makes(server.url, session_id, {"type": "annotation.add", "annotation": flag()}))
         before = wait_for(lambda: (lambda l: l if any(e.get("event", {}).get("type") == "participant.left" for e in l) else None)(
             all_entries(server, session_id)), "the first life's events")
         server.stop()
@@ -230,28 +214,23 @@ def test_event_log_settings_come_from_file_environment_and_flags():
 
 def test_the_overview_names_participants_and_their_last_activity(server, session_id):
     async def scenario():
-        alice = await Client.open(server.url, "alice")
-        bob = await Client.open(server.url, "bob")
-        wall = await Client.open(server.url, "wall")
-        watcher = await Client.open(server.url, "watcher")
-        try:
-            await alice.join(session_id, "Alice", "owner")
-            await bob.join(session_id, "Bob", "editor")
-            await wall.join(session_id, "Wall", "viewer", hidden=True)
-            before = time.time() * 1000
-            await alice.ok({"type": "annotation.add", "annotation": flag()})
-            await watcher.ok({"type": "overview.watch"})
+        async with members(server.url, session_id, ("alice", "owner"), ("bob", "editor"),
+                           ("wall", "viewer", {"hidden": True})) as (alice, bob, wall):
+            watcher = await Client.open(server.url, "watcher")
+            try:
+                before = time.time() * 1000
+                await alice.ok({"type": "annotation.add", "annotation": flag()})
+                await watcher.ok({"type": "overview.watch"})
 
-            def mine(m):
-                return next((s for s in m.get("sessions", []) if s["session"] == session_id), None) if m["type"] == "overview" else None
+                def mine(m):
+                    return next((s for s in m.get("sessions", []) if s["session"] == session_id), None) if m["type"] == "overview" else None
 
-            m, _ = await watcher.until(lambda m: mine(m) is not None)
-            entry = mine(m)
-            assert entry["names"] == ["Alice", "Bob"]
-            assert before - 1000 <= entry["lastActivity"] <= time.time() * 1000 + 1000
-        finally:
-            for c in (alice, bob, wall, watcher):
-                await c.close()
+                m, _ = await watcher.until(lambda m: mine(m) is not None)
+                entry = mine(m)
+                assert entry["names"] == ["Alice", "Bob"]
+                assert before - 1000 <= entry["lastActivity"] <= time.time() * 1000 + 1000
+            finally:
+                await watcher.close()
 
     run(scenario())
 

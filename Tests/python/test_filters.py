@@ -7,7 +7,7 @@ the client changes its filter; its stream accounts for every seq; a bad filter i
 import random
 
 from meridian_client import Client, run, snapshot
-from test_viewport_interest import PLACES, ViewportMirror, intersects, near
+from test_viewport_interest import PLACES, ViewportMirror, intersects, near, refused_join
 
 
 def meta(a, key):
@@ -233,9 +233,7 @@ def test_bad_filter_is_refused_naming_the_position_and_the_connection_survives(s
             ({"mode": "everything", "filter": 3}, "interest.filter", "must be a string"),
         ]
         for interest, field, message in cases:
-            ref = await c.send({"type": "join", "session": session_id, "name": "C", "role": "editor", "interest": interest}, check=False)
-            answer, _ = await c.answer(ref)
-            assert answer["type"] == "error" and answer["code"] == "invalid_field" and answer.get("field") == field, (interest, answer)
+            answer = await refused_join(c, session_id, interest, field)
             assert message in answer["message"], (message, answer)
         await c.join(session_id, "C", "editor", interest={"mode": "everything", "filter": "kind = 'a'"})
         answer, _ = await c.answer(await c.send({"type": "interest", "mode": "everything", "filter": "kind in ('a' 'b')"}, check=False))

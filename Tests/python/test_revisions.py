@@ -201,9 +201,7 @@ def test_revisions_survive_a_restart_and_older_records_load(session_id):
     first = Server("--data-dir", data)
     try:
         async def edit():
-            alice = await Client.open(first.url, "alice")
-            try:
-                await alice.join(session_id, "Alice", "owner")
+            async with members(first.url, session_id, ("alice", "owner")) as (alice,):
                 await alice.ok({"type": "annotation.add", "annotation": pin("a")})
                 await alice.ok({"type": "annotation.add", "annotation": pin("b")})
                 await alice.ok({"type": "annotation.update", "id": "a", "changes": {"title": "A"}})
@@ -211,8 +209,6 @@ def test_revisions_survive_a_restart_and_older_records_load(session_id):
                 await alice.ok({"type": "drag", "id": "b", "state": "dragging", "coordinate": {"latitude": 5, "longitude": 5}})
                 await alice.ok({"type": "drag", "id": "b", "state": "ending"})
                 return {a["id"]: a["revision"] for a in (await snapshot(first.url, session_id))["annotations"]}
-            finally:
-                await alice.close()
 
         revisions = run(edit())
         assert revisions["b"] > revisions["a"] > 1, revisions

@@ -16,14 +16,19 @@ from conftest import binary
 from meridian_client import Client, run
 
 
+def self_signed(directory, cert, key, subject, extension):
+    """A self-signed P-256 certificate valid for a day, written to `directory`: (cert path, key path)."""
+    cert, key = directory / cert, directory / key
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", subject,
+                    "-addext", extension], check=True, capture_output=True)
+    return str(cert), str(key)
+
+
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("tls")
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
-    return str(cert), str(key)
+    return self_signed(tmp_path_factory.mktemp("tls"), "cert.pem", "key.pem", "/CN=localhost",
+                       "subjectAltName=DNS:localhost,IP:127.0.0.1")
 
 
 def trusting(cert):
@@ -113,12 +118,8 @@ def test_a_client_that_never_starts_tls_is_dropped_after_the_handshake_timeout(s
 @pytest.fixture(scope="module")
 def client_certificate(tmp_path_factory):
     """A self-signed client certificate, which the server trusts as its own client CA."""
-    directory = tmp_path_factory.mktemp("tls-client")
-    cert, key = directory / "client.pem", directory / "client.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=meridian-client",
-                    "-addext", "extendedKeyUsage=clientAuth"], check=True, capture_output=True)
-    return str(cert), str(key)
+    return self_signed(tmp_path_factory.mktemp("tls-client"), "client.pem", "client.key", "/CN=meridian-client",
+                       "extendedKeyUsage=clientAuth")
 
 
 def test_mutual_tls_admits_certified_clients_on_every_service_thread(start_server, certificate, client_certificate, session_id):

@@ -6,7 +6,7 @@ the winner's drag, and a history survives a reconnect and a restart."""
 import tempfile
 
 from conftest import Server
-from meridian_client import Client, pair, paired, pin, run, snapshot
+from meridian_client import Client, members, pair, paired, pin, run, snapshot
 
 
 def titles(snap):
@@ -143,14 +143,10 @@ def test_a_history_survives_a_restart(session_id):
     first = Server("--data-dir", data)
     try:
         async def edit():
-            alice = await Client.open(first.url, "alice")
-            try:
-                await alice.join(session_id, "Alice", "owner")
+            async with members(first.url, session_id, ("alice", "owner")) as (alice,):
                 await alice.ok({"type": "annotation.add", "annotation": pin("a", title="one")})
                 await alice.ok({"type": "annotation.update", "id": "a", "changes": {"title": "two"}})
                 return alice.participant
-            finally:
-                await alice.close()
 
         pid = run(edit())
     finally:
@@ -159,15 +155,11 @@ def test_a_history_survives_a_restart(session_id):
     second = Server("--data-dir", data)
     try:
         async def undo():
-            alice = await Client.open(second.url, "alice")
-            try:
-                await alice.join(session_id, "Alice", "owner", previousParticipant=pid)
+            async with members(second.url, session_id, ("alice", "owner", {"previousParticipant": pid})) as (alice,):
                 _, events = await alice.ok({"type": "undo"})
                 assert events[1]["annotation"]["title"] == "one", events
                 _, events = await alice.ok({"type": "undo"})
                 assert events[1] == {"type": "annotation.removed", "seq": events[1]["seq"], "id": "a"}, events
-            finally:
-                await alice.close()
 
         run(undo())
     finally:

@@ -198,6 +198,15 @@ def test_resumed_viewport_join_gets_a_complete_area(server, session_id):
     run(scenario())
 
 
+async def refused_join(c, session, interest, field):
+    """Has `c` ask to join `session` as "C", an editor, with `interest` (sent as it is, unchecked
+    against the schema); the error, which must be invalid_field naming `field`."""
+    ref = await c.send({"type": "join", "session": session, "name": "C", "role": "editor", "interest": interest}, check=False)
+    answer, _ = await c.answer(ref)
+    assert answer["type"] == "error" and answer["code"] == "invalid_field" and answer.get("field") == field, (interest, answer)
+    return answer
+
+
 def test_bad_interest_is_refused_by_field_and_the_connection_survives(server, session_id):
     async def scenario():
         c = await Client.open(server.url, "c")
@@ -212,9 +221,7 @@ def test_bad_interest_is_refused_by_field_and_the_connection_survives(server, se
             ({"mode": "viewport", "extra": 1}, "interest.extra"),
         ]
         for interest, field in cases:
-            ref = await c.send({"type": "join", "session": session_id, "name": "C", "role": "editor", "interest": interest}, check=False)
-            answer, _ = await c.answer(ref)
-            assert answer["type"] == "error" and answer["code"] == "invalid_field" and answer.get("field") == field, (interest, answer)
+            await refused_join(c, session_id, interest, field)
         answer, _ = await c.request({"type": "interest", "mode": "viewport"})
         assert answer["code"] == "not_joined"
         await c.join(session_id, "C", "editor")
