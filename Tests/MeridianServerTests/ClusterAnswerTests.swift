@@ -65,6 +65,23 @@ import Testing
         #expect(local.take(for: 0).isEmpty, "closed twice")
     }
 
+    /// Node 2 sends a join for "far" here, and this node takes node 2 for its owner: each takes
+    /// the other for the owner. The join is not sent back to go round between them: it goes to
+    /// this node's hub, whose load asks Redis, and the owner heard of is forgotten.
+    @Test func aJoinFromTheNodeTakenForTheOwnerIsServedHereNotSentBack() throws {
+        let (gateway, local, publisher) = Self.edge()
+        defer { publisher.stop() }
+        let origin = RemoteConnection(node: 2, connection: ConnectionID(rawValue: 7))
+        let text = Array(#"{"type":"join","ref":1,"session":"far","name":"A","role":"editor"}"#.utf8)
+        gateway.receive(ClusterWire.encode(.request(origin: origin, peer: "127.0.0.1", grant: nil, text: text), from: 2))
+        let posted = local.take(for: 0).compactMap { message -> String? in
+            if case .request(let request, _, _, _) = message, case .join(let session, _, _) = request.body { session } else { nil }
+        }
+        #expect(posted == ["far"], "the join did not reach this node's hub")
+        #expect(gateway.owner(of: "far") == nil)
+        #expect(gateway.traffic.sent == 0, "the join went back to node 2")
+    }
+
     /// A member joined at node 2 whose write is lost: the events node 2 sends it meanwhile are
     /// not answers, and it is closed; one whose writes were all answered is not, nor is one owed
     /// an answer to a reply of its own edge that went through node 2.

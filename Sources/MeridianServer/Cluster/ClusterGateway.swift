@@ -186,7 +186,11 @@ final class ClusterGateway: Sendable {
             }
             let joined: String? = if case .join(let session, _, _) = request.body { session } else { nil }
             let (alias, hub) = state.withLock { state in
-                state.owner.request(from: origin, join: joined, ownedElsewhere: joined.map { state.owners[$0] != nil } ?? false, home: local.home(of:))
+                // A join from the node this one takes for the session's owner: each takes the
+                // other for it, and one heard so late. Sent back, it would go round between them;
+                // it is served here instead, where a load asks Redis who holds the lease.
+                if let joined, state.owners[joined] == origin.node { state.owners[joined] = nil }
+                return state.owner.request(from: origin, join: joined, ownedElsewhere: joined.map { state.owners[$0] != nil } ?? false, home: local.home(of:))
             }
             if hub == index { return post(.request(request, from: alias, peer: peer, handshakeGrant: grant)) }
             local.post(.request(request, from: alias, peer: peer, handshakeGrant: grant), to: hub)
