@@ -166,6 +166,9 @@ class Writer:
         self.count = 0
 
     join_timeout = 10
+    # How long the writer tries to join again before the test fails: a session that takes no
+    # join for this long is a defect to name, not a wait to sit out.
+    rejoin_limit = 60
 
     def candidates(self):
         """The nodes a join may go to: the live ones."""
@@ -173,7 +176,10 @@ class Writer:
 
     async def connect(self):
         turn = self.start
+        deadline = time.monotonic() + self.rejoin_limit
         while True:
+            assert time.monotonic() < deadline, \
+                f"{self.name}: no node welcomed a join for {self.rejoin_limit} s: {self.cluster.describe(self.session)}"
             live = self.candidates()
             node = live[turn % len(live)]
             turn += 1
