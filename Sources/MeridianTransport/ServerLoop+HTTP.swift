@@ -25,6 +25,9 @@ final class HTTPExchange {
     var headers: [(name: String, value: String)] = []
     /// Close the connection once the response is written (its request body was not read).
     var closeAfter = false
+    /// Body completions offered again for this request within one pass, and that pass.
+    var repeatedCompletions = 0
+    var repeatPass: UInt64 = 0
     /// A connection lws handed over raw (ServerLoop+RawHTTP.swift): its bytes so far, until the
     /// request line is whole; the answer is written as raw bytes, then the connection closes.
     var raw = false

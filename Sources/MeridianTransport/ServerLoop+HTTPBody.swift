@@ -24,14 +24,37 @@ extension ServerLoop {
     }
 
     /// LWS_CALLBACK_HTTP_BODY_COMPLETION: the request is whole; ask for its answer.
+    ///
+    /// Called again for the same request, it means lws 4.1.6 holds bytes of a next, pipelined
+    /// request read with this one: it offers the connection to this callback on every pass,
+    /// consuming nothing, until the answer is written. The connection is then closed after the
+    /// answer rather than read on (the client sends the next request again, on a new one).
+    /// A request with a body that lws read from such bytes (one pipelined behind another) is
+    /// worse: lws offers it again and again within one pass that never ends, and the service
+    /// thread served no one else, even after the client left. Past ``repeatLimit`` offers
+    /// within a pass the connection is closed, its answer unsent.
     func httpBodyComplete(wsi: OpaquePointer, user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let id = user?.load(as: UInt64.self), let pending = httpBodies.removeValue(forKey: id),
-              let exchange = httpExchanges[id] else { return 0 }
+        guard let id = user?.load(as: UInt64.self) else { return 0 }
+        guard let pending = httpBodies.removeValue(forKey: id) else {
+            guard let exchange = httpExchanges[id], !exchange.written else { return 0 }
+            exchange.closeAfter = true
+            if exchange.repeatPass != servicePasses {
+                exchange.repeatPass = servicePasses
+                exchange.repeatedCompletions = 0
+            }
+            exchange.repeatedCompletions += 1
+            return exchange.repeatedCompletions > Self.repeatLimit ? -1 : 0
+        }
+        guard let exchange = httpExchanges[id] else { return 0 }
         guard !pending.tooLarge else { return respond(exchange, .bodyTooLarge, closeAfter: true) }
         var request = pending.request
         request.body = pending.bytes
         return ask(request, exchange, id: id)
     }
+
+    /// Offers of one request's body completion within one pass past which the pass is taken
+    /// for one that never ends (a pass that does end offers it a few hundred times at most).
+    static let repeatLimit = 100_000
 
     /// The request's Content-Length, if it sent a valid one.
     func contentLength(_ wsi: OpaquePointer) -> Int? {

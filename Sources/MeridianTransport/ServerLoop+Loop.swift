@@ -40,6 +40,7 @@ extension ServerLoop: ServiceLoop {
     }
 
     package func serviceAfterPass() {
+        servicePasses &+= 1
         afterPass()
     }
 

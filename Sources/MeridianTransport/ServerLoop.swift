@@ -39,6 +39,8 @@ public final class ServerLoop {
     var httpBodies: [UInt64: PendingHTTPBody] = [:]
     /// Ids of HTTP exchanges (WebSocket connections have their slots' ids).
     var nextHTTPID: UInt64 = 1
+    /// `lws_service` passes ended so far (ServerLoop+HTTPBody.swift tells a pass that never ends by it).
+    var servicePasses: UInt64 = 0
     /// Connections counted by the limits, by wsi, with the handshake they were accepted with.
     var admitted: [OpaquePointer: AdmittedConnection] = [:]
     let admissions: ConnectionLimits
