@@ -110,8 +110,7 @@ final class LaterHandler: TransportHandler, @unchecked Sendable {
         defer { server.stop() }
         let http = try HTTPConnection(port: port)
         let body = #"{"x":1}"#
-        let post = "POST /later HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        try http.send(Array((post + post).utf8))
+        try http.send(Array((Self.rawPost("/later", body) + Self.rawPost("/later", body)).utf8))
         #expect(handler.waitForRequests(1))
         #expect(try httpGet(port: port, path: "/now").status == 200, "another client was not served while the first POST waited")
         handler.answerAll(#"{"posted":1}"#)
@@ -134,10 +133,7 @@ final class LaterHandler: TransportHandler, @unchecked Sendable {
         let (server, port) = try Self.start(handler)
         defer { server.stop() }
         let http = try HTTPConnection(port: port)
-        let body = #"{"x":1}"#
-        let get = "GET /now HTTP/1.1\r\nHost: x\r\n\r\n"
-        let post = "POST /now HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        try http.send(Array((get + post).utf8))
+        try http.send(Array(("GET /now HTTP/1.1\r\nHost: x\r\n\r\n" + Self.rawPost("/now", #"{"x":1}"#)).utf8))
         let (answer, ended) = http.answerUntilEnd()
         #expect(answer.status == 200, "\(answer)")
         #expect(ended, "the connection stayed open")
@@ -206,6 +202,11 @@ final class LaterHandler: TransportHandler, @unchecked Sendable {
         try http.send("GET", "/later")
         #expect(handler.waitForRequests(1))
         return (handler, server, port, http)
+    }
+
+    /// A POST of `body` to `path`, as the bytes a client writes (to put several in one write).
+    static func rawPost(_ path: String, _ body: String) -> String {
+        "POST \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
     }
 
     static func start(_ handler: LaterHandler, grace: Duration = .seconds(2)) throws -> (WebSocketServer, Int) {
