@@ -262,7 +262,15 @@ final class ClusterGateway: Sendable {
     func learnOwner(_ session: String, is node: Int) { state.withLock { $0.owners[session] = node } }
 
     /// Forgets the owner heard of for `session` (this node owns it now).
-    func forgetOwner(_ session: String) { state.withLock { $0.owners[session] = nil } }
+    func forgetOwner(_ session: String) { forgetOwners(of: [session]) }
+
+    /// Forgets the owners heard of for `sessions` (this node holds their leases), under one lock.
+    func forgetOwners(of sessions: [String]) {
+        state.withLock { state in
+            guard !state.owners.isEmpty else { return }
+            for session in sessions { state.owners[session] = nil }
+        }
+    }
 
     /// Sessions owned elsewhere that members here are routed to (joined, or with a join on its
     /// way), with their owners.

@@ -318,7 +318,7 @@ final class ClusterNode: Sendable {
             // A lease moved on meanwhile (past a stored fence, as a load settled it) was not the
             // one renewed: it stays, for the next round.
             for session in lost.sorted() { giveUp(session, owned[session]!.hub, ifStill: owned[session]!.lease) }
-            for session in owned.keys where !lost.contains(session) { gateway.forgetOwner(session) }
+            gateway.forgetOwners(of: owned.keys.filter { !lost.contains($0) })
             for (session, lease) in releases { try leases.release(session, lease) }
             let routed = gateway.routedOwners
             let holders = try leases.holders(Array(routed.keys))
