@@ -8,8 +8,11 @@ public struct Dashboard: Sendable {
     /// built-in ones, and the map libraries of the example pages.
     public struct Configuration: Sendable {
         /// Optional raster tile URL template (`{z}`, `{x}`, `{y}`) drawn under the
-        /// annotations; without it the map draws a graticule on a plain background.
+        /// annotations; without it the map draws the offline basemap.
         public var tileURL: String?
+        /// Optional MapLibre style URL (a style JSON, e.g. vector streets) drawn under the session
+        /// view's annotations instead of the offline basemap or the tiles.
+        public var styleURL: String?
         /// Serve files from this directory instead of the built-in ones.
         public var directory: URL?
         /// Leaflet (Debian's `libjs-leaflet`), served at /vendor/leaflet/ for the
@@ -22,10 +25,11 @@ public struct Dashboard: Sendable {
 
         /// A configuration; by default no tile layer, the built-in files, Leaflet from Debian's
         /// path under /usr/share/javascript and MapLibre from /usr/local/share/javascript.
-        public init(tileURL: String? = nil, directory: URL? = nil,
+        public init(tileURL: String? = nil, styleURL: String? = nil, directory: URL? = nil,
                     leafletDirectory: URL? = URL(fileURLWithPath: "/usr/share/javascript/leaflet"),
                     mapLibreDirectory: URL? = URL(fileURLWithPath: "/usr/local/share/javascript/maplibre-gl")) {
             self.tileURL = tileURL
+            self.styleURL = styleURL
             self.directory = directory
             self.leafletDirectory = leafletDirectory
             self.mapLibreDirectory = mapLibreDirectory
@@ -82,7 +86,10 @@ public struct Dashboard: Sendable {
         files["/"] = index
         files["/dashboard"] = index
         files["/dashboard/"] = index
-        let config = try JSONSerialization.data(withJSONObject: ["tileURL": configuration.tileURL.map { $0 as Any } ?? NSNull()], options: [.sortedKeys])
+        let config = try JSONSerialization.data(withJSONObject: [
+            "tileURL": configuration.tileURL.map { $0 as Any } ?? NSNull(),
+            "styleURL": configuration.styleURL.map { $0 as Any } ?? NSNull(),
+        ], options: [.sortedKeys])
         files["/dashboard/config.json"] = HTTPResponse(status: 200, contentType: "application/json", body: Array(config))
         self.files = files
     }

@@ -189,6 +189,10 @@ public struct ServeSettings: Sendable {
     /// the offline basemap.
     public let dashboardTiles = Setting<String?>(
         "dashboardTiles", nil, "Raster tile URL template ({z}/{x}/{y}) under the dashboard's map, instead of the offline basemap.")
+    /// MapLibre style URL (a style JSON, e.g. vector streets) under the session view's map, instead
+    /// of the offline basemap or the tiles; unset (the default): neither.
+    public let dashboardStyle = Setting<String?>(
+        "dashboardStyle", nil, "MapLibre style URL under the session view's map (vector streets, say), instead of the offline basemap.")
     /// Directory the dashboard is served from instead of the built-in files; unset (the default): built in.
     public let dashboardDirectory = Setting<String?>(
         "dashboardDirectory", nil, "Serve the dashboard from this directory instead of the built-in files.")

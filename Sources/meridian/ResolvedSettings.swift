@@ -91,7 +91,7 @@ struct ResolvedSettings {
         server.eventLog = EventLogConfiguration(
             retention: EventLogRetention(maxAge: .milliseconds(Int64(s.eventLogMaxAge * 1000)), maxEntries: s.eventLogMaxEntries))
         dashboard = Dashboard.Configuration(
-            tileURL: s.dashboardTiles, directory: s.dashboardDirectory.map { URL(fileURLWithPath: $0) },
+            tileURL: s.dashboardTiles, styleURL: s.dashboardStyle, directory: s.dashboardDirectory.map { URL(fileURLWithPath: $0) },
             leafletDirectory: URL(fileURLWithPath: s.leafletDirectory),
             mapLibreDirectory: URL(fileURLWithPath: s.maplibreDirectory))
     }

@@ -1,7 +1,7 @@
 """What the session view costs the browser while a busy session moves.
 
     python3 Tests/Benchmarks/dashboard_cpu.py [--bin .build/debug/meridian] [--seconds 20] [--settle 5]
-        [--drags 3] [--drag-hz 20] [--dashboard-directory DIR]
+        [--drags 3] [--drag-hz 20] [--dashboard-directory DIR] [--renderer maplibre|canvas]
 
 Starts the server (`--bin`, else $MERIDIAN_BIN, else .build/debug/meridian; with
 `--dashboard-directory`, serving the dashboard from DIR), builds the busy session of the
@@ -101,6 +101,8 @@ def main():
     parser.add_argument("--drags", type=int, default=3)
     parser.add_argument("--drag-hz", type=float, default=20)
     parser.add_argument("--dashboard-directory", help="serve the dashboard from this directory")
+    parser.add_argument("--renderer", choices=["maplibre", "canvas"], default="maplibre",
+                        help="what draws the basemap: MapLibre GL JS (the default) or the page's canvas")
     args = parser.parse_args()
     if args.bin:
         os.environ["MERIDIAN_BIN"] = str(Path(args.bin).resolve())
@@ -121,7 +123,7 @@ def main():
         driver = chromium()
         driver.set_window_size(1600, 1000)
         page = Page(driver, "dashboard-cpu")
-        page.open(http_url(server, "?session=harbour"))
+        page.open(http_url(server, "?session=harbour" + ("&renderer=canvas" if args.renderer == "canvas" else "")))
         page.wait(lambda s: s["status"] == "live" and len(s["participants"]) == 20 and s["annotationCount"] == 300
                   and s["labels"], "the busy session drawn", 60)
         time.sleep(args.settle)

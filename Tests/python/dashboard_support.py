@@ -144,3 +144,114 @@ async def add_points(url, session, points, window=400):
             group.create_task(answers())
     finally:
         await owner.close()
+
+
+def solid_png(rgb, size=256):
+    """A size x size PNG of one colour, written by hand (no imaging library needed)."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + bytes(rgb) * size for _ in range(size))
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+class MapFiles:
+    """A small HTTP server of map files on a free loopback port: `/tiles/{z}/{x}/{y}.png`, one
+    colour whatever the tile, and `/style.json`, a MapLibre style of one background colour. It
+    records the paths asked for. A context manager."""
+
+    def __init__(self, tile_rgb=(0xC4, 0x5A, 0x1E), style_color="#2e8b57"):
+        import http.server
+        import json
+        import threading
+        self.paths = []
+        png = solid_png(tile_rgb)
+        style = json.dumps({"version": 8, "sources": {},
+                            "layers": [{"id": "streets", "type": "background", "paint": {"background-color": style_color}}]}).encode()
+        files = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                files.paths.append(self.path)
+                body, kind = (style, "application/json") if self.path == "/style.json" else (png, "image/png")
+                if self.path != "/style.json" and not self.path.startswith("/tiles/"):
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def pixel(page, x, y):
+    """The colour shown at (x, y) CSS pixels of the map, as #rrggbb: the canvas over the basemap
+    MapLibre draws under it, as the page shows them (a one-pixel screenshot)."""
+    return pixels(page, x, y, 1, 1)[0][0]
+
+
+def pixels(page, x, y, width, height):
+    """The colours shown in the box of the map at (x, y), width x height CSS pixels: rows of #rrggbb."""
+    import base64
+    left, top = page.js("const r = document.getElementById('map').getBoundingClientRect(); return [r.left, r.top]")
+    shot = page.driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "clip": {
+        "x": left + round(x), "y": top + round(y), "width": width, "height": height, "scale": 1}})
+    return decode_png(base64.b64decode(shot["data"]))
+
+
+def decode_png(data):
+    """Rows of #rrggbb of an 8-bit RGB or RGBA PNG (what Chromium's screenshots are)."""
+    import struct
+    import zlib
+    width, height, depth, kind = struct.unpack(">IIBB", data[16:26])
+    assert depth == 8 and kind in (2, 6), (depth, kind)
+    channels = 3 if kind == 2 else 4
+    idat, at = b"", 8
+    while at < len(data):
+        length, chunk = struct.unpack(">I4s", data[at:at + 8])
+        if chunk == b"IDAT":
+            idat += data[at + 8:at + 8 + length]
+        at += 12 + length
+    raw, stride, rows, previous = zlib.decompress(idat), width * channels, [], bytearray(width * channels)
+    for r in range(height):
+        kind, line = raw[r * (stride + 1)], bytearray(raw[r * (stride + 1) + 1:(r + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = previous[i], previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(["#" + line[i:i + 3].hex() for i in range(0, stride, channels)])
+        previous = line
+    return rows
+
+
+def close(a, b, tolerance=40):
+    pa, pb = [int(a[i:i + 2], 16) for i in (1, 3, 5)], [int(b[i:i + 2], 16) for i in (1, 3, 5)]
+    return math.dist(pa, pb) <= tolerance

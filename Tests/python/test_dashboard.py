@@ -5,6 +5,7 @@ after a server restart, and the time to render 10,000 annotations (reported)."""
 import asyncio
 import json
 import math
+import re
 import shutil
 import subprocess
 import time
@@ -12,8 +13,9 @@ import time
 import pytest
 
 from conftest import Server
-from dashboard_support import flag, free_port, http_url, page, select_or_deselect, while_active  # noqa: F401 (page is a fixture)
+from dashboard_support import MapFiles, flag, free_port, http_url, page, select_or_deselect, while_active  # noqa: F401 (page is a fixture)
 from meridian_client import Client, run, members
+from dashboard_support import close, pixels
 
 
 def test_dashboard_files_have_their_content_types(server):
@@ -310,45 +312,82 @@ def test_dashboard_resumes_after_a_network_failure(start_server, session_id, pag
 def test_dashboard_options_reach_the_page(start_server, tmp_path):
     import urllib.request
     tiles = "https://tiles.example/{z}/{x}/{y}.png"
+    style = "https://tiles.example/styles/streets.json"
     (tmp_path / "index.html").write_text("<!doctype html><title>custom</title>")
-    server = start_server("--dashboard-tiles", tiles, "--dashboard-directory", str(tmp_path))
+    server = start_server("--dashboard-tiles", tiles, "--dashboard-style", style, "--dashboard-directory", str(tmp_path))
     with urllib.request.urlopen(http_url(server, "config.json")) as r:
-        assert json.load(r) == {"tileURL": tiles}
+        assert json.load(r) == {"tileURL": tiles, "styleURL": style}
     with urllib.request.urlopen(f"http://{server.host}:{server.port}/") as r:
         assert r.read() == b"<!doctype html><title>custom</title>"
 
 
-def test_session_view_works_by_keyboard_and_draws_configured_tiles(session_id, page):
-    # The tiles come from the server itself (its icon, whatever the tile number), so no tile server is needed.
-    port = free_port()
-    server = Server("--port", str(port), "--dashboard-tiles", f"http://127.0.0.1:{port}/dashboard/icon.svg?{{z}}-{{x}}-{{y}}")
-    try:
-        async def scenario():
-            async with members(server.url, session_id, ("alice", "owner")) as (alice,):
-                await alice.ok({"type": "annotation.add", "annotation": flag()})
-                await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
-                s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["tilesLoaded"] > 0, "raster tiles")
-                from selenium.webdriver.common.keys import Keys
-                from selenium.webdriver.common.action_chains import ActionChains
-                # Tab reaches the map (after the header link); it has a visible focus ring and zooms with +.
-                for _ in range(12):
-                    ActionChains(page.driver).send_keys(Keys.TAB).perform()
-                    if page.js("return document.activeElement.id") == "map":
-                        break
-                assert page.js("return document.activeElement.id") == "map"
-                assert page.js("return getComputedStyle(document.activeElement).outlineStyle") == "solid"
-                zoom = page.state()["view"]["zoom"]
-                page.driver.switch_to.active_element.send_keys("+")
-                await asyncio.to_thread(page.wait, lambda s: abs(s["view"]["zoom"] - (zoom + 1)) < 1e-9, "the map zoomed in by keyboard")
-                x = page.state()["view"]["x"]
-                page.driver.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
-                await asyncio.to_thread(page.wait, lambda s: s["view"]["x"] > x, "the map panned by keyboard")
-                await asyncio.to_thread(page.screenshot, "tiles")
+def map_colors(page, x, y, size=5):
+    """The colours shown in a size x size box of the map at (x, y)."""
+    return [c for row in pixels(page, x, y, size, size) for c in row]
 
-        run(scenario())
-    finally:
-        server.stop()
-    assert page.console_errors() == []
+
+def test_session_view_works_by_keyboard_and_draws_configured_tiles(session_id, page):
+    # Tiles of one colour from a tile server of the test's own: MapLibre draws them under the session.
+    with MapFiles(tile_rgb=(0xC4, 0x5A, 0x1E)) as files:
+        server = Server("--port", str(free_port()), "--dashboard-tiles", files.url + "/tiles/{z}/{x}/{y}.png")
+        try:
+            async def scenario():
+                async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+                    await alice.ok({"type": "annotation.add", "annotation": flag()})
+                    await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+                    s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["tilesLoaded"] > 0 and s["settled"],
+                                                "raster tiles")
+                    assert s["basemapRenderer"] == "maplibre", s["basemapError"]
+                    assert all(re.fullmatch(r"/tiles/\d+/\d+/\d+\.png", p) for p in files.paths) and files.paths, files.paths
+                    shown = map_colors(page, s["mapSize"]["width"] * 0.25, s["mapSize"]["height"] * 0.7)
+                    assert sum(close(c, "#c45a1e", 12) for c in shown) > len(shown) / 2, shown
+                    from selenium.webdriver.common.keys import Keys
+                    from selenium.webdriver.common.action_chains import ActionChains
+                    # Tab reaches the map (after the header link); it has a visible focus ring and zooms with +.
+                    for _ in range(12):
+                        ActionChains(page.driver).send_keys(Keys.TAB).perform()
+                        if page.js("return document.activeElement.id") == "map":
+                            break
+                    assert page.js("return document.activeElement.id") == "map"
+                    assert page.js("return getComputedStyle(document.activeElement).outlineStyle") == "solid"
+                    zoom = page.state()["view"]["zoom"]
+                    page.driver.switch_to.active_element.send_keys("+")
+                    await asyncio.to_thread(page.wait, lambda s: abs(s["view"]["zoom"] - (zoom + 1)) < 1e-9, "the map zoomed in by keyboard")
+                    x = page.state()["view"]["x"]
+                    page.driver.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
+                    await asyncio.to_thread(page.wait, lambda s: s["view"]["x"] > x, "the map panned by keyboard")
+                    await asyncio.to_thread(page.screenshot, "tiles")
+                    assert page.console_errors() == []  # before the server stops and the page reconnects
+
+            run(scenario())
+        finally:
+            server.stop()
+
+
+def test_a_map_style_draws_under_the_session_with_streets_at_harbour_zoom(session_id, page):
+    # A MapLibre style (here one background colour; in production vector streets) instead of the
+    # offline basemap: drawn under the session, and the map no longer says it has no streets.
+    with MapFiles(style_color="#2e8b57") as files:
+        server = Server("--port", str(free_port()), "--dashboard-style", files.url + "/style.json")
+        try:
+            async def scenario():
+                async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+                    await alice.ok({"type": "annotation.add", "annotation": flag()})
+                    await alice.ok({"type": "annotation.add", "annotation": flag("pier", 48.8590, 2.2950)})
+                    await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+                    s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["settled"] and s["view"]["zoom"] >= 12,
+                                                "the session at harbour zoom")
+                    assert s["basemapRenderer"] == "maplibre", s["basemapError"]
+                    assert files.paths == ["/style.json"], files.paths
+                    assert page.js("return document.getElementById('basemap-note').hidden") is True
+                    shown = map_colors(page, s["mapSize"]["width"] * 0.25, s["mapSize"]["height"] * 0.7)
+                    assert sum(close(c, "#2e8b57", 12) for c in shown) > len(shown) / 2, shown
+                    await asyncio.to_thread(page.screenshot, "style")
+                    assert page.console_errors() == []  # before the server stops and the page reconnects
+
+            run(scenario())
+        finally:
+            server.stop()
 
 
 def test_example_web_map_app_adds_and_drags_points(server, session_id, page):

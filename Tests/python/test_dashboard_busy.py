@@ -18,7 +18,7 @@ from busy_session import CALLOUT_ON, DRAGGED, HARBOUR, NAMES, SELECTED, TINT, UN
 from conftest import Server
 from dashboard_support import api, contrast, http_url, overlaps, page, to_screen  # noqa: F401 (page is a fixture)
 from test_dashboard_access import emulate, serious_violations
-from test_dashboard_features import close, pixel
+from dashboard_support import close, pixel
 
 TITLES = {a["id"]: a["title"] for a in annotations()}
 

@@ -13,7 +13,7 @@ from busy_session import HARBOUR, NAMES, TINT, UNDER, annotations
 from dashboard_support import flag, http_url, page, to_screen  # noqa: F401 (page is a fixture)
 from meridian_client import members, run
 from test_dashboard_busy import busy, frames_later, open_busy  # noqa: F401 (busy is a fixture)
-from test_dashboard_features import close, pixel
+from dashboard_support import close, pixel
 from test_dashboard_history import log_of, scrub
 
 WIDTH, HEIGHT = 1600, 1000

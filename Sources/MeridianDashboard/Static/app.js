@@ -2,6 +2,7 @@
 // watched live as a hidden viewer. It never changes shared state.
 
 import { pageToken, serverURL, withToken } from "/dashboard/meridian.js";
+import { loadMapLibre } from "/dashboard/gl-basemap.js";
 import { loadBasemap } from "/dashboard/map.js";
 import { showOverview } from "/dashboard/overview.js";
 import { showSession } from "/dashboard/session.js";
@@ -12,12 +13,16 @@ const url = params.get("server") ? withToken(params.get("server"), pageToken()) 
 async function main() {
   const sessionID = params.get("session");
   if (!sessionID) return showOverview(url);
-  // The page's settings and the offline basemap, both before the first frame.
-  const [config, basemap] = await Promise.all([
+  // The page's settings, the offline basemap and MapLibre GL JS (which draws the basemap; without
+  // it, or with ?renderer=canvas, the page's canvas does), all before the first frame.
+  const canvasOnly = params.get("renderer") === "canvas";
+  const [config, basemap, maplibre] = await Promise.all([
     fetch("/dashboard/config.json").then((r) => (r.ok ? r.json() : {})).catch(() => ({})),
     loadBasemap().catch((error) => { console.warn(`no basemap: ${error.message}`); return null; }),
+    canvasOnly ? { library: null, error: "the canvas draws the basemap (?renderer=canvas)" }
+      : loadMapLibre().then((library) => ({ library, error: null }), (error) => ({ library: null, error: error.message })),
   ]);
-  showSession(url, sessionID, { tileURL: null, ...config }, basemap);
+  showSession(url, sessionID, { tileURL: null, styleURL: null, ...config }, basemap, maplibre);
 }
 
 // Skip links move the focus without changing the address: its fragment may hold the page's token.

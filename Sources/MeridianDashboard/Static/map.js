@@ -1,6 +1,8 @@
 // A small Web Mercator map on a canvas: works with no tile server (an offline
 // basemap of coastlines and countries, and a graticule), optionally draws raster
-// tiles under the annotations. Colours come from the page's CSS (themes).
+// tiles under the annotations. With an `underlay` (gl-basemap.js) the basemap is drawn
+// under the canvas by MapLibre GL JS instead, and the canvas draws the graticule and
+// the layers above it. Colours come from the page's CSS (themes).
 
 import { nextFrame } from "/dashboard/ui.js";
 
@@ -69,13 +71,15 @@ export async function loadBasemap(url = "/dashboard/basemap.json") {
     }
     return { points, minX, maxX, minY, maxY };
   };
-  return { countries: data.countries.map(decode), coastlines: data.coastlines.map(decode), source: data.source };
+  // `data` as it came, for a MapLibre basemap (gl-basemap.js).
+  return { countries: data.countries.map(decode), coastlines: data.coastlines.map(decode), source: data.source, data };
 }
 
 export class CanvasMap {
   constructor(canvas, { tileURL = null, basemap = null, onUserMove = () => {}, onResize = () => {},
-    onCursor = () => {}, onTap = () => {}, onView = () => {} } = {}) {
+    onCursor = () => {}, onTap = () => {}, onView = () => {}, underlay = null } = {}) {
     this.canvas = canvas;
+    this.underlay = underlay;
     this.basemap = basemap;
     this.onCursor = onCursor;
     this.onTap = onTap;
@@ -123,7 +127,13 @@ export class CanvasMap {
   get scale() { return TILE * 2 ** this.view.zoom; }
 
   /// Raster tiles drawn at least once (with a tile URL).
-  get tilesLoaded() { return [...this.tiles.values()].filter((img) => img.complete && img.naturalWidth > 0).length; }
+  get tilesLoaded() {
+    if (this.underlay) return this.underlay.tilesLoaded;
+    return [...this.tiles.values()].filter((img) => img.complete && img.naturalWidth > 0).length;
+  }
+
+  /// Nothing is left to draw under the canvas (the underlay's tiles and style are loaded or failed).
+  get underlayIdle() { return !this.underlay || this.underlay.idle; }
 
   /// The coordinate under a point of the canvas (CSS pixels from its top left).
   toCoordinate(px, py) {
@@ -153,6 +163,7 @@ export class CanvasMap {
 
   setView(x, y, zoom) {
     this.view = { x: ((x % 1) + 1) % 1, y: Math.max(0, Math.min(1, y)), zoom: Math.max(0, Math.min(22, zoom)) };
+    if (this.underlay && this.width) this.view = this.underlay.constrain(this.view, this.width, this.height);
     this.invalidate();
     this.onView(this.view);
   }
@@ -193,6 +204,7 @@ export class CanvasMap {
     const started = performance.now();
     const ctx = this.ctx;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    if (this.underlay) ctx.clearRect(0, 0, this.width, this.height);
     if (this.held) {
       ctx.fillStyle = this.colors.water;
       ctx.fillRect(0, 0, this.width, this.height);
@@ -256,6 +268,16 @@ export class CanvasMap {
   }
 
   _background(ctx, colors) {
+    if (this.underlay) {
+      // A resized map may show another view within the poles: the layers above take it.
+      const view = this.underlay.draw(this.view, this.width, this.height, colors);
+      const s = this.scale;
+      if (Math.abs(view.x - this.view.x) * s > 0.01 || Math.abs(view.y - this.view.y) * s > 0.01 || Math.abs(view.zoom - this.view.zoom) > 1e-6) {
+        this.view = view;
+      }
+      this._graticule(ctx, colors.grid);
+      return;
+    }
     ctx.fillStyle = colors.water;
     ctx.fillRect(0, 0, this.width, this.height);
     if (this.basemap) this._basemapCached(ctx, colors);

@@ -13,6 +13,7 @@
 import { MeridianClient, pageToken, serverURL } from "/dashboard/meridian.js";
 import { unproject, viewportCorners } from "/dashboard/map.js";
 import { displayColors } from "/dashboard/colors.js";
+import { basemapGeoJSON, basemapStyle, closeRing } from "/dashboard/gl-style.js";
 
 const params = new URLSearchParams(window.location.search);
 const session = params.get("session") || "demo";
@@ -42,39 +43,16 @@ if (!window.maplibregl) {
   if (map) run(window.maplibregl, map, config);
 }
 
-/// A raster source from a Leaflet-style template (`{s}` subdomains, `{z}/{x}/{y}`, `{r}`),
-/// credited to the tile server's host.
-function rasterSource(template) {
-  const tiles = (template.includes("{s}") ? ["a", "b", "c"].map((s) => template.replaceAll("{s}", s)) : [template])
-    .map((t) => t.replaceAll("{r}", ""));
-  let host = "";
-  try { host = new URL(tiles[0].replace(/\{[a-z]+\}/g, "0"), window.location.href).host; } catch { /* no host to credit */ }
-  return { type: "raster", tiles, tileSize: 256, maxzoom: 19, ...(host ? { attribution: `Map tiles: ${host}` } : {}) };
-}
-
-/// The map's style: a background, then the raster tiles or the offline basemap, then the
-/// others' viewports and the session's shapes. The GeoJSON sources start empty.
+/// The map's style: the raster tiles or the offline basemap, then the others' viewports and
+/// the session's shapes. The GeoJSON sources start empty.
 function style(tileURL) {
-  const empty = { type: "FeatureCollection", features: [] };
-  const geojson = (extra = {}) => ({ type: "geojson", data: empty, ...extra });
-  const base = tileURL
-    ? { sources: { tiles: rasterSource(tileURL) }, layers: [{ id: "tiles", type: "raster", source: "tiles" }] }
-    : {
-      sources: { basemap: geojson({ attribution: "Natural Earth" }) },
-      layers: [
-        { id: "countries", type: "fill", source: "basemap", filter: ["==", ["geometry-type"], "Polygon"],
-          paint: { "fill-color": css("--map-land") || "#1b2b3f" } },
-        { id: "borders", type: "line", source: "basemap", filter: ["==", ["geometry-type"], "Polygon"],
-          paint: { "line-color": css("--map-border") || "#3b5370", "line-width": 0.8 } },
-        { id: "coastlines", type: "line", source: "basemap", filter: ["==", ["geometry-type"], "LineString"],
-          paint: { "line-color": css("--map-coast") || "#56769a", "line-width": 1.2 } },
-      ],
-    };
+  const geojson = () => ({ type: "geojson", data: { type: "FeatureCollection", features: [] } });
+  const base = basemapStyle(tileURL, { water: css("--map-water") || "#0d1b2a", land: css("--map-land") || "#1b2b3f",
+    border: css("--map-border") || "#3b5370", coast: css("--map-coast") || "#56769a" });
   return {
     version: 8,
     sources: { ...base.sources, viewports: geojson(), annotations: geojson() },
     layers: [
-      { id: "background", type: "background", paint: { "background-color": css("--map-water") || "#0d1b2a" } },
       ...base.layers,
       { id: "viewport-fills", type: "fill", source: "viewports", paint: { "fill-color": ["get", "color"], "fill-opacity": 0.08 } },
       { id: "viewport-lines", type: "line", source: "viewports", paint: { "line-color": ["get", "color"], "line-width": 2.5 } },
@@ -94,7 +72,6 @@ function run(maplibregl, map, config) {
   const wrap = (lon) => (lon >= -180 && lon < 180 ? lon : ((((lon + 180) % 360) + 360) % 360) - 180);
   /// Where a marker is, as a coordinate the server takes.
   const coordinate = (marker) => { const ll = marker.getLngLat(); return { latitude: ll.lat, longitude: wrap(ll.lng) }; };
-  const closeRing = (ring) => (ring.length && (ring[0][0] !== ring.at(-1)[0] || ring[0][1] !== ring.at(-1)[1]) ? [...ring, ring[0]] : ring);
 
   // --- GeoJSON sources: their data is kept here, and given to the map once its style has loaded.
   const sourceData = {};
@@ -104,22 +81,10 @@ function run(maplibregl, map, config) {
   };
   map.on("style.load", () => { for (const [id, data] of Object.entries(sourceData)) map.getSource(id)?.setData(data); });
 
-  /// basemap.json: rings and lines of integers in 1/100 degree, delta-encoded.
+  /// The offline basemap (basemap.json), once fetched.
   async function addBasemap() {
     const data = await fetch("/dashboard/basemap.json").then((r) => r.json()).catch(() => null);
-    if (!data) return;
-    const decode = (flat) => {
-      const out = [];
-      for (let i = 0, lon = 0, lat = 0; i < flat.length; i += 2) {
-        lon += flat[i]; lat += flat[i + 1];
-        out.push([lon / data.scale, Math.max(-85, Math.min(85, lat / data.scale))]);
-      }
-      return out;
-    };
-    setData("basemap", { type: "FeatureCollection", features: [
-      { type: "Feature", properties: {}, geometry: { type: "MultiPolygon", coordinates: data.countries.map((r) => [closeRing(decode(r))]) } },
-      { type: "Feature", properties: {}, geometry: { type: "MultiLineString", coordinates: data.coastlines.map(decode) } },
-    ] });
+    if (data) setData("basemap", basemapGeoJSON(data));
   }
   if (!config.tileURL) addBasemap();
 

@@ -6,6 +6,7 @@
 // view at high zooms (interest.js).
 
 import { MeridianClient, pageToken } from "/dashboard/meridian.js";
+import { GLBasemap } from "/dashboard/gl-basemap.js";
 import { CanvasMap, project, unproject, viewportBounds, viewportCorners } from "/dashboard/map.js";
 import { Sparkline } from "/dashboard/charts.js";
 import { displayColors } from "/dashboard/colors.js";
@@ -21,7 +22,8 @@ const FEED_LIMIT = 5000;
 /// Below this zoom the offline basemap (Natural Earth 1:110m) still says something.
 const BASEMAP_DETAIL = 8;
 
-export function showSession(url, sessionID, config, basemap) {
+/// `maplibre`: {library, error}: MapLibre GL JS, which draws the basemap under the canvas, or why not.
+export function showSession(url, sessionID, config, basemap, maplibre = { library: null, error: "not loaded" }) {
   document.body.dataset.view = "session";
   $("session").hidden = false;
   $("title").textContent = sessionID;
@@ -167,6 +169,17 @@ export function showSession(url, sessionID, config, basemap) {
       inspect(hit, { reveal: true });
     },
   });
+  // MapLibre GL JS draws the basemap, tiles or style under the canvas; without WebGL, the canvas does.
+  let basemapError = maplibre.error;
+  if (maplibre.library) {
+    try {
+      map.underlay = new GLBasemap(maplibre.library, $("map"), { tileURL: config.tileURL, styleURL: config.styleURL,
+        basemap: basemap?.data, colors: map.colors });
+    } catch (error) {
+      basemapError = `MapLibre GL JS could not start (${error.message}): the canvas draws the basemap`;
+    }
+  }
+  if (basemapError) console.warn(`basemap: ${basemapError}`);
   // The scale bar follows every frame (the view changes without the panels); the last layer notes when clusters were drawn.
   map.setLayers([...layers.layers, () => renderScale(), () => clustersDrawn(), () => framed(), () => rendered()]);
   // Nothing is drawn before the first fit: the first frame shows the session, not the world.
@@ -216,7 +229,7 @@ export function showSession(url, sessionID, config, basemap) {
   function framed() {
     if (!map.firstFrame) map.firstFrame = { view: { ...map.view }, at: performance.now(), annotations: layers.output.drawn.length };
     const note = $("basemap-note");
-    const bare = !config.tileURL && map.view.zoom >= BASEMAP_DETAIL && client.status !== "no-session";
+    const bare = !config.tileURL && !config.styleURL && map.view.zoom >= BASEMAP_DETAIL && client.status !== "no-session";
     if (note.hidden === bare) note.hidden = !bare;
   }
 
@@ -730,6 +743,8 @@ export function showSession(url, sessionID, config, basemap) {
       autoFit, firstFrame: map.firstFrame, callouts: layers.output.callouts, layersShown: { ...layerShown },
       annotationListTotal: listed, rateHistory: rateHistory.loaded,
       mapBackground: map.lastColors?.water ?? map.colors.water, basemapLoaded: Boolean(map.basemap),
+      // What draws the basemap ("maplibre" or "canvas"), and why not MapLibre.
+      basemapRenderer: map.underlay ? "maplibre" : "canvas", basemapError,
       scale: $("scale-text").textContent, cursor: $("cursor").textContent, zoomedTo, hovered, theme: theme().dark ? "dark" : "light",
       reducedMotion: reducedMotion(), flashing: map.animating,
       annotationList: [...document.querySelectorAll("#annotation-list li:not(.spacer)")].length,
@@ -753,7 +768,8 @@ export function showSession(url, sessionID, config, basemap) {
         clusters: layers.output.clusters, drawnAnnotations: layers.output.drawn.length,
         clustersDrawMs: timing.clustersDrawMs, clusterDraws: timing.clusterDraws,
         // Nothing drawn, fitted or asked of the server is pending: the map shows `view` (for tests that look at pixels).
-        settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width) && !mapInterest.pending && !map.held,
+        settled: !fitQueued && !map.scheduled && !panelsQueued && Boolean(map.width) && !mapInterest.pending && !map.held
+          && map.underlayIdle,
         callouts: layers.output.callouts, autoFit, fits: fitCount, frames: map.frameCount, firstFrame: map.firstFrame,
         // The last frame drew the live state dimmed, as of the lost connection.
         mapStale: layers.output.stale,
