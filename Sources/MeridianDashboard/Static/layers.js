@@ -18,7 +18,8 @@ const PIN = { x: 12, y: 31, width: 24, height: 33 };
 /// name(id), colorOf(id), refused(id), matches(participant) (the participant filter),
 /// annotationMatches(annotation) (the annotation filter: the rest is drawn faded and untitled),
 /// inspected(), hovered(), shown(layer) (the legend's layer switches), labels, px(size),
-/// markerScale(), theme() ({labelBg, labelText, tint, panel, muted, line}), stale() (the
+/// markerScale(), overlays() (the boxes of the page's controls over the map, which labels keep
+/// clear of), theme() ({labelBg, labelText, tint, panel, muted, line}), stale() (the
 /// connection is lost: what is live (viewports, locations, selections, drags, the shared camera
 /// and callout) is drawn faded, as of then).
 /// `output` holds what the last frame drew: labels, clusters (with their places), and the
@@ -371,10 +372,18 @@ export function createLayers(view) {
       const key = `p:${p.id}`;
       if (p.camera && p.viewport && showViewports) {
         const { corners, span, cx, cy } = viewportShape(m, p);
-        const top = corners.reduce((a, b) => (b.y < a.y ? b : a));
-        // At its top corner, kept on the map when that corner is off it.
-        const [lx, ly] = span < 12 ? [cx, cy] : [Math.max(0, Math.min(m.width, top.x)), Math.max(0, top.y)];
-        view.labels.request(p.name, lx, ly, { key, kind: "participant", color, tier: TIER.participant, importance: 0, gap: span < 12 ? 7 : 4, faded });
+        const label = (x, y, importance, gap = 4) => view.labels.request(p.name, x, y,
+          { key, kind: "participant", color, tier: TIER.participant, importance, gap, faded });
+        if (span < 12) {
+          label(cx, cy, 0, 7);
+        } else {
+          // At its top corner, else anywhere else on its outline (its colour says whose it is):
+          // the other corners, then the middles of its sides, each kept on the map.
+          const onMap = (c) => [Math.max(0, Math.min(m.width, c.x)), Math.max(0, Math.min(m.height, c.y))];
+          const top = corners.reduce((a, b) => (b.y < a.y ? b : a));
+          const sides = corners.map((c, i) => ({ x: (c.x + corners[(i + 1) % 4].x) / 2, y: (c.y + corners[(i + 1) % 4].y) / 2 }));
+          [top, ...corners.filter((c) => c !== top), ...sides].forEach((c, i) => label(...onMap(c), -i));
+        }
       }
       if (p.location && showLocations) {
         const s = m.toScreen(p.location.coordinate.latitude, p.location.coordinate.longitude);
@@ -456,7 +465,8 @@ export function createLayers(view) {
     const theme = view.theme();
     output.labels = view.labels.draw(ctx, {
       width: m.width, height: m.height, font: `600 ${view.px(13)} system-ui, sans-serif`,
-      background: theme.labelBg, foreground: theme.labelText, border: theme.line, blocked: calloutBox ? [calloutBox] : [],
+      background: theme.labelBg, foreground: theme.labelText, border: theme.line,
+      blocked: calloutBox ? [...view.overlays(), calloutBox] : view.overlays(),
     });
   }
 

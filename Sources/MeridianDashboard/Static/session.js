@@ -138,13 +138,26 @@ export function showSession(url, sessionID, config, basemap, maplibre = { librar
   const annotationMatches = (a) => !annotationFilter || `${a.id} ${a.title ?? ""} ${a.kind ?? ""}`.toLowerCase().includes(annotationFilter);
 
   const labels = new Labels();
+  // The page's controls over the map (toolbar, readouts, notices, the basemap's attribution), in
+  // the map's CSS pixels: labels keep clear of them. Measured again only when one of them changes
+  // size, shows or hides (reading them every frame would lay the page out every frame).
+  let overlayBoxes = null;
+  const overlayObserver = new ResizeObserver(() => { overlayBoxes = null; map.invalidate(); });
+  const overlayElements = () => [...document.querySelectorAll(".map-area > :not(canvas):not(.gl-basemap):not(#hover), .map-area .maplibregl-ctrl")];
+  function overlays() {
+    if (overlayBoxes) return overlayBoxes;
+    const origin = $("map").getBoundingClientRect();
+    overlayBoxes = overlayElements().map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0)
+      .map((r) => ({ x: r.left - origin.left, y: r.top - origin.top, w: r.width, h: r.height }));
+    return overlayBoxes;
+  }
   const clustersShown = () => (replay.active ? null : live.clusters?.clusters ?? null);
   // The legend's switches: which layers the map draws (the viewports' fill is off by default).
   const layerShown = { viewports: true, viewportFill: false, locations: true, selections: true, labels: true, sharedCamera: true, callout: true };
   const layers = createLayers({
     state: shown, clusters: clustersShown, name, colorOf, refused: isRefused, matches: matchesFilter, annotationMatches, inspected: () => inspected,
     hovered: () => hovered, shown: (layer) => layerShown[layer] !== false, stale,
-    labels, px, markerScale: () => parseFloat(px(16)) / 16, theme, reducedMotion,
+    labels, px, markerScale: () => parseFloat(px(16)) / 16, overlays, theme, reducedMotion,
   });
   const title = (id, state = shown()) => state.annotations.get(id)?.title || id;
 
@@ -153,7 +166,7 @@ export function showSession(url, sessionID, config, basemap, maplibre = { librar
     tileURL: config.tileURL,
     basemap,
     onUserMove: () => setAutoFit(false),
-    onResize: () => { if (autoFit && !followShared && live.settings) fitView(); mapInterest?.update(); },
+    onResize: () => { overlayBoxes = null; if (autoFit && !followShared && live.settings) fitView(); mapInterest?.update(); },
     onView: () => mapInterest?.update(),
     onCursor: (c, at) => {
       if (at) pointerAt = performance.now();
@@ -180,6 +193,7 @@ export function showSession(url, sessionID, config, basemap, maplibre = { librar
     }
   }
   if (basemapError) console.warn(`basemap: ${basemapError}`);
+  for (const element of overlayElements()) overlayObserver.observe(element);
   // The scale bar follows every frame (the view changes without the panels); the last layer notes when clusters were drawn.
   map.setLayers([...layers.layers, () => renderScale(), () => clustersDrawn(), () => framed(), () => rendered()]);
   // Nothing is drawn before the first fit: the first frame shows the session, not the world.
