@@ -96,3 +96,7 @@ def test_the_container_file_builds_with_swift_and_runs_on_slim_debian():
     assert any("libwebsockets17" in l for l in lines)
     assert any("Deploy/install.sh /opt/meridian" in l for l in lines)
     assert "STOPSIGNAL SIGTERM" in lines
+    # The map libraries the dashboard serves, where the default settings look for them.
+    assert any("libjs-leaflet" in l for l in lines)
+    assert any(l.startswith("RUN Tools/vendor-maplibre.sh /opt/maplibre-gl") for l in lines)
+    assert "COPY --from=build /opt/maplibre-gl /usr/local/share/javascript/maplibre-gl" in lines
