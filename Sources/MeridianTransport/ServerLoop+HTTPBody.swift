@@ -54,7 +54,7 @@ extension ServerLoop {
 
     /// Offers of one request's body completion within one pass past which the pass is taken
     /// for one that never ends (a pass that does end offers it a few hundred times at most).
-    static let repeatLimit = 100_000
+    static let repeatLimit = 10_000
 
     /// The request's Content-Length, if it sent a valid one.
     func contentLength(_ wsi: OpaquePointer) -> Int? {
