@@ -46,10 +46,14 @@ public struct Dashboard: Sendable {
         public let directory: String
         /// The file that was not there.
         public let file: String
+        /// What else does without it, and how; nil when nothing else uses it.
+        public var elsewhere: String? = nil
 
-        /// One line for the log: what is missing, where, and which page it leaves blank.
+        /// One line for the log: what is missing, where, which page it leaves blank and what
+        /// else does without it.
         public var description: String {
-            "\(library) not found (no \(file) in \(directory)): \(page) cannot load; `make web-deps` installs it"
+            "\(library) not found (no \(file) in \(directory)): \(page) cannot load"
+                + (elsewhere.map { "; \($0)" } ?? "") + "; `make web-deps` installs it"
         }
     }
 
@@ -78,7 +82,8 @@ public struct Dashboard: Sendable {
             if FileManager.default.fileExists(atPath: mapLibre.appendingPathComponent("maplibre-gl.js").path) {
                 files.merge(try Self.load(mapLibre, at: "/vendor/maplibre-gl/", only: ["maplibre-gl.js", "maplibre-gl.css", "LICENSE.txt"])) { a, _ in a }
             } else {
-                missing.append(MissingLibrary(library: "MapLibre GL JS", page: "/dashboard/maplibre.html", directory: mapLibre.path, file: "maplibre-gl.js"))
+                missing.append(MissingLibrary(library: "MapLibre GL JS", page: "/dashboard/maplibre.html", directory: mapLibre.path,
+                                              file: "maplibre-gl.js", elsewhere: "the session view draws its basemap on its canvas instead"))
             }
         }
         self.missingLibraries = missing

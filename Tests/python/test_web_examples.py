@@ -320,7 +320,8 @@ def test_the_maplibre_example_says_when_the_server_has_no_maplibre(start_server,
     empty.mkdir()
     server = start_server("--maplibre-directory", str(empty))
     # Logged before the server listens, so it is in the log once the server has started.
-    warning = f"MapLibre GL JS not found (no maplibre-gl.js in {empty}): /dashboard/maplibre.html cannot load"
+    warning = (f"MapLibre GL JS not found (no maplibre-gl.js in {empty}): /dashboard/maplibre.html cannot load; "
+               "the session view draws its basemap on its canvas instead")
     assert warning in server.log_text(), server.log_text()[-2000:]
 
     page.open(f"http://{server.host}:{server.port}/dashboard/maplibre.html?session={session_id}")
@@ -333,3 +334,15 @@ def test_the_maplibre_example_says_when_the_server_has_no_maplibre(start_server,
     # The page's only errors are the library's files it could not load.
     assert page.console_errors(allowed=("/vendor/maplibre-gl/maplibre-gl.",)) == []
     assert len(page.console_errors()) >= 1
+
+    # The session view does without it: its canvas draws the offline basemap, and it says why.
+    async def scenario():
+        async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+            await alice.ok({"type": "annotation.add", "annotation": flag()})
+            await asyncio.to_thread(page.open, f"http://{server.host}:{server.port}/dashboard/?session={session_id}")
+            s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["settled"] and s["drawnAnnotations"] == 1,
+                                        "the session drawn without MapLibre")
+            assert s["basemapRenderer"] == "canvas" and "make web-deps" in s["basemapError"], s["basemapError"]
+
+    run(scenario())
+    assert page.console_errors(allowed=("/vendor/maplibre-gl/maplibre-gl.",)) == []
