@@ -12,7 +12,7 @@ import json
 import pytest
 from selenium.webdriver.common.actions.action_builder import ActionBuilder
 
-from dashboard_support import flag, page  # noqa: F401 (page is a fixture)
+from dashboard_support import MapFiles, flag, page  # noqa: F401 (page is a fixture)
 from meridian_client import members, run, snapshot
 
 # page, its test hook (window.NAME), and a script true once the point, the polyline and
@@ -313,6 +313,28 @@ def test_the_maplibre_example_shares_its_camera_selects_and_shows_the_callout(se
 
     run(scenario())
     assert page.console_errors() == []
+
+
+def test_the_maplibre_example_draws_the_session_over_the_servers_style(start_server, session_id, page):
+    # A MapLibre style of the server's (`--dashboard-style`; here one background colour, in
+    # production vector streets): the page draws it, with the session's layers added over it.
+    with MapFiles(style_color="#2e8b57") as files:
+        server = start_server("--dashboard-style", files.url + "/style.json")
+        ex = Example(page, server, session_id, "maplibre")
+
+        async def scenario():
+            async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+                await alice.ok({"type": "annotation.add", "annotation": {"type": "point", "id": "flag", "coordinate": FLAG}})
+                await alice.ok({"type": "annotation.add", "annotation": ROUTE})
+                await alice.ok({"type": "annotation.add", "annotation": PARK})
+                await asyncio.to_thread(ex.open, 3)
+                await asyncio.to_thread(page.wait_js, ex.drawn, "the point, the polyline and the polygon drawn")
+                layers = page.js("return window.maplibreExample.map.getStyle().layers.map((l) => l.id)")
+                assert layers[0] == "streets" and "countries" not in layers and "annotation-lines" in layers, layers
+                assert files.paths == ["/style.json"], files.paths
+                assert page.console_errors() == []
+
+        run(scenario())
 
 
 def test_the_maplibre_example_says_when_the_server_has_no_maplibre(start_server, session_id, page, tmp_path):

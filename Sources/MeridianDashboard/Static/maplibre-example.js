@@ -7,8 +7,10 @@
 // each participant's viewport in their colour, and who drags what. A drag the server
 // refuses (someone else holds the annotation) puts the marker back where the server
 // has it and says why. No tile server needed: the offline basemap (Natural Earth
-// coastlines and countries) is a GeoJSON source under the session. The style has no
-// glyphs, so every name on the map is an HTML element, never a text layer.
+// coastlines and countries) is a GeoJSON source under the session; or raster tiles
+// (`--dashboard-tiles`), or the server's MapLibre style (`--dashboard-style`) with the
+// session's layers added over it. Names are never a text layer (the offline style has no
+// glyphs): every name on the map is an HTML element.
 
 import { MeridianClient, pageToken, serverURL } from "/dashboard/meridian.js";
 import { unproject, viewportCorners } from "/dashboard/map.js";
@@ -36,34 +38,37 @@ if (!window.maplibregl) {
   const config = await fetch("/dashboard/config.json").then((r) => r.json()).catch(() => ({}));
   let map = null;
   try {
-    map = new window.maplibregl.Map({ container: "map", style: style(config.tileURL), center: [0, 20], zoom: 1 });
+    map = new window.maplibregl.Map({ container: "map", style: style(config), center: [0, 20], zoom: 1 });
   } catch (error) { // no WebGL in this browser
     fail("no WebGL", `MapLibre GL JS could not start (${error.message}): it needs WebGL, which this browser does not give it.`);
   }
   if (map) run(window.maplibregl, map, config);
 }
 
-/// The map's style: the raster tiles or the offline basemap, then the others' viewports and
-/// the session's shapes. The GeoJSON sources start empty.
-function style(tileURL) {
-  const geojson = () => ({ type: "geojson", data: { type: "FeatureCollection", features: [] } });
-  const base = basemapStyle(tileURL, { water: css("--map-water") || "#0d1b2a", land: css("--map-land") || "#1b2b3f",
+/// The session's GeoJSON sources (the others' viewports, the session's shapes), empty at first.
+const sessionSources = () => Object.fromEntries(["viewports", "annotations"]
+  .map((id) => [id, { type: "geojson", data: { type: "FeatureCollection", features: [] } }]));
+
+/// The session's layers, over the basemap.
+const SESSION_LAYERS = [
+  { id: "viewport-fills", type: "fill", source: "viewports", paint: { "fill-color": ["get", "color"], "fill-opacity": 0.08 } },
+  { id: "viewport-lines", type: "line", source: "viewports", paint: { "line-color": ["get", "color"], "line-width": 2.5 } },
+  { id: "annotation-fills", type: "fill", source: "annotations", filter: ["==", ["geometry-type"], "Polygon"],
+    layout: { "fill-sort-key": ["get", "zIndex"] },
+    paint: { "fill-color": ["get", "fill"], "fill-opacity": ["get", "fillOpacity"] } },
+  { id: "annotation-lines", type: "line", source: "annotations",
+    layout: { "line-sort-key": ["get", "zIndex"], "line-join": "round", "line-cap": "round" },
+    paint: { "line-color": ["get", "stroke"], "line-opacity": ["get", "alpha"], "line-width": ["get", "width"] } },
+];
+
+/// The map's style: the server's MapLibre style (`--dashboard-style`, to which the session's
+/// sources and layers are added once it has loaded), or the raster tiles or the offline basemap
+/// with the session's sources and layers over them.
+function style(config) {
+  if (config.styleURL) return config.styleURL;
+  const base = basemapStyle(config.tileURL, { water: css("--map-water") || "#0d1b2a", land: css("--map-land") || "#1b2b3f",
     border: css("--map-border") || "#3b5370", coast: css("--map-coast") || "#56769a" });
-  return {
-    version: 8,
-    sources: { ...base.sources, viewports: geojson(), annotations: geojson() },
-    layers: [
-      ...base.layers,
-      { id: "viewport-fills", type: "fill", source: "viewports", paint: { "fill-color": ["get", "color"], "fill-opacity": 0.08 } },
-      { id: "viewport-lines", type: "line", source: "viewports", paint: { "line-color": ["get", "color"], "line-width": 2.5 } },
-      { id: "annotation-fills", type: "fill", source: "annotations", filter: ["==", ["geometry-type"], "Polygon"],
-        layout: { "fill-sort-key": ["get", "zIndex"] },
-        paint: { "fill-color": ["get", "fill"], "fill-opacity": ["get", "fillOpacity"] } },
-      { id: "annotation-lines", type: "line", source: "annotations",
-        layout: { "line-sort-key": ["get", "zIndex"], "line-join": "round", "line-cap": "round" },
-        paint: { "line-color": ["get", "stroke"], "line-opacity": ["get", "alpha"], "line-width": ["get", "width"] } },
-    ],
-  };
+  return { version: 8, sources: { ...base.sources, ...sessionSources() }, layers: [...base.layers, ...SESSION_LAYERS] };
 }
 
 function run(maplibregl, map, config) {
@@ -79,14 +84,19 @@ function run(maplibregl, map, config) {
     sourceData[id] = data;
     map.getSource(id)?.setData(data);
   };
-  map.on("style.load", () => { for (const [id, data] of Object.entries(sourceData)) map.getSource(id)?.setData(data); });
+  map.on("style.load", () => {
+    // A style of the server's own lacks the session's sources and layers.
+    for (const [id, source] of Object.entries(sessionSources())) if (!map.getSource(id)) map.addSource(id, source);
+    for (const layer of SESSION_LAYERS) if (!map.getLayer(layer.id)) map.addLayer(layer);
+    for (const [id, data] of Object.entries(sourceData)) map.getSource(id)?.setData(data);
+  });
 
   /// The offline basemap (basemap.json), once fetched.
   async function addBasemap() {
     const data = await fetch("/dashboard/basemap.json").then((r) => r.json()).catch(() => null);
     if (data) setData("basemap", basemapGeoJSON(data));
   }
-  if (!config.tileURL) addBasemap();
+  if (!config.tileURL && !config.styleURL) addBasemap();
 
   const markers = new Map(); // point id -> maplibregl.Marker (with .annotation)
   const shapes = new Map(); // polyline or polygon id -> its annotation, as drawn
