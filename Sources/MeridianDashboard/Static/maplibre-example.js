@@ -45,21 +45,26 @@ if (!window.maplibregl) {
   if (map) run(window.maplibregl, map, config);
 }
 
+// (Functions, not constants: the module's top level calls them before it reaches them.)
+
 /// The session's GeoJSON sources (the others' viewports, the session's shapes), empty at first.
-const sessionSources = () => Object.fromEntries(["viewports", "annotations"]
-  .map((id) => [id, { type: "geojson", data: { type: "FeatureCollection", features: [] } }]));
+function sessionSources() {
+  return Object.fromEntries(["viewports", "annotations"].map((id) => [id, { type: "geojson", data: { type: "FeatureCollection", features: [] } }]));
+}
 
 /// The session's layers, over the basemap.
-const SESSION_LAYERS = [
-  { id: "viewport-fills", type: "fill", source: "viewports", paint: { "fill-color": ["get", "color"], "fill-opacity": 0.08 } },
-  { id: "viewport-lines", type: "line", source: "viewports", paint: { "line-color": ["get", "color"], "line-width": 2.5 } },
-  { id: "annotation-fills", type: "fill", source: "annotations", filter: ["==", ["geometry-type"], "Polygon"],
-    layout: { "fill-sort-key": ["get", "zIndex"] },
-    paint: { "fill-color": ["get", "fill"], "fill-opacity": ["get", "fillOpacity"] } },
-  { id: "annotation-lines", type: "line", source: "annotations",
-    layout: { "line-sort-key": ["get", "zIndex"], "line-join": "round", "line-cap": "round" },
-    paint: { "line-color": ["get", "stroke"], "line-opacity": ["get", "alpha"], "line-width": ["get", "width"] } },
-];
+function sessionLayers() {
+  return [
+    { id: "viewport-fills", type: "fill", source: "viewports", paint: { "fill-color": ["get", "color"], "fill-opacity": 0.08 } },
+    { id: "viewport-lines", type: "line", source: "viewports", paint: { "line-color": ["get", "color"], "line-width": 2.5 } },
+    { id: "annotation-fills", type: "fill", source: "annotations", filter: ["==", ["geometry-type"], "Polygon"],
+      layout: { "fill-sort-key": ["get", "zIndex"] },
+      paint: { "fill-color": ["get", "fill"], "fill-opacity": ["get", "fillOpacity"] } },
+    { id: "annotation-lines", type: "line", source: "annotations",
+      layout: { "line-sort-key": ["get", "zIndex"], "line-join": "round", "line-cap": "round" },
+      paint: { "line-color": ["get", "stroke"], "line-opacity": ["get", "alpha"], "line-width": ["get", "width"] } },
+  ];
+}
 
 /// The map's style: the server's MapLibre style (`--dashboard-style`, to which the session's
 /// sources and layers are added once it has loaded), or the raster tiles or the offline basemap
@@ -68,7 +73,7 @@ function style(config) {
   if (config.styleURL) return config.styleURL;
   const base = basemapStyle(config.tileURL, { water: css("--map-water") || "#0d1b2a", land: css("--map-land") || "#1b2b3f",
     border: css("--map-border") || "#3b5370", coast: css("--map-coast") || "#56769a" });
-  return { version: 8, sources: { ...base.sources, ...sessionSources() }, layers: [...base.layers, ...SESSION_LAYERS] };
+  return { version: 8, sources: { ...base.sources, ...sessionSources() }, layers: [...base.layers, ...sessionLayers()] };
 }
 
 function run(maplibregl, map, config) {
@@ -87,7 +92,7 @@ function run(maplibregl, map, config) {
   map.on("style.load", () => {
     // A style of the server's own lacks the session's sources and layers.
     for (const [id, source] of Object.entries(sessionSources())) if (!map.getSource(id)) map.addSource(id, source);
-    for (const layer of SESSION_LAYERS) if (!map.getLayer(layer.id)) map.addLayer(layer);
+    for (const layer of sessionLayers()) if (!map.getLayer(layer.id)) map.addLayer(layer);
     for (const [id, data] of Object.entries(sourceData)) map.getSource(id)?.setData(data);
   });
 
