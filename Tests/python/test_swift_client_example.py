@@ -66,7 +66,13 @@ def test_the_swift_example_follows_a_drag_and_drags_over_tls_with_a_token(pki, s
             lines = []
 
             async def line():
-                raw = await asyncio.wait_for(example.stdout.readline(), 30)
+                try:
+                    raw = await asyncio.wait_for(example.stdout.readline(), 30)
+                except asyncio.TimeoutError:
+                    example.kill()
+                    raise AssertionError(f"no line from the example in 30 s after {lines}; its stderr: "
+                                         f"{(await example.stderr.read()).decode()[-2000:]}; the server's log: "
+                                         f"{server.log_text()[-2000:]}") from None
                 assert raw, f"the example ended: {(await example.stderr.read()).decode()}"
                 lines.append(json.loads(raw))
                 return lines[-1]
