@@ -377,13 +377,31 @@ def test_a_map_style_draws_under_the_session_with_streets_at_harbour_zoom(sessio
                     await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
                     s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["settled"] and s["view"]["zoom"] >= 12,
                                                 "the session at harbour zoom")
-                    assert s["basemapRenderer"] == "maplibre", s["basemapError"]
+                    assert s["basemapRenderer"] == "maplibre" and s["basemapError"] is None, s["basemapError"]
                     assert files.paths == ["/style.json"], files.paths
                     assert page.js("return document.getElementById('basemap-note').hidden") is True
                     shown = map_colors(page, s["mapSize"]["width"] * 0.25, s["mapSize"]["height"] * 0.7)
                     assert sum(close(c, "#2e8b57", 12) for c in shown) > len(shown) / 2, shown
                     await asyncio.to_thread(page.screenshot, "style")
                     assert page.console_errors() == []  # before the server stops and the page reconnects
+
+            run(scenario())
+        finally:
+            server.stop()
+
+
+def test_a_map_style_that_does_not_load_is_named_and_the_session_still_shows(session_id, page):
+    with MapFiles() as files:
+        server = Server("--port", str(free_port()), "--dashboard-style", files.url + "/no-such-style.json")
+        try:
+            async def scenario():
+                async with members(server.url, session_id, ("alice", "owner")) as (alice,):
+                    await alice.ok({"type": "annotation.add", "annotation": flag()})
+                    await asyncio.to_thread(page.open, http_url(server, f"?session={session_id}"))
+                    s = await asyncio.to_thread(page.wait, lambda s: s["status"] == "live" and s["drawnAnnotations"] == 1
+                                                and s["basemapError"], "the style's error")
+                    assert "/no-such-style.json" in s["basemapError"], s["basemapError"]  # named, with why MapLibre gave
+                    assert files.paths == ["/no-such-style.json"], files.paths
 
             run(scenario())
         finally:

@@ -77,12 +77,12 @@ export class GLBasemap {
     this.colors = colors;
     this.tilesLoaded = 0; // raster or vector tiles loaded
     this.idle = false;
-    this.styleError = null;
+    this.error = null; // MapLibre's last error (a style or tile that did not load), for the page's state
     this.map.on("data", (e) => { if (e.dataType === "source" && e.tile && e.sourceId !== "basemap") this.tilesLoaded += 1; });
     this.map.on("style.load", () => { if (this.ownStyle) recolorBasemap(this.map, this.colors); });
     this.map.on("render", () => { this.idle = false; this.rendered = true; });
     this.map.on("idle", () => { this.idle = true; });
-    this.map.on("error", (e) => { this.styleError = e.error?.message ?? String(e.error); this.idle = true; });
+    this.map.on("error", (e) => { this.error = e.error?.message ?? String(e.error); this.idle = true; });
   }
 
   /// `view` ({x, y, zoom} of the canvas map) as MapLibre shows it in a box of `width` x `height`.

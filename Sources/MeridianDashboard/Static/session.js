@@ -757,8 +757,8 @@ export function showSession(url, sessionID, config, basemap, maplibre = { librar
       autoFit, firstFrame: map.firstFrame, callouts: layers.output.callouts, layersShown: { ...layerShown },
       annotationListTotal: listed, rateHistory: rateHistory.loaded,
       mapBackground: map.lastColors?.water ?? map.colors.water, basemapLoaded: Boolean(map.basemap),
-      // What draws the basemap ("maplibre" or "canvas"), and why not MapLibre.
-      basemapRenderer: map.underlay ? "maplibre" : "canvas", basemapError,
+      // What draws the basemap ("maplibre" or "canvas"), and why not MapLibre, or MapLibre's last error.
+      basemapRenderer: map.underlay ? "maplibre" : "canvas", basemapError: basemapError ?? map.underlay?.error ?? null,
       scale: $("scale-text").textContent, cursor: $("cursor").textContent, zoomedTo, hovered, theme: theme().dark ? "dark" : "light",
       reducedMotion: reducedMotion(), flashing: map.animating,
       annotationList: [...document.querySelectorAll("#annotation-list li:not(.spacer)")].length,
